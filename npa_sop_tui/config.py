@@ -1,0 +1,187 @@
+"""`~/.npa/config.yaml`: defaults shared by every front door, and identity resolution.
+
+A missing file means all defaults. Identity (region, tenant, project, subnet) resolves in
+this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_PROJECT_ID`,
+`NPA_SUBNET_ID`), then this config file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from npa_sop_tui import paths
+from npa_sop_tui.errors import UsageError
+from npa_sop_tui.findings import Finding, summary_line
+from npa_sop_tui.yaml_positions import YamlProblem, load_yaml_mapping
+
+# The solutions-library commit npa pins (npa-anchor §2); an immutable SHA, never a branch.
+DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
+DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+
+IDENTITY_ENV = {
+    "region": "NPA_REGION",
+    "tenant_id": "NPA_TENANT_ID",
+    "project_id": "NPA_PROJECT_ID",
+    "subnet_id": "NPA_SUBNET_ID",
+}
+IDENTITY_PREFIX = {"tenant_id": "tenant-", "project_id": "project-", "subnet_id": "vpcsubnet-"}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class RecipeSource(_Model):
+    url: str = DEFAULT_RECIPE_URL
+    ref: str = DEFAULT_RECIPE_REF
+    path: str | None = Field(default=None, description="a local checkout instead of cloning")
+
+    @field_validator("ref")
+    @classmethod
+    def _immutable(cls, value: str) -> str:
+        if len(value) != 40 or any(c not in "0123456789abcdef" for c in value.lower()):
+            raise ValueError(
+                "recipe ref must be an immutable 40-character commit SHA; branches and tags "
+                "are not accepted"
+            )
+        return value.lower()
+
+
+class LoginConfig(_Model):
+    host: str | None = None
+    port: int = Field(default=22, ge=1, le=65535)
+    user: str = "root"
+
+
+class StatusConfig(_Model):
+    interval_seconds: float = Field(default=10, gt=0, le=3600)
+
+    @field_validator("interval_seconds", mode="before")
+    @classmethod
+    def _int_ok(cls, value: Any) -> Any:
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class TuiConfig(_Model):
+    theme: str | None = None
+    keys: dict[str, str] = Field(default_factory=dict, description="binding id → key")
+
+
+class NpaConfig(_Model):
+    region: str | None = None
+    tenant_id: str | None = None
+    project_id: str | None = None
+    subnet_id: str | None = None
+    ssh_public_key_path: str | None = None
+    ssh_private_key_path: str | None = None
+    recipe: RecipeSource = Field(default_factory=RecipeSource)
+    terraform_bin: str | None = None
+    login: LoginConfig = Field(default_factory=LoginConfig)
+    status: StatusConfig = Field(default_factory=StatusConfig)
+    tui: TuiConfig = Field(default_factory=TuiConfig)
+
+
+class ConfigError(UsageError):
+    """The config file is unusable; `.findings` lists every problem with its position."""
+
+    def __init__(self, findings: list[Finding], *, source: str) -> None:
+        self.findings = findings = sorted(findings, key=lambda f: (f.line or 0, f.column or 0))
+        first = findings[0].render() if findings else "invalid config"
+        head = (
+            first if len(findings) == 1 else f"{source}: invalid config ({summary_line(findings)})"
+        )
+        super().__init__(f"invalid config: {head}" if len(findings) == 1 else head)
+
+    def render(self) -> str:
+        if len(self.findings) <= 1:
+            return self.message
+        return "\n".join([self.message, *(f"  {f.render()}" for f in self.findings)])
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"findings": [f.to_dict() for f in self.findings]}
+
+
+def load_config(path: str | Path | None = None) -> NpaConfig:
+    """The config at `path` (default `paths.config_path()`); defaults when it does not exist."""
+    from npa_sop_tui.spec import findings_from_validation_error
+
+    cfg_path = Path(path) if path is not None else paths.config_path()
+    source = str(cfg_path)
+    try:
+        text = cfg_path.read_text("utf-8")
+    except FileNotFoundError:
+        return NpaConfig()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            [Finding("error", "", f"cannot read: {exc}", None, source)], source=source
+        ) from None
+    if not text.strip():
+        return NpaConfig()
+    try:
+        doc = load_yaml_mapping(text, source=source, what="config")
+    except YamlProblem as exc:
+        raise ConfigError(exc.findings, source=source) from None
+    try:
+        return NpaConfig.model_validate(doc.data)
+    except ValidationError as exc:
+        findings = findings_from_validation_error(exc, NpaConfig, doc.positions)
+        raise ConfigError(findings, source=source) from None
+
+
+class Identity(BaseModel):
+    """Where a cluster lives in Nebius. Fields are None until resolved."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    region: str | None = None
+    tenant_id: str | None = None
+    project_id: str | None = None
+    subnet_id: str | None = None
+
+    def missing(self) -> list[str]:
+        return [name for name in IDENTITY_ENV if getattr(self, name) is None]
+
+
+def resolve_identity(
+    spec: Any,
+    config: NpaConfig | None = None,
+    *,
+    require: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> Identity:
+    """Identity by precedence spec > environment > config.
+
+    With `require`, a missing or malformed field raises `UsageError` naming each one and
+    every place it can be set.
+    """
+    env = os.environ if env is None else env
+    config = config if config is not None else load_config()
+    values: dict[str, str | None] = {}
+    for name, var in IDENTITY_ENV.items():
+        from_spec = getattr(spec, name, None) if spec is not None else None
+        from_env = (env.get(var) or "").strip() or None
+        values[name] = from_spec or from_env or getattr(config, name)
+    identity = Identity(**values)
+    if not require:
+        return identity
+    problems: list[str] = []
+    for name in identity.missing():
+        problems.append(
+            f"{name} is not set: put `{name}:` in the spec, export {IDENTITY_ENV[name]}, or "
+            f"add `{name}:` to {paths.config_path()}"
+        )
+    for name, prefix in IDENTITY_PREFIX.items():
+        value = getattr(identity, name)
+        if value is not None and not value.startswith(prefix):
+            problems.append(f"{name} {value!r} must start with {prefix!r}")
+    if problems:
+        raise UsageError(
+            "cluster identity is incomplete:\n  " + "\n  ".join(problems),
+            hint="validate and render work without identity; deploy-time commands need it",
+        )
+    return identity
