@@ -1,3 +1,494 @@
-"""Python SDK (filled in by the SDK work item)."""
+"""Python SDK for Soperator clusters: `from npa.sdk import soperator`.
 
-__all__: list[str] = []
+The same lifecycle the CLI, the TUI and the fleet run. Every call takes a `SoperatorSpec`,
+a mapping or a path to cluster.yaml, and returns a typed, JSON-serialisable pydantic result.
+
+    from npa.sdk import soperator
+    result = soperator.deploy("cluster.yaml", sandbox=True, on_event=print)
+
+    async for event in soperator.deploy_events(spec, sandbox=True):   # asyncio callers
+        ...
+
+Synchronous calls run the async lifecycle with `asyncio.run`; inside a running event loop
+use the `a…` variants (`await soperator.adeploy(...)`) or the `…_events` iterators.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npa_sop_tui.errors import Interrupted, NpaError, OperationError, UsageError
+from npa_sop_tui.events import Event, OperationFinished
+from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.lifecycle import (
+    DeployResult,
+    DestroyIncomplete,
+    DestroyResult,
+    DestructivePlanError,
+    LifecycleOptions,
+    PlanResult,
+    TerraformFailed,
+)
+from npa_sop_tui.spec import SoperatorSpec, SpecError, WorkerPoolSpec
+from npa_sop_tui.status.model import ClusterStatus
+
+SoperatorSpecError = SpecError
+"""The anchor SDK's name for a spec problem; here it carries positioned findings."""
+
+SpecLike = SoperatorSpec | Mapping[str, Any] | str | os.PathLike[str]
+EventCallback = Callable[[Event], None]
+StatusCallback = Callable[[str], None]
+T = TypeVar("T")
+
+
+class EventLoopRunning(UsageError, RuntimeError):
+    """A synchronous SDK call was made from inside a running asyncio event loop."""
+
+
+# ---------------------------------------------------------------------------------------
+# Results that the lifecycle does not already define
+
+
+class FindingModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    level: Literal["error", "warning"]
+    path: str
+    message: str
+    hint: str | None = None
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+
+class WorkerSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    platform: str
+    preset: str
+    size: int
+    preemptible: bool
+    capacity_mode: Literal["reserved", "preemptible", "on-demand"]
+
+
+class ValidationResult(BaseModel):
+    """What `validate` found. `ok` is false when any finding is an error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ok: bool
+    api_version: str = "npa.soperator/v0.0.1"
+    name: str | None = None
+    source: str
+    kube_context: str | None = None
+    workers: list[WorkerSummary] = Field(default_factory=list)
+    findings: list[FindingModel] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs
+
+
+def load(spec: SpecLike) -> SoperatorSpec:
+    """A `SoperatorSpec` from a spec, a mapping, or a path; `SpecError` with positions."""
+    from npa_sop_tui.spec import load_spec, spec_from_mapping
+
+    if isinstance(spec, SoperatorSpec):
+        return spec
+    if isinstance(spec, Mapping):
+        return spec_from_mapping(dict(spec))
+    if isinstance(spec, str | os.PathLike):
+        return load_spec(Path(spec)).spec
+    raise UsageError(
+        f"spec must be a SoperatorSpec, a mapping or a path, not {type(spec).__name__}"
+    )
+
+
+def _source(spec: SpecLike) -> str:
+    if isinstance(spec, str | os.PathLike):
+        return str(spec)
+    return "<mapping>" if isinstance(spec, Mapping) else "<spec>"
+
+
+def _options(
+    options: LifecycleOptions | None,
+    *,
+    terraform_dir: str | os.PathLike[str] | None,
+    sandbox: bool | None,
+    identity: Any,
+    env: Mapping[str, str] | None,
+    parallelism: int | None,
+    capacity: Mapping[str, str] | None,
+) -> LifecycleOptions:
+    """Keyword arguments override the fields of an explicit `LifecycleOptions`."""
+    import dataclasses
+
+    base = options or LifecycleOptions()
+    changes: dict[str, Any] = {}
+    if terraform_dir is not None:
+        changes["terraform_dir"] = Path(terraform_dir)
+    if sandbox is not None:
+        changes["sandbox"] = sandbox
+    if identity is not None:
+        changes["identity"] = identity
+    if env is not None:
+        changes["env"] = {**base.env, **dict(env)}
+    if parallelism is not None:
+        changes["parallelism"] = parallelism
+    if capacity is not None:
+        changes["capacity"] = dict(capacity)
+    return dataclasses.replace(base, **changes)
+
+
+def _sink(on_event: EventCallback | None, on_status: StatusCallback | None) -> EventCallback | None:
+    """One callback for both styles; `on_status` (the anchor's) gets one line per event."""
+    if on_status is None:
+        return on_event
+
+    def both(event: Event) -> None:
+        if on_event is not None:
+            on_event(event)
+        line = describe_event(event)
+        if line:
+            on_status(line)
+
+    return both
+
+
+def describe_event(event: Event) -> str:
+    """A short human line for an event (empty for noise such as progress ticks)."""
+    match event.kind:
+        case "operation_started":
+            return f"{event.operation} {event.name}: started"
+        case "phase_changed":
+            return event.label
+        case "plan_summary":
+            return f"plan: {event.add} to add, {event.change} to change, {event.remove} to destroy"
+        case "resource_finished":
+            return f"{event.addr}: {event.action} done ({event.elapsed:.0f}s)"
+        case "resource_failed":
+            return f"{event.addr}: {event.action} FAILED {event.message}".rstrip()
+        case "diagnostic":
+            return f"{event.severity}: {event.summary}" if event.severity != "info" else ""
+        case "operation_finished":
+            return f"{event.result}: {event.message}"
+    return ""
+
+
+def _run(coro: Coroutine[Any, Any, T], async_name: str) -> T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise EventLoopRunning(
+        "this synchronous SDK call cannot run inside a running asyncio event loop",
+        hint=f"use `await soperator.{async_name}(...)` (or the matching *_events iterator)",
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# validate
+
+
+def validate(spec: SpecLike) -> ValidationResult:
+    """Parse and check a spec; never raises for spec problems: they are in `findings`."""
+    from npa_sop_tui.validate import validate_spec
+
+    source = _source(spec)
+    try:
+        model = load(spec)
+    except SpecError as exc:
+        return ValidationResult(ok=False, source=source, findings=_findings(exc.findings))
+    findings = validate_spec(model)
+    return ValidationResult(
+        ok=not any(f.level == "error" for f in findings),
+        name=model.name,
+        source=source,
+        kube_context=_kube_context(model.name),
+        workers=[_worker(w) for w in model.workers],
+        findings=_findings(findings),
+    )
+
+
+def _kube_context(name: str) -> str:
+    from npa_sop_tui.spec import kube_context
+
+    return kube_context(name)
+
+
+def _worker(pool: WorkerPoolSpec) -> WorkerSummary:
+    reserved = bool(pool.capacity_block_group or pool.capacity_block_group_name)
+    mode: Literal["reserved", "preemptible", "on-demand"] = (
+        "reserved" if reserved else "preemptible" if pool.preemptible else "on-demand"
+    )
+    return WorkerSummary(
+        name=pool.name,
+        platform=pool.platform,
+        preset=pool.preset,
+        size=pool.size,
+        preemptible=pool.preemptible,
+        capacity_mode=mode,
+    )
+
+
+def _findings(findings: Any) -> list[FindingModel]:
+    return [FindingModel(**f.to_dict()) for f in findings]
+
+
+# ---------------------------------------------------------------------------------------
+# plan / deploy / destroy
+
+
+async def aplan(
+    spec: SpecLike,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: EventCallback | None = None,
+    on_status: StatusCallback | None = None,
+    terraform_dir: str | os.PathLike[str] | None = None,
+    sandbox: bool | None = None,
+    identity: Any = None,
+    env: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
+    capacity: Mapping[str, str] | None = None,
+) -> PlanResult:
+    from npa_sop_tui import lifecycle
+
+    opts = _options(
+        options,
+        terraform_dir=terraform_dir,
+        sandbox=sandbox,
+        identity=identity,
+        env=env,
+        parallelism=parallelism,
+        capacity=capacity,
+    )
+    return await lifecycle.plan(load(spec), options=opts, on_event=_sink(on_event, on_status))
+
+
+async def adeploy(
+    spec: SpecLike,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: EventCallback | None = None,
+    on_status: StatusCallback | None = None,
+    allow_destructive: bool = False,
+    terraform_dir: str | os.PathLike[str] | None = None,
+    sandbox: bool | None = None,
+    identity: Any = None,
+    env: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
+    capacity: Mapping[str, str] | None = None,
+) -> DeployResult:
+    from npa_sop_tui import lifecycle
+
+    opts = _options(
+        options,
+        terraform_dir=terraform_dir,
+        sandbox=sandbox,
+        identity=identity,
+        env=env,
+        parallelism=parallelism,
+        capacity=capacity,
+    )
+    return await lifecycle.deploy(
+        load(spec),
+        options=opts,
+        on_event=_sink(on_event, on_status),
+        allow_destructive=allow_destructive,
+    )
+
+
+async def adestroy(
+    name: str,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: EventCallback | None = None,
+    on_status: StatusCallback | None = None,
+    terraform_dir: str | os.PathLike[str] | None = None,
+    sandbox: bool | None = None,
+    env: Mapping[str, str] | None = None,
+    parallelism: int | None = None,
+) -> DestroyResult:
+    from npa_sop_tui import lifecycle
+
+    opts = _options(
+        options,
+        terraform_dir=terraform_dir,
+        sandbox=sandbox,
+        identity=None,
+        env=env,
+        parallelism=parallelism,
+        capacity=None,
+    )
+    return await lifecycle.destroy(_name(name), options=opts, on_event=_sink(on_event, on_status))
+
+
+def _name(name: str | SoperatorSpec) -> str:
+    # The anchor's destroy/status take a name; accept a spec too, it names its cluster.
+    return name.name if isinstance(name, SoperatorSpec) else str(name)
+
+
+def plan(spec: SpecLike, **kw: Any) -> PlanResult:
+    """init + plan; nothing changes. Keywords as `aplan`."""
+    return _run(aplan(spec, **kw), "aplan")
+
+
+def deploy(spec: SpecLike, **kw: Any) -> DeployResult:
+    """Deploy (or converge) the cluster. Keywords as `adeploy`."""
+    return _run(adeploy(spec, **kw), "adeploy")
+
+
+def destroy(name: str, **kw: Any) -> DestroyResult:
+    """Destroy an inventoried cluster; `DestroyIncomplete` lists what remains."""
+    return _run(adestroy(name, **kw), "adestroy")
+
+
+# ---------------------------------------------------------------------------------------
+# Event iterators
+
+
+class OperationStream:
+    """`async for event in stream` yields the operation's events in order; afterwards
+    `stream.result` is the typed result, or the operation's error is raised at the end of
+    the iteration. Leaving the loop early (break, cancel) interrupts the operation."""
+
+    def __init__(self, start: Callable[[EventCallback], Awaitable[Any]]) -> None:
+        self._start = start
+        self._result: Any = None
+        self._done = False
+
+    @property
+    def result(self) -> Any:
+        if not self._done:
+            raise UsageError("the operation has not finished; iterate the stream to the end")
+        return self._result
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.ensure_future(self._start(queue.put_nowait))
+        task.add_done_callback(lambda _t: queue.put_nowait(None))
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+            self._result = task.result()
+            self._done = True
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, NpaError):
+                    await task
+
+
+def plan_events(spec: SpecLike, **kw: Any) -> OperationStream:
+    return OperationStream(lambda sink: aplan(spec, on_event=sink, **kw))
+
+
+def deploy_events(spec: SpecLike, **kw: Any) -> OperationStream:
+    return OperationStream(lambda sink: adeploy(spec, on_event=sink, **kw))
+
+
+def destroy_events(name: str, **kw: Any) -> OperationStream:
+    return OperationStream(lambda sink: adestroy(name, on_event=sink, **kw))
+
+
+# ---------------------------------------------------------------------------------------
+# status and list
+
+
+async def astatus(
+    name: str,
+    *,
+    settings: Any = None,
+    host_key_policy: Any = None,
+    initial_timeout: float = 10.0,
+    **fields: Any,
+) -> ClusterStatus:
+    """One live `ClusterStatus` snapshot (Kubernetes + Slurm over SSH), sources collected
+    concurrently and degrading independently. `fields` are `StatusSettings` fields
+    (`kubeconfig`, `login_host`, `login_port`, `identity_file`, `slurm_enabled`, …)."""
+    from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
+
+    if settings is None:
+        settings = StatusSettings(name=_name(name), **fields)
+    async with StatusWatcher(settings, host_key_policy=host_key_policy) as watcher:
+        # The first snapshot waits (up to `initial_timeout`) until every source answered
+        # once, so a one-shot call does not report "pending" for a healthy cluster.
+        snapshots = watcher.snapshots(initial_timeout=initial_timeout)
+        try:
+            return await anext(snapshots)
+        finally:
+            await snapshots.aclose()
+
+
+def status(name: str, **kw: Any) -> ClusterStatus:
+    return _run(astatus(name, **kw), "astatus")
+
+
+def list_clusters() -> builtins.list[InventoryEntry]:
+    """Clusters in the local inventory, with state and last operation."""
+    from npa_sop_tui import lifecycle
+
+    return lifecycle.list_clusters()
+
+
+__all__ = [
+    "ClusterStatus",
+    "DeployResult",
+    "DestroyIncomplete",
+    "DestroyResult",
+    "DestructivePlanError",
+    "EventLoopRunning",
+    "FindingModel",
+    "Interrupted",
+    "InventoryEntry",
+    "LifecycleOptions",
+    "NpaError",
+    "OperationError",
+    "OperationFinished",
+    "OperationStream",
+    "PlanResult",
+    "SoperatorSpec",
+    "SoperatorSpecError",
+    "SpecError",
+    "TerraformFailed",
+    "UsageError",
+    "ValidationResult",
+    "WorkerPoolSpec",
+    "WorkerSummary",
+    "adeploy",
+    "adestroy",
+    "aplan",
+    "astatus",
+    "deploy",
+    "deploy_events",
+    "describe_event",
+    "destroy",
+    "destroy_events",
+    "list",
+    "list_clusters",
+    "load",
+    "plan",
+    "plan_events",
+    "status",
+    "validate",
+]
+
+# Last, so nothing above sees the builtin shadowed: the anchor SDK calls it `list`.
+list = list_clusters

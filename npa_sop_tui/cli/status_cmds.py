@@ -1,9 +1,366 @@
-"""Placeholder: the owning work item replaces this module."""
+"""`npa soperator status` and `npa soperator ssh`.
+
+Nothing heavy is imported at module level: the watcher (kubernetes, asyncssh) is imported
+inside the handlers.
+
+Exit codes of `status`: 0 when the verdict is ready or progressing; 1 when it is degraded,
+failed, or no source could be queried; 2 for bad flags; 130 when a `--watch` is interrupted.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, OperationError, UsageError
+
+if TYPE_CHECKING:
+    from npa_sop_tui.status.model import ClusterStatus
+    from npa_sop_tui.status.watch import StatusSettings
+
+DEFAULT_INTERVAL = 10.0  # same as config status.interval_seconds
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    status = subparsers.add_parser(
+        "status",
+        help="live status: Kubernetes (node groups, pods, SlurmCluster) and Slurm (sinfo)",
+        description=(
+            "Show a Soperator cluster's state from Kubernetes (kube context "
+            "nebius-<name>-slurm) and from Slurm (sinfo over SSH on the login node), with a "
+            "readiness verdict and hints. Exit 0 when ready or progressing, 1 when degraded, "
+            "failed or unreachable."
+        ),
+    )
+    _add_connection_flags(status)
+    status.add_argument(
+        "--watch",
+        "-w",
+        action="store_true",
+        help="keep watching; JSON output becomes NDJSON, one snapshot per change",
+    )
+    status.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds between Slurm polls (default: config status.interval_seconds, "
+        f"{DEFAULT_INTERVAL:g})",
+    )
+    status.add_argument("--no-kube", action="store_true", help="skip Kubernetes")
+    status.add_argument("--no-slurm", action="store_true", help="skip Slurm (no SSH)")
+    status.add_argument(
+        "--slurm-format",
+        choices=("auto", "json", "delimited"),
+        default="auto",
+        help="how to read sinfo (default: JSON if supported, else delimited)",
+    )
+    status.add_argument(
+        "--terraform-dir",
+        type=Path,
+        default=None,
+        help="installation dir whose terraform.tfstate gives workers[] capacity",
+    )
+    add_output_flag(status)
+    status.set_defaults(handler=handle_status)
+
+    ssh = subparsers.add_parser(
+        "ssh",
+        help="open a shell on the login node (same connection settings as status)",
+        description=(
+            "Run the system ssh to the cluster's login node with npa's known_hosts file. "
+            "Anything after `--` is run as a remote command."
+        ),
+    )
+    _add_connection_flags(ssh)
+    ssh.add_argument(
+        "remote",
+        nargs=argparse.REMAINDER,
+        help="optional command to run instead of a shell (after --)",
+    )
+    ssh.set_defaults(handler=handle_ssh)
+
+
+def _add_connection_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", "-n", required=True, help="cluster name")
+    p.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=None,
+        help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)",
+    )
+    p.add_argument(
+        "--context",
+        default=None,
+        help="kube context (default: the inventory's, else nebius-<name>-slurm)",
+    )
+    p.add_argument(
+        "--login-host",
+        default=None,
+        help="login node address (default: config login.host, else the "
+        "soperator-login-svc LoadBalancer address)",
+    )
+    p.add_argument("--login-port", type=int, default=None, help="SSH port (default 22)")
+    p.add_argument("--login-user", default=None, help="SSH user (default root)")
+    p.add_argument(
+        "--identity-file",
+        "-i",
+        type=Path,
+        default=None,
+        help="private key (default: config ssh_private_key_path, else the SSH agent)",
+    )
+    p.add_argument(
+        "--accept-new-host-key",
+        action="store_true",
+        help="trust and record the login node's host key if it is not known yet "
+        "(a changed key is always refused)",
+    )
+
+
+# --- settings ---------------------------------------------------------------------------
+
+
+def _config() -> Any:
+    """The user's npa config, if the config module and file exist (both optional here)."""
+    try:
+        from npa_sop_tui import config as config_mod  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    loader = getattr(config_mod, "load_config", None)
+    if loader is None:
+        return None
+    return loader()
+
+
+def _inventory_context(name: str) -> str | None:
+    try:
+        from npa_sop_tui import inventory  # type: ignore[attr-defined]
+
+        entry = inventory.get(name)
+    except Exception:  # not built yet, or no record: fall back to the naming rule
+        return None
+    ctx = getattr(entry, "kube_context", None) if entry is not None else None
+    return str(ctx) if ctx else None
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if obj is None:
+            return None
+        obj = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+    return obj
+
+
+def build_settings(args: argparse.Namespace) -> StatusSettings:
+    from npa_sop_tui.status.watch import StatusSettings
+
+    name = (args.name or "").strip()
+    if not name:
+        raise UsageError("--name must not be empty", hint="pass the cluster name: --name demo")
+    cfg = _config()
+    interval = getattr(args, "interval", None)
+    if interval is None:
+        interval = _get(cfg, "status", "interval_seconds") or DEFAULT_INTERVAL
+    if interval <= 0:
+        raise UsageError(
+            f"--interval must be a positive number of seconds, got {interval:g}",
+            hint="for example --interval 10",
+        )
+    if args.kubeconfig is not None and not args.kubeconfig.is_file():
+        raise UsageError(
+            f"--kubeconfig {args.kubeconfig}: file not found",
+            hint="pass an existing kubeconfig or drop the flag to use ~/.kube/config",
+        )
+    identity = args.identity_file
+    if identity is None:
+        from_cfg = _get(cfg, "ssh_private_key_path")
+        identity = Path(str(from_cfg)).expanduser() if from_cfg else None
+        if identity is not None and not identity.is_file():
+            raise UsageError(
+                f"config ssh_private_key_path {identity}: file not found",
+                hint="fix ssh_private_key_path in ~/.npa/config.yaml or pass -i",
+            )
+    elif not identity.is_file():
+        raise UsageError(
+            f"--identity-file {identity}: file not found",
+            hint="pass the private key matching the cluster's root public key",
+        )
+    if args.login_port is not None and not 0 < args.login_port < 65536:
+        raise UsageError(f"--login-port {args.login_port} is not a TCP port")
+    host, source = args.login_host, "flag"
+    if not host:
+        host, source = _get(cfg, "login", "host"), "config"
+    port = args.login_port or _get(cfg, "login", "port") or 22
+    user = args.login_user or _get(cfg, "login", "user") or "root"
+    return StatusSettings(
+        name=name,
+        context=args.context or _inventory_context(name),
+        kubeconfig=args.kubeconfig,
+        kube_enabled=not getattr(args, "no_kube", False),
+        slurm_enabled=not getattr(args, "no_slurm", False),
+        login_host=host or None,
+        login_port=int(port),
+        login_user=str(user),
+        login_source=source if host else "none",
+        identity_file=identity,
+        slurm_interval=float(interval),
+        slurm_format=getattr(args, "slurm_format", "auto"),
+        terraform_dir=getattr(args, "terraform_dir", None),
+    )
+
+
+# --- status -----------------------------------------------------------------------------
+
+
+def exit_code_for(snap: ClusterStatus) -> int:
+    return EXIT_OK if snap.verdict.state in ("ready", "progressing") else EXIT_FAILED
+
+
+def handle_status(args: argparse.Namespace) -> int:
+    settings = build_settings(args)
+    try:
+        return asyncio.run(_status(args, settings))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+async def _status(args: argparse.Namespace, settings: StatusSettings) -> int:
+    from npa_sop_tui.status.hostkeys import HostKeyPolicy
+    from npa_sop_tui.status.watch import StatusWatcher
+
+    policy = HostKeyPolicy.accept_new() if args.accept_new_host_key else HostKeyPolicy()
+    as_json = wants_json(args)
+    async with StatusWatcher(settings, host_key_policy=policy) as watcher:
+        if not args.watch:
+            async for snap in watcher.snapshots():
+                _emit(snap, as_json)
+                return exit_code_for(snap)
+            raise OperationError("status collection ended before the first snapshot")
+        if as_json:
+            async for snap in watcher.snapshots():
+                emit_json(_json_doc(snap))
+            return EXIT_OK
+        return await _watch_text(watcher)
+
+
+def _json_doc(snap: ClusterStatus) -> dict[str, Any]:
+    return snap.model_dump(mode="json")
+
+
+def _emit(snap: ClusterStatus, as_json: bool) -> None:
+    if as_json:
+        emit_json(_json_doc(snap))
+        return
+    from rich.console import Console
+
+    from npa_sop_tui.status.render import render_status
+
+    Console().print(render_status(snap))
+
+
+async def _watch_text(watcher: Any) -> int:
+    from rich.console import Console
+    from rich.live import Live
+
+    from npa_sop_tui.status.render import render_status
+
+    console = Console()
+    with Live(console=console, auto_refresh=False, transient=False) as live:
+        async for snap in watcher.snapshots():
+            live.update(render_status(snap), refresh=True)
+    return EXIT_OK
+
+
+# --- ssh --------------------------------------------------------------------------------
+
+
+def ssh_command(
+    settings: StatusSettings, host: str, *, accept_new: bool, remote: list[str]
+) -> list[str]:
+    from npa_sop_tui.paths import known_hosts_path
+
+    kh = settings.known_hosts or known_hosts_path()
+    kh.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        "ssh",
+        "-p",
+        str(settings.login_port),
+        "-o",
+        f"UserKnownHostsFile={kh}",
+        "-o",
+        "GlobalKnownHostsFile=/dev/null",
+        "-o",
+        f"StrictHostKeyChecking={'accept-new' if accept_new else 'yes'}",
+        "-o",
+        "CheckHostIP=no",  # one entry per host:port, as npa writes them
+        "-o",
+        "HashKnownHosts=no",  # keep entries readable (Debian's default hashes them)
+    ]
+    if settings.identity_file is not None:
+        cmd += ["-i", str(settings.identity_file), "-o", "IdentitiesOnly=yes"]
+    cmd.append(f"{settings.login_user}@{host}")
+    return cmd + remote
+
+
+def handle_ssh(args: argparse.Namespace) -> int:
+    settings = build_settings(args)
+    host = settings.login_host or _login_ip_from_kube(settings)
+    if not host:
+        raise OperationError(
+            f"no login address for cluster {settings.name!r}: soperator-login-svc has no "
+            "external IP yet",
+            hint="wait for the login LoadBalancer (npa soperator status --watch) or pass "
+            "--login-host",
+        )
+    remote = list(args.remote)
+    if remote and remote[0] == "--":
+        remote = remote[1:]
+    cmd = ssh_command(settings, host, accept_new=args.accept_new_host_key, remote=remote)
+    if shutil.which("ssh") is None:
+        raise OperationError(
+            "the `ssh` client is not installed",
+            hint="install openssh-client (apt-get install openssh-client)",
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvp(cmd[0], cmd)
+    return EXIT_OK  # not reached
+
+
+def _login_ip_from_kube(settings: StatusSettings) -> str | None:
+    """Read the login Service once (blocking is fine here: nothing else runs)."""
+    from npa_sop_tui.status.kube import LOGIN_SERVICE, NAMESPACE
+
+    try:
+        from kubernetes import client, config
+        from kubernetes.client.exceptions import ApiException
+
+        api = config.new_client_from_config(
+            config_file=str(settings.kubeconfig) if settings.kubeconfig else None,
+            context=settings.kube_context,
+        )
+        svc = client.CoreV1Api(api).read_namespaced_service(
+            LOGIN_SERVICE, NAMESPACE, _request_timeout=(5, 15)
+        )
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise OperationError(f"cannot read {LOGIN_SERVICE}: HTTP {exc.status}") from exc
+    except Exception as exc:
+        raise OperationError(
+            f"cannot read the login address from kube context {settings.kube_context}: "
+            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            hint="pass --login-host, or fix the kube context (--kubeconfig/--context)",
+        ) from exc
+    for ing in (
+        svc.status.load_balancer.ingress if svc.status and svc.status.load_balancer else None
+    ) or []:
+        if ing.ip or ing.hostname:
+            return str(ing.ip or ing.hostname)
     return None

@@ -1,9 +1,74 @@
-"""Placeholder: the owning work item replaces this module."""
+"""`npa workflow run F [--dry-run]`: run workflow steps through the agent tool registry."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, Interrupted
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    workflow = subparsers.add_parser(
+        "workflow",
+        help="npa.workflow/v0.0.1: steps that call infra.soperator.* tools",
+        description="Run workflow files whose steps call agent tools by toolRef.",
+    )
+    commands = workflow.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    p = commands.add_parser(
+        "run",
+        help="run a workflow file's steps in order (stop at the first failure)",
+        description="Check every step (tool exists, input matches its schema, spec is "
+        "valid), then run them in order. --dry-run only checks and says what would run.",
+    )
+    p.add_argument("file", metavar="FILE", help="workflow file (YAML)")
+    p.add_argument("--dry-run", action="store_true", help="check and show; run nothing")
+    add_output_flag(p)
+    p.set_defaults(handler=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from npa_sop_tui.sdk import describe_event
+    from npa_sop_tui.workflow import load_workflow, run_workflow
+
+    loaded = load_workflow(args.file)
+
+    def show(index: int, event: Any) -> None:
+        line = describe_event(event)
+        if line:
+            sys.stderr.write(f"[{loaded.file.steps[index].name or f'step-{index + 1}'}] {line}\n")
+
+    async def main() -> Any:
+        task = asyncio.ensure_future(
+            run_workflow(loaded, dry_run=args.dry_run, on_event=None if wants_json(args) else show)
+        )
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            raise Interrupted("workflow interrupted; the running step was stopped") from None
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    result = asyncio.run(main())
+    if wants_json(args):
+        emit_json(result.model_dump(mode="json"))
+    else:
+        for step in result.steps:
+            detail = ""
+            if step.status == "would-run" and step.output:
+                detail = " ".join(f"{k}={v}" for k, v in step.output.items() if k != "would_run")
+            elif step.status == "failed" and step.error:
+                detail = str(step.error.get("message", ""))
+            elif step.status == "ok" and step.output:
+                detail = str(step.output.get("name", ""))
+            print(f"{step.name}: {step.tool} {step.status} {detail}".rstrip())
+        verdict = "checked" if result.dry_run else ("ok" if result.ok else "failed")
+        print(f"workflow {result.name}: {verdict}")
+    return EXIT_OK if result.ok else EXIT_FAILED

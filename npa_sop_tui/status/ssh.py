@@ -1,0 +1,236 @@
+"""One reused asyncssh connection per cluster, at most 8 channels at once, with backoff.
+
+sshd's default `MaxSessions 10` makes unbounded concurrency fail with "open failed", so a
+semaphore caps channels. A dropped connection is noticed on the next command; the session
+then reconnects, waiting `backoff` between failed attempts so a dead login node is not
+hammered. Host keys go through `hostkeys.KnownHosts` + `HostKeyPolicy`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from npa_sop_tui.errors import OperationError
+from npa_sop_tui.status.hostkeys import (
+    HostKeyChanged,
+    HostKeyEntry,
+    HostKeyPolicy,
+    HostKeyUnknown,
+    KnownHosts,
+)
+
+if TYPE_CHECKING:
+    import asyncssh
+
+MAX_CHANNELS = 8
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    host: str
+    port: int = 22
+    user: str = "root"
+    identity_file: Path | None = None  # None: the SSH agent / default keys
+    connect_timeout: float = 10.0
+
+
+@dataclass
+class CommandResult:
+    exit_status: int
+    stdout: str
+    stderr: str
+
+
+class SshUnavailable(OperationError):
+    """The login node could not be reached or the command could not run."""
+
+
+@dataclass
+class Backoff:
+    initial: float = 0.5
+    maximum: float = 30.0
+    current: float = field(default=0.0)
+
+    def failed(self) -> float:
+        self.current = self.initial if self.current == 0 else min(self.current * 2, self.maximum)
+        return self.current
+
+    def reset(self) -> None:
+        self.current = 0.0
+
+
+class SshSession:
+    def __init__(
+        self,
+        target: SshTarget,
+        *,
+        policy: HostKeyPolicy | None = None,
+        known_hosts: KnownHosts | None = None,
+        backoff: Backoff | None = None,
+        max_channels: int = MAX_CHANNELS,
+    ) -> None:
+        self.target = target
+        self.policy = policy or HostKeyPolicy()
+        self.known_hosts = known_hosts or KnownHosts()
+        self.backoff = backoff or Backoff()
+        self._sem = asyncio.Semaphore(max_channels)
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._lock = asyncio.Lock()
+        self._retry_at = 0.0
+        self._last_error: Exception | None = None
+        self.connects = 0  # successful connections made (for tests and benchmarks)
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None
+
+    async def _open(self, trusted: list[HostKeyEntry]) -> tuple[Any, HostKeyEntry | None]:
+        import asyncssh
+
+        presented: list[HostKeyEntry] = []
+
+        class _Recorder(asyncssh.SSHClient):
+            def validate_host_public_key(
+                self, host: str, addr: str, port: int, key: asyncssh.SSHKey
+            ) -> bool:
+                # Called only for keys not in `trusted`; remember what was offered and say
+                # no, so the decision (unknown vs changed) is taken outside the handshake.
+                kt, b64 = key.export_public_key("openssh").decode().split()[:2]
+                presented.append(HostKeyEntry(kt, b64))
+                return False
+
+        keys = [asyncssh.import_public_key(e.openssh) for e in trusted]
+        t = self.target
+        options: dict[str, Any] = {
+            "host": t.host,
+            "port": t.port,
+            "username": t.user,
+            "known_hosts": lambda h, a, p: (keys, [], []),
+            "client_factory": _Recorder,
+            "config": [],  # ignore ~/.ssh/config: the same settings every time
+            "connect_timeout": t.connect_timeout,
+            "keepalive_interval": 15,
+        }
+        if t.identity_file is not None:
+            options["client_keys"] = [str(t.identity_file)]
+            options["agent_path"] = None
+        try:
+            conn = await asyncssh.connect(**options)
+        except asyncssh.HostKeyNotVerifiable:
+            return None, presented[0] if presented else None
+        except asyncssh.KeyExchangeFailed:
+            if keys:  # the server offers no key of the recorded type: a changed key
+                return None, None
+            raise
+        return conn, None
+
+    async def _connect(self) -> Any:
+        import asyncssh
+
+        t = self.target
+        trusted = self.known_hosts.lookup(t.host, t.port)
+        try:
+            conn, offered = await self._open(trusted)
+            if conn is None:
+                if trusted or offered is None:
+                    raise HostKeyChanged(t.host, t.port, trusted, offered, self.known_hosts.path)
+                if not await self.policy.confirm_unknown(t.host, t.port, offered):
+                    raise HostKeyUnknown(t.host, t.port, offered, self.known_hosts.path)
+                self.known_hosts.add(t.host, t.port, offered)
+                conn, offered = await self._open([offered])
+                if conn is None:  # the key changed between the two handshakes
+                    raise HostKeyChanged(t.host, t.port, [*trusted], offered, self.known_hosts.path)
+        except (HostKeyChanged, HostKeyUnknown):
+            raise
+        except asyncssh.PermissionDenied as exc:
+            raise SshUnavailable(
+                f"SSH login to {t.user}@{t.host}:{t.port} was refused: {exc.reason}",
+                hint="check --identity-file / ssh_private_key_path, or add the key to your agent",
+            ) from exc
+        except (TimeoutError, OSError, asyncssh.Error) as exc:
+            raise SshUnavailable(
+                f"cannot reach {t.host}:{t.port} over SSH: {_describe(exc)}",
+                hint="check the login IP and that the login pods are running",
+            ) from exc
+        self.connects += 1
+        return conn
+
+    async def connection(self) -> Any:
+        async with self._lock:
+            if self._conn is not None:
+                return self._conn
+            now = time.monotonic()
+            if now < self._retry_at and self._last_error is not None:
+                raise self._last_error
+            try:
+                self._conn = await self._connect()
+            except (HostKeyChanged, HostKeyUnknown):
+                raise  # never retried automatically: a person must decide
+            except SshUnavailable as exc:
+                self._last_error = exc
+                self._retry_at = time.monotonic() + self.backoff.failed()
+                raise
+            self.backoff.reset()
+            self._last_error = None
+            return self._conn
+
+    async def run(self, command: str, *, timeout: float = 30.0) -> CommandResult:
+        """Run a non-interactive command; reconnects once if the connection went away."""
+        import asyncssh
+
+        for attempt in (1, 2):
+            conn = await self.connection()
+            try:
+                async with self._sem:
+                    result = await conn.run(command, check=False, timeout=timeout)
+            except (
+                asyncssh.ChannelOpenError,
+                asyncssh.ConnectionLost,
+                OSError,
+                asyncssh.DisconnectError,
+            ) as exc:
+                await self._drop(conn)
+                if attempt == 2:
+                    raise SshUnavailable(
+                        f"SSH connection to {self.target.host} lost: {_describe(exc)}"
+                    ) from exc
+                continue
+            except asyncssh.TimeoutError as exc:
+                raise SshUnavailable(f"`{command}` timed out after {timeout:g}s") from exc
+            return CommandResult(
+                exit_status=result.exit_status if result.exit_status is not None else -1,
+                stdout=_text(result.stdout),
+                stderr=_text(result.stderr),
+            )
+        raise AssertionError("unreachable")
+
+    async def _drop(self, conn: Any) -> None:
+        async with self._lock:
+            if self._conn is conn:
+                self._conn = None
+        conn.abort()
+
+    async def close(self) -> None:
+        async with self._lock:
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            try:
+                await asyncio.wait_for(conn.wait_closed(), 5)
+            except (TimeoutError, OSError):
+                conn.abort()
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text.splitlines()[0] if text else type(exc).__name__

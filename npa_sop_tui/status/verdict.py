@@ -1,0 +1,546 @@
+"""Readiness verdict and hints, following Soperator's own notion of a ready cluster.
+
+Rules (soperator-runtime.md §1.1, §1.2, §5, §7):
+- control plane: SlurmCluster phase `Available` and ControllersAvailable, LoginAvailable,
+  SConfigControllerAvailable True (CommonAvailable/AccountingAvailable True if present;
+  "accounting is disabled" is not a failure). Workers are not part of the phase;
+- workers: each NodeSet phase `Ready` with ready == desired (ephemeral: phase only);
+- Slurm: every node in use has none of DOWN/DRAIN/NOT_RESPONDING/INVALID_REG/FAIL;
+- the login Service has an address.
+
+States: ready (all of the above), progressing (not there yet, nothing wrong that waiting
+won't fix), degraded (was or could be up, but parts are unhealthy: drained or dead nodes,
+a Degraded NodeSet, NotReady Kubernetes nodes), failed (something that waiting will not
+fix: image pulls failing, crash loops, init containers failing), unknown (no source answered).
+Every hint names what to do next.
+"""
+
+from __future__ import annotations
+
+from npa_sop_tui.status.model import (
+    Freshness,
+    Hint,
+    KubeState,
+    SlurmNode,
+    SlurmState,
+    Verdict,
+    WorkerCapacity,
+)
+
+REQUIRED_CLUSTER_CONDITIONS = (
+    "ControllersAvailable",
+    "LoginAvailable",
+    "SConfigControllerAvailable",
+)
+OPTIONAL_CLUSTER_CONDITIONS = ("CommonAvailable", "AccountingAvailable")
+FATAL_WAITING = {
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+}
+CRASHING = {"CrashLoopBackOff", "Error", "RunContainerError"}
+CONTROL_PLANE_COMPONENTS = {"controller", "login", "accounting", "sconfigcontroller"}
+
+
+def _kubectl(context: str, rest: str) -> str:
+    return f"kubectl --context {context} -n soperator {rest}"
+
+
+def compute_verdict(
+    *,
+    kube: KubeState | None,
+    slurm: SlurmState | None,
+    freshness: dict[str, Freshness],
+    workers: list[WorkerCapacity] | None = None,
+) -> Verdict:
+    hints: list[Hint] = []
+    waiting = False  # something is still coming up
+    broken = False  # degraded
+    fatal = False  # failed
+
+    kf, sf = freshness.get("kube", Freshness()), freshness.get("slurm", Freshness())
+    if kube is None and slurm is None:
+        return Verdict(
+            state="unknown",
+            summary="unknown: no status source answered",
+            hints=_source_hints(kf, sf),
+        )
+    hints.extend(_source_hints(kf, sf))
+
+    capacity = {w.name: w.capacity_mode for w in workers or []}
+    cluster_ready = False
+    nodesets_ready = True
+    if kube is not None:
+        ctx = kube.context
+        cluster_ready, w = _cluster(kube, hints)
+        waiting |= w
+        nodesets_ready, w, b = _nodesets(kube, hints, capacity, ctx)
+        waiting |= w
+        broken |= b
+        w, b, f = _pods(kube, hints, ctx)
+        waiting |= w
+        broken |= b
+        fatal |= f
+        broken |= _nodes(kube, hints)
+        if not kube.login_service:
+            waiting = True
+        elif not kube.login_ip:
+            waiting = True
+            hints.append(
+                Hint(
+                    code="login-no-address",
+                    severity="warning",
+                    subject="soperator-login-svc",
+                    message="the login LoadBalancer has no external address yet",
+                    action=(
+                        "wait a few minutes during deploy; if it stays empty, the project may "
+                        "forbid public IPs — see `"
+                        + _kubectl(ctx, "describe svc soperator-login-svc")
+                        + "` and consider slurm_login_public_ip = false with a private route"
+                    ),
+                )
+            )
+
+    if slurm is None and sf.state == "pending":
+        waiting = True  # Slurm is about to be asked: don't call it ready before it answers
+    if slurm is not None:
+        kube_settled = kube is None or (cluster_ready and nodesets_ready)
+        w, b = _slurm(slurm, hints, kube_settled, kube)
+        waiting |= w
+        broken |= b
+
+    if fatal:
+        state = "failed"
+    elif broken:
+        state = "degraded"
+    elif waiting or (kube is not None and not (cluster_ready and nodesets_ready)):
+        state = "progressing"
+    else:
+        state = "ready"
+    return Verdict(state=state, summary=_summary(state, kube, slurm), hints=hints)
+
+
+def _source_hints(kf: Freshness, sf: Freshness) -> list[Hint]:
+    out = []
+    if kf.state in ("error", "stale") and kf.error:
+        out.append(
+            Hint(
+                code="kube-unreachable",
+                severity="warning",
+                subject="kubernetes",
+                message=f"Kubernetes data is {kf.state}: {kf.error}",
+                action="check the kube context (`nebius mk8s cluster get-credentials "
+                "--context-name nebius-<name>-slurm --external`) and network",
+            )
+        )
+    if sf.state in ("error", "stale") and sf.error:
+        out.append(
+            Hint(
+                code="slurm-unreachable",
+                severity="warning",
+                subject="slurm",
+                message=f"Slurm data is {sf.state}: {sf.error}",
+                action="check the login IP and SSH key (--login-host, --identity-file); "
+                "`npa soperator ssh --name <name>` to try by hand",
+            )
+        )
+    return out
+
+
+def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
+    """(control plane ready, still waiting)."""
+    if not kube.slurm_cluster_crd:
+        hints.append(
+            Hint(
+                code="soperator-not-installed",
+                severity="info",
+                subject="SlurmCluster",
+                message="the SlurmCluster CRD is not installed yet",
+                action="wait: Flux installs the operator after the Kubernetes stage",
+            )
+        )
+        return False, True
+    sc = kube.slurm_cluster
+    if sc is None:
+        hints.append(
+            Hint(
+                code="slurmcluster-missing",
+                severity="info",
+                subject="SlurmCluster",
+                message="no SlurmCluster `soperator` yet",
+                action="wait for the slurm-cluster HelmRelease (`kubectl -n flux-system "
+                "get helmreleases`)",
+            )
+        )
+        return False, True
+    conds = {c.type: c for c in sc.conditions}
+    if sc.phase in (None, "Pending") and all(c.status == "Unknown" for c in sc.conditions):
+        hints.append(
+            Hint(
+                code="jail-populating",
+                severity="info",
+                subject="SlurmCluster",
+                message="SlurmCluster is Pending: the jail is being populated",
+                action="wait; the populate-jail Job can take several minutes "
+                "(`kubectl -n soperator get jobs`)",
+            )
+        )
+        return False, True
+    bad = [
+        t for t in REQUIRED_CLUSTER_CONDITIONS if conds.get(t) is None or conds[t].status != "True"
+    ]
+    for t in OPTIONAL_CLUSTER_CONDITIONS:
+        c = conds.get(t)
+        if c is not None and c.status != "True" and not _accounting_disabled(c.message):
+            bad.append(t)
+    if sc.phase == "Available" and not bad:
+        return True, False
+    for t in bad:
+        c = conds.get(t)
+        if c is not None and c.reason == "Maintenance":
+            hints.append(
+                Hint(
+                    code="cluster-maintenance",
+                    severity="warning",
+                    subject=t,
+                    message=f"{t} is False: the cluster is in maintenance mode",
+                    action="set spec.maintenance back to `none` when maintenance is over",
+                )
+            )
+    hints.append(
+        Hint(
+            code="cluster-not-available",
+            severity="info",
+            subject="SlurmCluster",
+            message=f"SlurmCluster phase is {sc.phase or 'unset'}; waiting for "
+            + (", ".join(bad) or "phase Available"),
+            action="wait; if it stays, look at the controller/login pods below",
+        )
+    )
+    return False, True
+
+
+def _accounting_disabled(message: str | None) -> bool:
+    return bool(message) and "accounting is disabled" in (message or "").lower()
+
+
+def _nodesets(
+    kube: KubeState, hints: list[Hint], capacity: dict[str, str], ctx: str
+) -> tuple[bool, bool, bool]:
+    """(all NodeSets ready, waiting, degraded)."""
+    if not kube.nodesets_crd:
+        return False, True, False
+    if not kube.nodesets:
+        return False, True, False
+    ready_all, waiting, broken = True, False, False
+    groups = {g.name: g for g in kube.node_groups}
+    for ns in kube.nodesets:
+        ok = ns.phase == "Ready" and (ns.ephemeral or ns.ready >= ns.desired)
+        if ok:
+            continue
+        ready_all = False
+        if ns.phase == "Degraded":
+            broken = True
+            hints.append(
+                Hint(
+                    code="nodeset-degraded",
+                    severity="warning",
+                    subject=ns.name,
+                    message=f"NodeSet {ns.name} is Degraded ({ns.ready}/{ns.desired} ready)",
+                    action="look at the worker pods: `"
+                    + _kubectl(ctx, f"get pods -l slurm.nebius.ai/nodeset={ns.name}")
+                    + "`",
+                )
+            )
+        else:
+            waiting = True
+        group = groups.get(ns.name)
+        if ns.desired > 0 and (group is None or group.total == 0):
+            mode = capacity.get(ns.name)
+            gpu_words = {
+                "preemptible": "preemptible GPU capacity may be unavailable right now",
+                "on-demand": "on-demand GPU quota is often 0",
+            }.get(mode or "", "GPU quota or capacity may be 0")
+            hints.append(
+                Hint(
+                    code="workers-no-nodes",
+                    severity="warning",
+                    subject=ns.name,
+                    message=(
+                        f"worker pool {ns.name} has 0 Kubernetes nodes while its NodeSet wants "
+                        f"{ns.desired}; {gpu_words}" + (f" (capacity: {mode})" if mode else "")
+                    ),
+                    action=(
+                        "check the quota for the platform in the Nebius console and the node "
+                        "group's events; switch the pool to `preemptible: {}` or a reservation "
+                        "if on-demand quota is 0, or lower its size"
+                    ),
+                )
+            )
+    return ready_all, waiting, broken
+
+
+def _pods(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool, bool]:
+    """(waiting, degraded, failed) from pod phases and waiting reasons."""
+    waiting = broken = fatal = False
+    unschedulable = []
+    for comp in kube.components:
+        for pod in comp.pods:
+            reason = pod.waiting_reason
+            if reason in ("Unschedulable",):
+                unschedulable.append(pod)
+                waiting = True
+            elif reason in FATAL_WAITING:
+                fatal = True
+                hints.append(
+                    Hint(
+                        code="image-pull" if "Image" in reason else "container-config",
+                        severity="error",
+                        subject=pod.name,
+                        message=f"pod {pod.name} ({comp.component}) cannot start: {reason}"
+                        + (f": {pod.message}" if pod.message else ""),
+                        action=(
+                            "check slurm_operator_version / image tags in the spec and registry "
+                            "access; `" + _kubectl(ctx, f"describe pod {pod.name}") + "`"
+                        ),
+                    )
+                )
+            elif reason in CRASHING:
+                if pod.init:
+                    fatal = True
+                    hints.append(
+                        Hint(
+                            code="init-failing",
+                            severity="error",
+                            subject=pod.name,
+                            message=f"pod {pod.name}: an init container fails ({reason}); for "
+                            "workers "
+                            "this is usually the jail filesystem not being mounted (virtiofs)",
+                            action="`" + _kubectl(ctx, f"logs {pod.name} --all-containers") + "`; "
+                            "check the filestore attachment of the node group",
+                        )
+                    )
+                elif comp.component in CONTROL_PLANE_COMPONENTS or pod.restarts >= 5:
+                    fatal = True
+                    hints.append(
+                        Hint(
+                            code="crashloop",
+                            severity="error",
+                            subject=pod.name,
+                            message=f"pod {pod.name} ({comp.component}) is crash-looping "
+                            f"({pod.restarts} restarts)",
+                            action="`" + _kubectl(ctx, f"logs {pod.name} --previous") + "`",
+                        )
+                    )
+                else:
+                    broken = True
+            elif pod.phase in ("Pending",) or (pod.phase == "Running" and not pod.ready):
+                waiting = True
+            elif pod.phase == "Failed" and comp.component != "populate-jail":
+                broken = True
+    if unschedulable:
+        names = ", ".join(p.name for p in unschedulable[:5])
+        more = f" and {len(unschedulable) - 5} more" if len(unschedulable) > 5 else ""
+        msg = unschedulable[0].message or "no node fits"
+        hints.append(
+            Hint(
+                code="pods-unschedulable",
+                severity="warning",
+                subject=unschedulable[0].name,
+                message=(
+                    f"{len(unschedulable)} pod(s) Pending, unschedulable ({names}{more}): {msg}"
+                ),
+                action=(
+                    "the node group for them is missing, still scaling up, or too small "
+                    "(resources/ephemeral storage); check node group sizes and quota, and `"
+                    + _kubectl(ctx, f"describe pod {unschedulable[0].name}")
+                    + "`"
+                ),
+            )
+        )
+    return waiting, broken, fatal
+
+
+def _nodes(kube: KubeState, hints: list[Hint]) -> bool:
+    broken = False
+    for g in kube.node_groups:
+        if g.total and g.ready < g.total:
+            broken = True
+            hints.append(
+                Hint(
+                    code="k8s-nodes-not-ready",
+                    severity="warning",
+                    subject=g.name,
+                    message=f"node group {g.name}: {g.ready}/{g.total} Kubernetes nodes Ready"
+                    + (" (preemptible: nodes can be reclaimed)" if g.preemptible else ""),
+                    action=f"`kubectl --context {kube.context} describe node` for the NotReady "
+                    "nodes; mk8s auto-repair replaces broken nodes",
+                )
+            )
+        for c in g.notable_conditions:
+            if c.type == "Ready":
+                continue
+            broken = True
+            hints.append(
+                Hint(
+                    code="k8s-node-condition",
+                    severity="warning",
+                    subject=g.name,
+                    message=f"node group {g.name}: condition {c.type}=True"
+                    + (f" ({c.message})" if c.message else ""),
+                    action="Soperator/Nebius flagged the node; it is drained or being replaced — "
+                    "check `kubectl describe node` and the Slurm reason below",
+                )
+            )
+    return broken
+
+
+def _slurm(
+    slurm: SlurmState, hints: list[Hint], kube_settled: bool, kube: KubeState | None
+) -> tuple[bool, bool]:
+    waiting = broken = False
+    by_reason: dict[str, list[SlurmNode]] = {}
+    dead: list[SlurmNode] = []
+    invalid: list[SlurmNode] = []
+    for n in slurm.nodes:
+        fl = set(n.flags)
+        if "DRAIN" in fl:
+            prefix = (
+                (n.reason or "").split("]", 1)[0] + "]"
+                if (n.reason or "").startswith("[")
+                else "manual"
+            )
+            by_reason.setdefault(prefix, []).append(n)
+        elif "INVALID_REG" in fl:
+            invalid.append(n)
+        elif n.state in ("down", "unknown", "fail") or "NOT_RESPONDING" in fl:
+            if n.state == "idle" and "POWERED_DOWN" in fl:
+                continue
+            dead.append(n)
+    for prefix, nodes in by_reason.items():
+        names = _names(nodes)
+        reason = nodes[0].reason or "no reason given"
+        if prefix in ("[node_problem]", "[hardware_problem]"):
+            broken = True
+            hints.append(
+                Hint(
+                    code="node-drained-health-check",
+                    severity="warning",
+                    subject=nodes[0].name,
+                    message=f"{names} drained by a health check: {reason}",
+                    action=(
+                        "see which check failed (`kubectl -n soperator get activechecks`); "
+                        + (
+                            "hardware problems are replaced automatically"
+                            if prefix == "[hardware_problem]"
+                            else f"after fixing, `scontrol update nodename={nodes[0].name} "
+                            "state=resume`"
+                        )
+                    ),
+                )
+            )
+        elif prefix in ("[user_problem]", "[compute_maintenance]"):
+            waiting = True
+            hints.append(
+                Hint(
+                    code="node-drained-maintenance",
+                    severity="info",
+                    subject=nodes[0].name,
+                    message=f"{names} drained: {reason}",
+                    action="Soperator undrains these by itself once the condition clears; wait",
+                )
+            )
+        else:
+            broken = True
+            hints.append(
+                Hint(
+                    code="node-drained",
+                    severity="warning",
+                    subject=nodes[0].name,
+                    message=f"{names} drained: {reason}",
+                    action=f"when done, `scontrol update nodename={nodes[0].name} state=resume`",
+                )
+            )
+    if invalid:
+        broken = True
+        hints.append(
+            Hint(
+                code="node-invalid-registration",
+                severity="warning",
+                subject=invalid[0].name,
+                message=f"{_names(invalid)} registered with fewer resources than slurm.conf says",
+                action="check GPUs/memory on the node (`scontrol show node "
+                f"{invalid[0].name}`); the worker pod may lack its GPU resources",
+            )
+        )
+    if dead:
+        if kube_settled:
+            broken = True
+            hints.append(
+                Hint(
+                    code="node-not-responding",
+                    severity="warning",
+                    subject=dead[0].name,
+                    message=f"{_names(dead)} not responding / down"
+                    + (f": {dead[0].reason}" if dead[0].reason else ""),
+                    action=(
+                        "check the worker pods (`kubectl -n soperator get pods -l "
+                        "slurm.nebius.ai/worker=true`) and `scontrol show node "
+                        f"{dead[0].name}`; resume with `scontrol update nodename="
+                        f"{dead[0].name} state=resume` once slurmd runs"
+                    ),
+                )
+            )
+        else:
+            waiting = True
+    if kube is not None and kube_settled and kube.nodesets:
+        slurm_names = {n.name for n in slurm.nodes}
+        missing = [
+            f"{ns.name}-{i}"
+            for ns in kube.nodesets
+            if not ns.ephemeral
+            for i in range(ns.desired)
+            if f"{ns.name}-{i}" not in slurm_names
+        ]
+        if missing:
+            broken = True
+            hints.append(
+                Hint(
+                    code="worker-missing-in-slurm",
+                    severity="warning",
+                    subject=missing[0],
+                    message=f"{_names_str(missing)} Ready in Kubernetes but missing in Slurm",
+                    action=f"`scontrol update nodename={missing[0]} state=resume` on the login "
+                    "node; "
+                    "if it persists, restart the worker pod",
+                )
+            )
+    if not slurm.nodes:
+        waiting = True
+    return waiting, broken
+
+
+def _names(nodes: list[SlurmNode]) -> str:
+    return _names_str([n.name for n in nodes])
+
+
+def _names_str(names: list[str]) -> str:
+    head = ", ".join(names[:4])
+    return head + (f" (+{len(names) - 4} more)" if len(names) > 4 else "")
+
+
+def _summary(state: str, kube: KubeState | None, slurm: SlurmState | None) -> str:
+    parts = []
+    if kube is not None:
+        sc = kube.slurm_cluster
+        parts.append(f"SlurmCluster {sc.phase or 'pending'}" if sc else "no SlurmCluster")
+        if kube.nodesets:
+            ready = sum(n.ready for n in kube.nodesets)
+            desired = sum(n.desired for n in kube.nodesets)
+            parts.append(f"workers {ready}/{desired}")
+    if slurm is not None:
+        usable = sum(1 for n in slurm.nodes if n.usable)
+        parts.append(f"slurm nodes usable {usable}/{len(slurm.nodes)}")
+    return f"{state}: " + ", ".join(parts)

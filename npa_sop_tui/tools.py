@@ -1,0 +1,366 @@
+"""Agent tools: `infra.soperator.validate|plan|deploy|status|destroy`.
+
+Each tool has a name, a description, JSON Schemas for its input and output (generated from
+the pydantic models below, so schema and behaviour cannot drift), examples, and the SDK
+function it calls. `npa soperator tools --output json` lists them; workflow files call them
+by `toolRef`. Tools take JSON-shaped input and return JSON-shaped output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from npa_sop_tui.errors import UsageError
+
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SpecSource(_Input):
+    """Exactly one of `spec` (inline mapping), `spec_yaml` (text) or `spec_path` (file)."""
+
+    spec: dict[str, Any] | None = Field(
+        default=None, description="the cluster spec as a mapping (npa.soperator/v0.0.1)"
+    )
+    spec_yaml: str | None = Field(default=None, description="the cluster spec as YAML text")
+    spec_path: str | None = Field(default=None, description="path to a cluster.yaml file")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SpecSource:
+        given = [k for k in ("spec", "spec_yaml", "spec_path") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of spec, spec_yaml or spec_path"
+                + (f" (got {', '.join(given)})" if given else "")
+            )
+        return self
+
+
+class RunSettings(_Input):
+    """Where Terraform runs: the configured recipe, an explicit folder, or the sandbox."""
+
+    sandbox: bool = Field(
+        default=False, description="run the packaged stand-in recipe offline (no cloud)"
+    )
+    terraform_dir: str | None = Field(
+        default=None, description="a local checkout of the recipe's soperator/ folder"
+    )
+
+
+class ValidateInput(SpecSource):
+    pass
+
+
+class PlanInput(SpecSource, RunSettings):
+    pass
+
+
+class DeployInput(SpecSource, RunSettings):
+    allow_destructive: bool = Field(
+        default=False, description="apply even if the plan deletes or replaces resources"
+    )
+
+
+class StatusInput(_Input):
+    name: str = Field(description="cluster name (as in the inventory)")
+
+
+class DestroyInput(RunSettings):
+    name: str = Field(description="cluster name (as in the inventory)")
+    confirm: str = Field(
+        description="must repeat the cluster name: destroy deletes the cluster and its data"
+    )
+
+    @model_validator(mode="after")
+    def _confirmed(self) -> DestroyInput:
+        if self.confirm != self.name:
+            raise ValueError("confirm must equal name to destroy the cluster")
+        return self
+
+
+# ---------------------------------------------------------------------------------------
+# Outputs (lifecycle/status models are reused as they are)
+
+
+def _validate_output() -> type[BaseModel]:
+    from npa_sop_tui.sdk import ValidationResult
+
+    return ValidationResult
+
+
+def _plan_output() -> type[BaseModel]:
+    from npa_sop_tui.lifecycle import PlanResult
+
+    return PlanResult
+
+
+def _deploy_output() -> type[BaseModel]:
+    from npa_sop_tui.lifecycle import DeployResult
+
+    return DeployResult
+
+
+def _destroy_output() -> type[BaseModel]:
+    from npa_sop_tui.lifecycle import DestroyResult
+
+    return DestroyResult
+
+
+def _status_output() -> type[BaseModel]:
+    from npa_sop_tui.status.model import ClusterStatus
+
+    return ClusterStatus
+
+
+# ---------------------------------------------------------------------------------------
+# The calls
+
+
+EventSink = Callable[[Any], None] | None
+
+
+def _spec(args: SpecSource) -> Any:
+    from npa_sop_tui.sdk import load
+    from npa_sop_tui.spec import parse_spec_text
+
+    if args.spec_yaml is not None:
+        return parse_spec_text(args.spec_yaml, source="<spec_yaml>").spec
+    return load(args.spec if args.spec is not None else str(args.spec_path))
+
+
+def _settings(args: RunSettings) -> dict[str, Any]:
+    return {"sandbox": args.sandbox, "terraform_dir": args.terraform_dir}
+
+
+async def _validate(args: ValidateInput, on_event: EventSink) -> BaseModel:
+    from npa_sop_tui import sdk
+
+    if args.spec_yaml is not None:
+        try:
+            spec = _spec(args)
+        except sdk.SpecError as exc:
+            return sdk.ValidationResult(
+                ok=False, source="<spec_yaml>", findings=sdk._findings(exc.findings)
+            )
+        return sdk.validate(spec)
+    return sdk.validate(args.spec if args.spec is not None else str(args.spec_path))
+
+
+async def _plan(args: PlanInput, on_event: EventSink) -> BaseModel:
+    from npa_sop_tui import sdk
+
+    return await sdk.aplan(_spec(args), on_event=on_event, **_settings(args))
+
+
+async def _deploy(args: DeployInput, on_event: EventSink) -> BaseModel:
+    from npa_sop_tui import sdk
+
+    return await sdk.adeploy(
+        _spec(args),
+        on_event=on_event,
+        allow_destructive=args.allow_destructive,
+        **_settings(args),
+    )
+
+
+async def _status(args: StatusInput, on_event: EventSink) -> BaseModel:
+    from npa_sop_tui import sdk
+
+    return await sdk.astatus(args.name)  # type: ignore[no-any-return]
+
+
+async def _destroy(args: DestroyInput, on_event: EventSink) -> BaseModel:
+    from npa_sop_tui import sdk
+
+    return await sdk.adestroy(args.name, on_event=on_event, **_settings(args))
+
+
+# ---------------------------------------------------------------------------------------
+# Registry
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    output_model_factory: Callable[[], type[BaseModel]]
+    func: Callable[[Any, EventSink], Awaitable[BaseModel]]
+    examples: list[dict[str, Any]] = field(default_factory=list)
+    destructive: bool = False
+    checks_spec: bool = True
+
+    @property
+    def output_model(self) -> type[BaseModel]:
+        return self.output_model_factory()
+
+    def input_schema(self) -> dict[str, Any]:
+        return {"$schema": SCHEMA_DIALECT, **self.input_model.model_json_schema()}
+
+    def output_schema(self) -> dict[str, Any]:
+        return {
+            "$schema": SCHEMA_DIALECT,
+            **self.output_model.model_json_schema(mode="serialization"),
+        }
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "destructive": self.destructive,
+            "input_schema": self.input_schema(),
+            "output_schema": self.output_schema(),
+            "examples": self.examples,
+        }
+
+    def parse_input(self, args: dict[str, Any]) -> BaseModel:
+        """The tool's input model, or `ToolInputError` naming each bad field."""
+        try:
+            return self.input_model.model_validate(args)
+        except ValidationError as exc:
+            raise ToolInputError(self.name, exc) from None
+
+    def check(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Dry run: the input is well-formed and the spec valid; nothing runs."""
+        from npa_sop_tui.findings import errors_of
+        from npa_sop_tui.spec import SpecError
+
+        parsed = self.parse_input(args)
+        summary: dict[str, Any] = {"would_run": self.name}
+        if isinstance(parsed, SpecSource):
+            spec = _spec(parsed)  # SpecError with positions when invalid
+            from npa_sop_tui.validate import validate_spec
+
+            found = validate_spec(spec)
+            if errors_of(found):
+                raise SpecError(found, source=f"spec {spec.name!r}")
+            summary["cluster"] = spec.name
+            summary["workers"] = sum(w.size for w in spec.workers)
+        if isinstance(parsed, RunSettings):
+            summary.update(_settings(parsed))
+        if isinstance(parsed, StatusInput | DestroyInput):
+            summary["cluster"] = parsed.name
+        return summary
+
+    async def acall(self, args: dict[str, Any], *, on_event: EventSink = None) -> dict[str, Any]:
+        parsed = self.parse_input(args)
+        result = await self.func(parsed, on_event)
+        return result.model_dump(mode="json")
+
+    def call(self, args: dict[str, Any], *, on_event: EventSink = None) -> dict[str, Any]:
+        from npa_sop_tui.sdk import _run
+
+        return _run(self.acall(args, on_event=on_event), "acall")
+
+
+class ToolInputError(UsageError):
+    def __init__(self, tool: str, exc: ValidationError) -> None:
+        problems = []
+        for err in exc.errors(include_url=False):
+            where = ".".join(str(p) for p in err["loc"]) or "(input)"
+            problems.append(f"{where}: {err['msg']}")
+        super().__init__(
+            f"bad input for tool {tool}: " + "; ".join(problems),
+            hint=f"`npa soperator tools --output json` shows {tool}'s input schema",
+        )
+        self.problems = problems
+
+    def json_extra(self) -> dict[str, object]:
+        return {"problems": self.problems}
+
+
+_EXAMPLE_SPEC: dict[str, Any] = {
+    "apiVersion": "npa.soperator/v0.0.1",
+    "name": "demo",
+    "workers": [{"name": "cpu", "platform": "cpu-d3", "preset": "8vcpu-32gb", "size": 2}],
+}
+
+_TOOLS: tuple[Tool, ...] = (
+    Tool(
+        name="infra.soperator.validate",
+        description="Check a Soperator cluster spec; returns every finding with file:line. "
+        "Changes nothing.",
+        input_model=ValidateInput,
+        output_model_factory=_validate_output,
+        func=_validate,
+        examples=[{"input": {"spec": _EXAMPLE_SPEC}}, {"input": {"spec_path": "cluster.yaml"}}],
+    ),
+    Tool(
+        name="infra.soperator.plan",
+        description="Terraform plan for a Soperator cluster: what deploy would add, change "
+        "or destroy. Changes nothing in the cloud.",
+        input_model=PlanInput,
+        output_model_factory=_plan_output,
+        func=_plan,
+        examples=[
+            {"input": {"spec_path": "cluster.yaml"}},
+            {"input": {"spec": _EXAMPLE_SPEC, "sandbox": True}},
+        ],
+    ),
+    Tool(
+        name="infra.soperator.deploy",
+        description="Create or update a Soperator (Slurm on Kubernetes) cluster and wait "
+        "until Terraform finishes. Refuses destructive plans unless allow_destructive.",
+        input_model=DeployInput,
+        output_model_factory=_deploy_output,
+        func=_deploy,
+        examples=[
+            {"input": {"spec_path": "cluster.yaml"}},
+            {"input": {"spec": _EXAMPLE_SPEC, "sandbox": True}},
+        ],
+    ),
+    Tool(
+        name="infra.soperator.status",
+        description="One live status snapshot of a cluster: Kubernetes node groups and "
+        "Soperator pods, Slurm partitions and nodes, with a verdict.",
+        input_model=StatusInput,
+        output_model_factory=_status_output,
+        func=_status,
+        examples=[{"input": {"name": "demo"}}],
+        checks_spec=False,
+    ),
+    Tool(
+        name="infra.soperator.destroy",
+        description="Destroy a cluster from the inventory, deleting its resources and data. "
+        "Requires confirm equal to the cluster name.",
+        input_model=DestroyInput,
+        output_model_factory=_destroy_output,
+        func=_destroy,
+        examples=[{"input": {"name": "demo", "confirm": "demo"}}],
+        destructive=True,
+        checks_spec=False,
+    ),
+)
+
+
+def registry() -> dict[str, Tool]:
+    return {tool.name: tool for tool in _TOOLS}
+
+
+def get_tool(name: str) -> Tool:
+    tools = registry()
+    if name not in tools:
+        from npa_sop_tui.findings import one_of_hint
+
+        raise UsageError(f"unknown tool {name!r}", hint=one_of_hint(name, tools))
+    return tools[name]
+
+
+ToolName = Literal[
+    "infra.soperator.validate",
+    "infra.soperator.plan",
+    "infra.soperator.deploy",
+    "infra.soperator.status",
+    "infra.soperator.destroy",
+]

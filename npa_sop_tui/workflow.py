@@ -1,0 +1,254 @@
+"""Workflow files: steps that call agent tools by `toolRef`, run through the registry.
+
+```yaml
+apiVersion: npa.workflow/v0.0.1
+name: stand-in
+steps:
+  - name: deploy
+    toolRef: infra.soperator.deploy
+    with:
+      spec_path: cluster.yaml        # relative to this file; or `spec: {…}` inline
+      sandbox: true
+```
+
+Steps run in order and the run stops at the first failed step. A dry run checks every step
+(the tool exists, its input matches the tool's schema, the spec is valid) and says what
+would run, without running anything.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from npa_sop_tui.errors import NpaError, UsageError
+from npa_sop_tui.findings import Finding, error, errors_of
+from npa_sop_tui.yaml_positions import Positions, YamlProblem, load_yaml_mapping
+
+WORKFLOW_API_VERSION = "npa.workflow/v0.0.1"
+
+
+class WorkflowStep(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    name: str | None = None
+    tool_ref: str = Field(alias="toolRef")
+    with_: dict[str, Any] = Field(default_factory=dict, alias="with")
+
+
+class WorkflowFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    api_version: Literal["npa.workflow/v0.0.1"] = Field(alias="apiVersion")
+    name: str
+    steps: list[WorkflowStep] = Field(min_length=1)
+
+
+class StepResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    index: int
+    name: str
+    tool: str
+    status: Literal["ok", "failed", "would-run", "not-run"]
+    input: dict[str, Any]
+    output: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    duration: float = 0.0
+
+
+class WorkflowResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    source: str
+    dry_run: bool
+    ok: bool
+    steps: list[StepResult]
+
+
+class WorkflowError(UsageError):
+    """The workflow file is wrong; nothing ran."""
+
+    def __init__(self, findings: list[Finding], *, source: str) -> None:
+        errs = errors_of(findings) or findings
+        super().__init__(
+            f"{source}: {len(errs)} problem(s) in the workflow file\n"
+            + "\n".join(f"  {f.render()}" for f in errs),
+            hint="fix the steps named above; no step was run",
+        )
+        self.findings = errs
+
+    def json_extra(self) -> dict[str, object]:
+        return {"findings": [f.to_dict() for f in self.findings]}
+
+
+class LoadedWorkflow(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    file: WorkflowFile
+    source: str
+    base_dir: str
+    # Each step's input, checked against its tool's input model, paths made absolute.
+    inputs: list[dict[str, Any]]
+
+
+def load_workflow(path: str | Path) -> LoadedWorkflow:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"workflow file {str(path)!r} does not exist") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read workflow file {str(path)!r}: {exc}") from None
+    return parse_workflow_text(text, source=str(path), base_dir=path.resolve().parent)
+
+
+def parse_workflow_text(text: str, *, source: str, base_dir: Path) -> LoadedWorkflow:
+    from npa_sop_tui import tools
+    from npa_sop_tui.spec import findings_from_validation_error
+
+    try:
+        doc = load_yaml_mapping(text, source=source, what="workflow file")
+    except YamlProblem as exc:
+        raise WorkflowError(exc.findings, source=source) from None
+    positions = doc.positions
+    try:
+        file = WorkflowFile.model_validate(doc.data)
+    except ValidationError as exc:
+        raise WorkflowError(
+            findings_from_validation_error(exc, WorkflowFile, positions), source=source
+        ) from None
+    findings: list[Finding] = []
+    inputs: list[dict[str, Any]] = []
+    registry = tools.registry()
+    for i, step in enumerate(file.steps):
+        tool = registry.get(step.tool_ref)
+        base = f"steps[{i}]"
+        if tool is None:
+            from npa_sop_tui.findings import one_of_hint
+
+            findings.append(
+                _placed(
+                    error(
+                        f"{base}.toolRef",
+                        f"unknown tool {step.tool_ref!r}",
+                        one_of_hint(step.tool_ref, registry),
+                    ),
+                    positions,
+                )
+            )
+            inputs.append({})
+            continue
+        args = _absolute_paths(dict(step.with_), base_dir)
+        try:
+            tool.input_model.model_validate(args)
+        except ValidationError as exc:
+            for f in findings_from_validation_error(exc, tool.input_model, None):
+                path = f"{base}.with.{f.path}" if f.path else f"{base}.with"
+                findings.append(_placed(error(path, f.message, f.hint), positions))
+        inputs.append(args)
+    if findings:
+        raise WorkflowError(findings, source=source)
+    return LoadedWorkflow(file=file, source=source, base_dir=str(base_dir), inputs=inputs)
+
+
+def _placed(finding: Finding, positions: Positions) -> Finding:
+    return positions.place(finding, prefer_key=True)
+
+
+def _absolute_paths(args: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """Paths in a workflow are relative to the workflow file, not to the caller's cwd."""
+    for key in ("spec_path", "terraform_dir"):
+        value = args.get(key)
+        if isinstance(value, str) and value and not Path(value).expanduser().is_absolute():
+            args[key] = str((base_dir / value).resolve())
+    return args
+
+
+def _step_name(loaded: LoadedWorkflow, index: int) -> str:
+    step = loaded.file.steps[index]
+    return step.name or f"step-{index + 1}"
+
+
+async def run_workflow(
+    loaded: LoadedWorkflow,
+    *,
+    dry_run: bool = False,
+    on_event: Callable[[int, Any], None] | None = None,
+) -> WorkflowResult:
+    """Run (or check) every step; stop at the first failure, leaving later steps not-run."""
+    from npa_sop_tui import tools
+
+    registry = tools.registry()
+    results: list[StepResult] = []
+    failed = False
+    for i, step in enumerate(loaded.file.steps):
+        tool = registry[step.tool_ref]
+        args = loaded.inputs[i]
+        name = _step_name(loaded, i)
+        if failed:
+            results.append(
+                StepResult(index=i, name=name, tool=tool.name, status="not-run", input=args)
+            )
+            continue
+        started = time.monotonic()
+        try:
+            if dry_run:
+                output = tool.check(args)
+                status: Literal["ok", "would-run"] = "would-run"
+            else:
+                sink = (lambda event, i=i: on_event(i, event)) if on_event else None
+                output = await tool.acall(args, on_event=sink)
+                status = "ok"
+                if output.get("ok") is False:
+                    # validate answers instead of raising; a workflow still stops there
+                    failed = True
+                    results.append(
+                        StepResult(
+                            index=i,
+                            name=name,
+                            tool=tool.name,
+                            status="failed",
+                            input=args,
+                            output=output,
+                            duration=time.monotonic() - started,
+                        )
+                    )
+                    continue
+            results.append(
+                StepResult(
+                    index=i,
+                    name=name,
+                    tool=tool.name,
+                    status=status,
+                    input=args,
+                    output=output,
+                    duration=time.monotonic() - started,
+                )
+            )
+        except NpaError as exc:
+            failed = True
+            results.append(
+                StepResult(
+                    index=i,
+                    name=name,
+                    tool=tool.name,
+                    status="failed",
+                    input=args,
+                    error={**exc.to_dict(), **_extra(exc)},
+                    duration=time.monotonic() - started,
+                )
+            )
+    return WorkflowResult(
+        name=loaded.file.name, source=loaded.source, dry_run=dry_run, ok=not failed, steps=results
+    )
+
+
+def _extra(exc: NpaError) -> dict[str, Any]:
+    extra = getattr(exc, "json_extra", None)
+    return extra() if callable(extra) else {}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Local test substrate: real Slurm (slurmctld + slurmd + munge) and a real sshd on
+# 127.0.0.1:2222 (user slurmops), as described in test-substrate.md §3–4.
+#
+# Usage: scripts/substrate.sh start|stop|status   (LAB defaults to /tmp/npa-substrate)
+#
+# `start` is idempotent: daemons already running from this lab are left alone, packages are
+# installed only when missing, and keys are generated once. CI runs `start` before pytest.
+set -euo pipefail
+LAB=${LAB:-/tmp/npa-substrate}
+NODE=$(hostname -s)
+cmd=${1:-start}
+
+alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+stop_pidfile() {
+  [[ -s $1 ]] || return 0
+  local pid
+  pid=$(cat "$1")
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+}
+
+case $cmd in
+  stop)
+    stop_pidfile "$LAB/sshd.pid"
+    stop_pidfile /run/slurm/slurmd.pid
+    stop_pidfile /run/slurm/slurmctld.pid
+    stop_pidfile /run/munge/munged.pid # munge last: slurm needs it to shut down cleanly
+    exit 0
+    ;;
+  status)
+    rc=0
+    for p in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid "$LAB/sshd.pid"; do
+      if alive "$p"; then echo "up   $p"; else echo "down $p"; rc=1; fi
+    done
+    exit $rc
+    ;;
+  start) ;;
+  *)
+    echo "usage: $0 start|stop|status" >&2
+    exit 2
+    ;;
+esac
+
+export DEBIAN_FRONTEND=noninteractive
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null \
+  || ! command -v sinfo >/dev/null || [[ ! -x /usr/sbin/sshd ]]; then
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends slurmctld slurmd slurm-client munge openssh-server
+fi
+mkdir -p "$LAB"
+
+# --- munge -------------------------------------------------------------------------------
+if [[ ! -s /etc/munge/munge.key ]]; then
+  mungekey --create --keyfile=/etc/munge/munge.key
+  chown munge:munge /etc/munge/munge.key
+  chmod 600 /etc/munge/munge.key
+fi
+install -d -o munge -g munge -m 0755 /run/munge
+if ! alive /run/munge/munged.pid; then
+  runuser -u munge -- /usr/sbin/munged
+fi
+for _ in $(seq 50); do munge -n >/dev/null 2>&1 && break; sleep 0.1; done
+
+# --- slurm -------------------------------------------------------------------------------
+install -d -o slurm -g slurm /run/slurm /var/log/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd
+if ! alive /run/slurm/slurmctld.pid; then
+  cat >/etc/slurm/slurm.conf <<EOF
+ClusterName=labcluster
+SlurmctldHost=localhost
+SlurmUser=slurm
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=/var/lib/slurm/slurmctld
+SlurmdSpoolDir=/var/lib/slurm/slurmd
+SlurmctldPidFile=/run/slurm/slurmctld.pid
+SlurmdPidFile=/run/slurm/slurmd.pid
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmdLogFile=/var/log/slurm/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmdTimeout=10
+GresTypes=gpu
+NodeName=${NODE} NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=2000 State=UNKNOWN
+# fake GPU nodes: nothing listens on port 6899, so they never answer -> unknown*/down*
+NodeName=gpu-[001-003] NodeAddr=127.0.0.1 Port=6899 CPUs=128 RealMemory=1000000 Gres=gpu:h100:8 Feature=gpu_h100_sxm,network_ssd State=UNKNOWN
+PartitionName=main Nodes=${NODE},gpu-[001-003] Default=YES MaxTime=INFINITE State=UP
+PartitionName=debug Nodes=${NODE} MaxTime=00:30:00 DefaultTime=00:10:00 State=UP
+EOF
+  echo "NodeName=gpu-[001-003] Name=gpu Type=h100 Count=8" >/etc/slurm/gres.conf
+  /usr/sbin/slurmctld -c
+fi
+if ! alive /run/slurm/slurmd.pid; then
+  /usr/sbin/slurmd
+fi
+for _ in $(seq 60); do
+  sinfo -h -n "$NODE" -o %T 2>/dev/null | grep -Eqx 'idle|mixed|allocated|drained|draining' && break
+  sleep 0.5
+done
+
+# --- sshd on 127.0.0.1:2222 --------------------------------------------------------------
+id slurmops >/dev/null 2>&1 || useradd -m -s /bin/bash slurmops
+usermod -p '*' slurmops # useradd leaves the account locked ('!'); sshd without PAM refuses it
+[[ -f $LAB/host_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$LAB/host_ed25519"
+[[ -f $LAB/client_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$LAB/client_ed25519"
+install -d -o slurmops -g slurmops -m 700 /home/slurmops/.ssh
+install -o slurmops -g slurmops -m 600 "$LAB/client_ed25519.pub" /home/slurmops/.ssh/authorized_keys
+echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 "$LAB/host_ed25519.pub")" >"$LAB/known_hosts"
+cat >"$LAB/sshd_config" <<EOF
+Port 2222
+ListenAddress 127.0.0.1
+HostKey $LAB/host_ed25519
+PidFile $LAB/sshd.pid
+AuthenticationMethods publickey
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin no
+AllowUsers slurmops
+UsePAM no
+X11Forwarding no
+AllowTcpForwarding no
+PrintMotd no
+EOF
+install -d -m 0755 /run/sshd # privilege-separation dir; sshd refuses to start without it
+if ! alive "$LAB/sshd.pid"; then
+  /usr/sbin/sshd -t -f "$LAB/sshd_config"
+  /usr/sbin/sshd -f "$LAB/sshd_config" -E "$LAB/sshd.log"
+  for _ in $(seq 50); do [[ -s $LAB/sshd.pid ]] && break; sleep 0.1; done
+fi
+echo "substrate up: slurm on $NODE, sshd 127.0.0.1:2222 user slurmops, lab $LAB"

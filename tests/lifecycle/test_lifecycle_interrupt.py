@@ -1,0 +1,170 @@
+"""Interrupting deploys: at several points, twice in a row, and by Ctrl-C on the CLI.
+
+Each time the lock must be released, the state readable, the operation recorded as
+interrupted, and the next deploy must converge to the resources of an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npa_sop_tui import inventory, lifecycle
+from npa_sop_tui.events import Event
+from npa_sop_tui.locks import is_locked
+
+pytestmark = pytest.mark.integration
+
+SEED = int(os.environ.get("NPA_TEST_SEED", time.time_ns() % 10_000))
+
+
+def _when_phase(phase: str) -> Callable[[Event, int], bool]:
+    return lambda e, _n: e.kind == "phase_changed" and e.phase == phase
+
+
+def _started_in(phase: str) -> Callable[[Event, int], bool]:
+    """True at the first resource that starts during `phase`."""
+    current: list[str] = []
+
+    def check(event: Event, _count: int) -> bool:
+        if event.kind == "phase_changed":
+            current.append(event.phase)
+        return bool(current) and current[-1] == phase and event.kind == "resource_started"
+
+    return check
+
+
+async def _interrupted_deploy(
+    spec: Any, opts: Any, trigger: Callable[[Event, int], bool] | None, delay: float | None
+) -> list[Event]:
+    events: list[Event] = []
+    task: asyncio.Task[Any] | None = None
+    fired = False
+
+    def sink(event: Event) -> None:
+        nonlocal fired
+        events.append(event)
+        if trigger is not None and not fired and trigger(event, len(events)):
+            fired = True
+            assert task is not None
+            task.cancel()
+
+    task = asyncio.ensure_future(lifecycle.deploy(spec, options=opts, on_event=sink))
+    if delay is not None:
+        await asyncio.sleep(delay)
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    return events
+
+
+async def test_lifecycle_interrupt_at_several_points_converges(
+    make_spec: Any, sandbox_options: Any
+) -> None:
+    rng = random.Random(SEED)
+    reference = await lifecycle.deploy(make_spec("ref"), options=sandbox_options())
+    expected = await lifecycle.cluster_resources("ref", sandbox_options())
+    assert len(expected) == reference.resources
+
+    points: list[tuple[str, Callable[[Event, int], bool] | None, float | None]] = [
+        ("during init", _when_phase("init"), None),
+        ("first resource of apply:k8s", _started_in("apply:k8s"), None),
+        ("inside apply:full", _started_in("apply:full"), None),
+        (f"random time (seed {SEED})", None, rng.uniform(1.0, 4.0)),
+    ]
+    for i, (label, trigger, delay) in enumerate(points):
+        name = f"intr{i}"
+        spec = make_spec(name)
+        events = await _interrupted_deploy(spec, sandbox_options(sleep=0.3), trigger, delay)
+        final = events[-1]
+        assert final.kind == "operation_finished" and final.result == "interrupted", label
+        assert not is_locked(name), label
+        partial = await lifecycle.cluster_resources(name, sandbox_options())  # state readable
+        assert set(partial) <= set(expected), label
+        entry = inventory.require(name)
+        assert entry.state == "interrupted" and entry.last_operation.result == "interrupted"
+
+        again = await lifecycle.deploy(spec, options=sandbox_options())
+        assert await lifecycle.cluster_resources(name, sandbox_options()) == expected, label
+        assert again.resources == len(expected)
+
+
+async def test_lifecycle_second_cancel_forces_with_warning(
+    make_spec: Any, sandbox_options: Any
+) -> None:
+    spec = make_spec("force")
+    events: list[Event] = []
+    task = asyncio.ensure_future(
+        lifecycle.deploy(spec, options=sandbox_options(sleep=3), on_event=events.append)
+    )
+    # wait until a long local-exec is running, then interrupt twice
+    for _ in range(400):
+        if any(e.kind == "resource_started" for e in events):
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    warnings = [e for e in events if e.kind == "diagnostic" and e.severity == "warning"]
+    assert any("killed" in w.summary for w in warnings)
+    assert events[-1].kind == "operation_finished" and events[-1].result == "interrupted"
+    assert not is_locked("force")
+    result = await lifecycle.deploy(spec, options=sandbox_options())
+    assert result.resources == 23
+
+
+def test_lifecycle_ctrl_c_on_the_cli_exits_130(tmp_path: Path) -> None:
+    from npa_sop_tui.sandbox.local_terraform import prepare
+
+    spec = tmp_path / "ctrlc.yaml"
+    spec.write_text(
+        "apiVersion: npa.soperator/v0.0.1\nname: ctrlc\n"
+        "root_login_ssh_public_key: ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ t\n"
+        "workers:\n  - name: cpu\n    size: 1\n"
+    )
+    env = dict(os.environ, TF_VAR_standin_sleep_seconds="2", NPA_TERRAFORM_BIN=prepare().binary)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from npa_sop_tui.cli import main; sys.exit(main())",
+            "soperator",
+            "deploy",
+            "--sandbox",
+            "--yes",
+            "--spec",
+            str(spec),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "Creating the Kubernetes cluster" in line:
+            break
+    time.sleep(0.8)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, "".join(seen) + err
+    assert "interrupting" in err and "interrupted" in err
+    assert "Traceback" not in err
+    entry = inventory.require("ctrlc")
+    assert entry.last_operation is not None and entry.last_operation.result == "interrupted"
+    assert not is_locked("ctrlc")

@@ -1,0 +1,287 @@
+"""Real sinfo over real SSH (asyncssh → sshd → slurmctld on loopback)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.paths import known_hosts_path
+from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
+from npa_sop_tui.status.slurm import (
+    NODES_DELIMITED_CMD,
+    NODES_JSON_CMD,
+    SlurmCommandFailed,
+    collect_slurm,
+    parse_nodes_delimited,
+    parse_sinfo_json,
+)
+from npa_sop_tui.status.ssh import SshSession, SshTarget
+from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
+
+from .conftest import PrivateSshd, Substrate, eventually
+
+pytestmark = pytest.mark.integration
+
+
+def session(sub: Substrate, *, port: int | None = None, accept: bool = True) -> SshSession:
+    target = SshTarget(host=sub.host, port=port or sub.port, user=sub.user, identity_file=sub.key)
+    return SshSession(target, policy=HostKeyPolicy.accept_new() if accept else HostKeyPolicy())
+
+
+async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) -> None:
+    s = session(substrate)
+    try:
+        state = await collect_slurm(s, host=substrate.host)
+        # The substrate runs Slurm 22.05 → the v0.0.38 JSON shape.
+        assert state.version and state.version.startswith("22.05")
+        assert state.source_format == "json-v0.0.38"
+        parts = {p.name: p for p in state.partitions}
+        assert set(parts) == {"main", "debug"}
+        assert parts["main"].default and not parts["debug"].default
+        assert parts["debug"].timelimit == "30:00"
+        assert sorted(parts["main"].nodes)[:3] == ["gpu-001", "gpu-002", "gpu-003"]
+        nodes = {n.name: n for n in state.nodes}
+        gpu = nodes["gpu-001"]
+        assert gpu.cpus == 128 and gpu.memory_mb == 1000000 and gpu.gres == "gpu:h100:8"
+        assert gpu.features == ["gpu_h100_sxm", "network_ssd"]
+        assert "NOT_RESPONDING" in gpu.flags or gpu.state == "unknown"  # never answers
+        real = [n for n in state.nodes if not n.name.startswith("gpu-")]
+        assert len(real) == 1 and real[0].partitions == ["main", "debug"]
+        assert real[0].state in ("idle", "mixed", "allocated")
+        assert "PARTITION" in state.sinfo_text
+        assert s.connects == 1
+        # One reused connection: more polls, no new connection.
+        await asyncio.gather(*(collect_slurm(s, host=substrate.host) for _ in range(4)))
+        assert s.connects == 1
+    finally:
+        await s.close()
+
+
+async def test_json_and_delimited_agree_on_the_live_cluster(
+    substrate: Substrate, drained_node: tuple[str, str]
+) -> None:
+    s = session(substrate)
+    try:
+        for _ in range(3):  # a state change between the two commands would be a false alarm
+            js, txt = await asyncio.gather(s.run(NODES_JSON_CMD), s.run(NODES_DELIMITED_CMD))
+            by_json = sorted(parse_sinfo_json(js.stdout).nodes, key=lambda n: n.name)
+            by_text = sorted(parse_nodes_delimited(txt.stdout), key=lambda n: n.name)
+            if by_json == by_text:
+                break
+        assert [n.model_dump() for n in by_json] == [n.model_dump() for n in by_text]
+        assert any("DRAIN" in n.flags for n in by_json)
+    finally:
+        await s.close()
+
+
+async def test_drained_node_shows_its_reason_and_a_hint(
+    substrate: Substrate, drained_node: tuple[str, str]
+) -> None:
+    name, reason = drained_node
+    for fmt in ("json", "delimited"):
+        settings = StatusSettings(
+            name="lab",
+            kube_enabled=False,
+            login_host=substrate.host,
+            login_port=substrate.port,
+            login_user=substrate.user,
+            identity_file=substrate.key,
+            slurm_format=fmt,
+        )
+        async with StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w:
+            snap = await w.refresh()
+        assert snap.slurm is not None, snap.freshness
+        node = next(n for n in snap.slurm.nodes if n.name == name)
+        assert node.reason == reason
+        assert "DRAIN" in node.flags and node.display.startswith("drained")
+        hint = next(h for h in snap.verdict.hints if h.code == "node-drained-health-check")
+        assert name in hint.message and "state=resume" in hint.action
+        assert snap.verdict.state == "degraded"
+
+
+async def test_unknown_host_key_is_refused_then_accepted_with_consent(
+    substrate: Substrate,
+) -> None:
+    refused = session(substrate, accept=False)
+    with pytest.raises(HostKeyUnknown) as err:
+        await refused.run("true")
+    assert "--accept-new-host-key" in err.value.render()
+    assert KnownHosts().lookup(substrate.host, substrate.port) == []
+
+    asked: list[str] = []
+
+    async def consent(host: str, port: int, entry: object) -> bool:
+        asked.append(f"{host}:{port} {entry.fingerprint}")  # type: ignore[attr-defined]
+        return True
+
+    s = SshSession(refused.target, policy=HostKeyPolicy(consent))
+    try:
+        assert (await s.run("echo ok")).stdout.strip() == "ok"
+    finally:
+        await s.close()
+    assert len(asked) == 1 and asked[0].startswith("127.0.0.1:2222 SHA256:")
+    recorded = KnownHosts().lookup(substrate.host, substrate.port)
+    assert [e.key_b64 for e in recorded] == [substrate.host_pub]
+    assert known_hosts_path().read_text().startswith("[127.0.0.1]:2222 ssh-ed25519 ")
+    # Known now: a refusing policy connects without being asked.
+    again = session(substrate, accept=False)
+    try:
+        assert (await again.run("echo ok")).exit_status == 0
+    finally:
+        await again.close()
+
+
+async def test_changed_host_key_is_refused_even_with_accept_new(
+    substrate: Substrate, private_sshd: PrivateSshd
+) -> None:
+    s = session(substrate, port=private_sshd.port)
+    try:
+        assert (await s.run("echo first")).stdout.strip() == "first"
+    finally:
+        await s.close()
+    before = known_hosts_path().read_text()
+    private_sshd.stop()
+    private_sshd.new_host_key()
+    private_sshd.start()
+    s = session(substrate, port=private_sshd.port)  # accept_new: still must refuse
+    with pytest.raises(HostKeyChanged) as err:
+        await s.run("echo second")
+    text = err.value.render()
+    assert "HAS CHANGED" in text and f"[127.0.0.1]:{private_sshd.port}" in text
+    assert known_hosts_path().read_text() == before  # nothing auto-accepted
+
+
+async def test_sshd_stopped_mid_watch_marks_slurm_stale_and_recovers(
+    substrate: Substrate, private_sshd: PrivateSshd
+) -> None:
+    settings = StatusSettings(
+        name="lab",
+        kube_enabled=False,
+        login_host=substrate.host,
+        login_port=private_sshd.port,
+        login_user=substrate.user,
+        identity_file=substrate.key,
+        slurm_interval=0.3,
+        ssh_backoff_max=0.5,
+        command_timeout=5,
+    )
+    phases: list[str] = []
+    async with (
+        asyncio.timeout(40),
+        StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w,
+    ):
+        async for snap in w.snapshots():
+            f = snap.freshness["slurm"]
+            phases.append(f.state)
+            if len(phases) == 1:
+                assert f.state == "fresh" and snap.slurm is not None
+                private_sshd.stop()  # drops the live connection too
+            elif f.state == "stale":
+                assert snap.slurm is not None, "old data is kept while stale"
+                assert f.stale_since is not None and f.error
+                assert any(h.code == "slurm-unreachable" for h in snap.verdict.hints)
+                if phases.count("stale") == 1:
+                    private_sshd.start()
+            elif f.state == "fresh" and "stale" in phases:
+                break
+            await asyncio.sleep(0)
+        assert w._session is not None and w._session.connects == 2  # reconnected once
+    assert phases[0] == "fresh" and "stale" in phases and phases[-1] == "fresh"
+
+
+async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
+    settings = StatusSettings(
+        name="lab",
+        kube_enabled=False,
+        login_host=substrate.host,
+        login_port=substrate.port,
+        login_user=substrate.user,
+        identity_file=substrate.key,
+        slurm_interval=60,
+    )
+    async with StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w:
+        await eventually(lambda: w.polls == 1, what="first poll")
+        await asyncio.sleep(0.5)
+        assert w.polls == 1  # 60 s interval: no second poll yet
+        w.set_interval("slurm", 0.1)
+        await eventually(lambda: w.polls >= 4, timeout=5, what="faster polls")
+        with pytest.raises(ValueError):
+            w.set_interval("slurm", 0)
+
+
+def test_known_hosts_file_is_plain_openssh(tmp_path: Path) -> None:
+    kh = KnownHosts(tmp_path / "kh")
+    from npa_sop_tui.status.hostkeys import HostKeyEntry
+
+    kh.add("10.0.0.1", 22, HostKeyEntry("ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIA=="))
+    assert (tmp_path / "kh").read_text() == "10.0.0.1 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA==\n"
+    assert kh.lookup("10.0.0.1", 22)[0].fingerprint.startswith("SHA256:")
+    assert kh.lookup("10.0.0.1", 2222) == []
+
+
+def test_known_hosts_reads_hashed_entries(tmp_path: Path) -> None:
+    import base64
+    import hashlib
+    import hmac
+
+    salt = b"0123456789abcdefghij"
+    mac = hmac.new(salt, b"[10.0.0.2]:2222", hashlib.sha1).digest()
+    line = f"|1|{base64.b64encode(salt).decode()}|{base64.b64encode(mac).decode()} ssh-ed25519 AAAA"
+    (tmp_path / "kh").write_text(line + "\n")
+    kh = KnownHosts(tmp_path / "kh")
+    assert [e.key_b64 for e in kh.lookup("10.0.0.2", 2222)] == ["AAAA"]
+    assert kh.lookup("10.0.0.3", 2222) == []
+
+
+async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
+    substrate: Substrate,
+) -> None:
+    """A Slurm without `--json`: the real sinfo rejects an unknown option with exit 1."""
+    s = session(substrate)
+
+    class OldSlurm:
+        async def run(self, command: str, *, timeout: float = 30.0) -> object:
+            return await s.run(command.replace("--json", "--no-such-json-flag"), timeout=timeout)
+
+    try:
+        state = await collect_slurm(OldSlurm(), host=substrate.host, fmt="auto")
+        assert state.source_format == "delimited" and state.version is None
+        assert {n.name for n in state.nodes} >= {"gpu-001", "gpu-002", "gpu-003"}
+        with pytest.raises(SlurmCommandFailed, match="no-such-json-flag"):
+            await collect_slurm(OldSlurm(), host=substrate.host, fmt="json")
+    finally:
+        await s.close()
+
+
+async def test_connect_failures_back_off_instead_of_hammering() -> None:
+    from npa_sop_tui.status.ssh import Backoff, SshUnavailable
+
+    attempts = 0
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal attempts
+        attempts += 1
+        writer.close()  # not an SSH server: every connect fails
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    sess = SshSession(
+        SshTarget("127.0.0.1", port, "nobody", connect_timeout=2),
+        backoff=Backoff(initial=0.4, maximum=0.4),
+    )
+    try:
+        with pytest.raises(SshUnavailable, match="cannot reach"):
+            await sess.run("true")
+        assert attempts == 1
+        with pytest.raises(SshUnavailable):
+            await sess.run("true")  # inside the backoff window: no new attempt
+        assert attempts == 1
+        await asyncio.sleep(0.45)
+        with pytest.raises(SshUnavailable, match="cannot reach"):
+            await sess.run("true")  # window over: tried again
+        assert attempts == 2 and sess.connects == 0
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -1,0 +1,269 @@
+"""Verdict and hints from hand-built Kubernetes/Slurm states (built with the same helpers the
+fake API server serves, passed through the collector's own model builder)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from npa_sop_tui.sandbox.fake_kube import (
+    make_login_service,
+    make_node,
+    make_nodeset,
+    make_pod,
+    make_slurmcluster,
+)
+from npa_sop_tui.status.kube import build_kube_state
+from npa_sop_tui.status.model import Freshness, KubeState, SlurmState, WorkerCapacity
+from npa_sop_tui.status.slurm import parse_nodes_delimited
+from npa_sop_tui.status.verdict import compute_verdict
+
+FRESH = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="fresh")}
+
+
+def kube(
+    *,
+    nodes: list[dict[str, Any]] | None = None,
+    pods: list[dict[str, Any]] | None = None,
+    cluster: dict[str, Any] | None = None,
+    nodesets: list[dict[str, Any]] | None = None,
+    login_ip: str | None = "203.0.113.7",
+    crds: bool = True,
+) -> KubeState:
+    return build_kube_state(
+        "nebius-demo-slurm",
+        nodes=nodes if nodes is not None else [make_node("w0", pool="worker", gpu=True)],
+        pods=pods or [],
+        services=[make_login_service(login_ip)],
+        slurmclusters=[cluster or make_slurmcluster()] if crds else [],
+        slurmclusters_missing=not crds,
+        nodesets=nodesets
+        if nodesets is not None
+        else [make_nodeset("worker", replicas=1, ready=1)],
+        nodesets_missing=not crds,
+    )
+
+
+def slurm(lines: str) -> SlurmState:
+    return SlurmState(host="h", source_format="delimited", nodes=parse_nodes_delimited(lines))
+
+
+HEALTHY = "worker-0|main*|idle|0/128/0/128|1638400|gpu:h100:8|gpu|none\n"
+
+
+def codes(v: Any) -> list[str]:
+    return [h.code for h in v.hints]
+
+
+def test_ready_when_everything_matches_soperators_rule() -> None:
+    v = compute_verdict(kube=kube(), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state == "ready", v
+    assert v.hints == []
+    assert "workers 1/1" in v.summary and "usable 1/1" in v.summary
+
+
+def test_accounting_disabled_is_not_a_failure() -> None:
+    cluster = make_slurmcluster(conditions={"AccountingAvailable": False})
+    cluster["status"]["conditions"][3]["message"] = "Slurm accounting is disabled"
+    assert (
+        compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH).state
+        == "ready"
+    )
+    cluster["status"]["conditions"][3]["message"] = "db down"
+    assert (
+        compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH).state
+        == "progressing"
+    )
+
+
+def test_bring_up_stages_are_progressing() -> None:
+    v = compute_verdict(kube=kube(crds=False, nodesets=[]), slurm=None, freshness=FRESH)
+    assert v.state == "progressing" and "soperator-not-installed" in codes(v)
+    pending = make_slurmcluster(
+        "Pending",
+        conditions={
+            t: "Unknown"
+            for t in (
+                "CommonAvailable",
+                "ControllersAvailable",
+                "LoginAvailable",
+                "AccountingAvailable",
+                "SConfigControllerAvailable",
+            )
+        },
+    )
+    v = compute_verdict(kube=kube(cluster=pending), slurm=None, freshness=FRESH)
+    assert v.state == "progressing" and "jail-populating" in codes(v)
+    na = make_slurmcluster("Not available", conditions={"LoginAvailable": False})
+    v = compute_verdict(kube=kube(cluster=na), slurm=None, freshness=FRESH)
+    assert v.state == "progressing"
+    assert any("LoginAvailable" in h.message for h in v.hints)
+
+
+def test_workers_stuck_at_zero_nodes_names_the_capacity_mode() -> None:
+    k = kube(
+        nodes=[make_node("sys-0", nodeset="system")],
+        nodesets=[make_nodeset("worker", replicas=2, ready=0, phase="Provisioning")],
+        pods=[
+            make_pod(
+                "worker-0",
+                "nodeset",
+                phase="Pending",
+                ready=False,
+                unschedulable_message="0/1 nodes are available: 1 node(s) didn't "
+                "match Pod's node affinity/selector",
+            )
+        ],
+    )
+    v = compute_verdict(
+        kube=k,
+        slurm=None,
+        freshness=FRESH,
+        workers=[WorkerCapacity(name="worker", capacity_mode="on-demand", node_groups=1, nodes=2)],
+    )
+    assert v.state == "progressing"
+    hint = next(h for h in v.hints if h.code == "workers-no-nodes")
+    assert hint.subject == "worker"
+    assert "on-demand GPU quota is often 0" in hint.message
+    assert "preemptible" in hint.action and "quota" in hint.action
+    unsched = next(h for h in v.hints if h.code == "pods-unschedulable")
+    assert "node affinity" in unsched.message and "describe pod worker-0" in unsched.action
+
+    v = compute_verdict(
+        kube=k,
+        slurm=None,
+        freshness=FRESH,
+        workers=[
+            WorkerCapacity(name="worker", capacity_mode="preemptible", node_groups=1, nodes=2)
+        ],
+    )
+    assert (
+        "preemptible GPU capacity"
+        in next(h for h in v.hints if h.code == "workers-no-nodes").message
+    )
+
+
+def test_drained_by_health_check_is_degraded_with_resume_hint() -> None:
+    lines = HEALTHY.replace("worker-0", "worker-1") + (
+        "worker-0|main*|drained|0/0/128/128|1638400|gpu:h100:8|gpu|"
+        "[node_problem] gpu_health_check: XID 79 [hc_program]\n"
+    )
+    k = kube(nodesets=[make_nodeset("worker", replicas=2, ready=2)])
+    v = compute_verdict(kube=k, slurm=slurm(lines), freshness=FRESH)
+    assert v.state == "degraded"
+    hint = next(h for h in v.hints if h.code == "node-drained-health-check")
+    assert "worker-0" in hint.message and "XID 79" in hint.message
+    assert "activechecks" in hint.action
+    assert "scontrol update nodename=worker-0 state=resume" in hint.action
+
+
+def test_user_problem_drain_is_transient() -> None:
+    lines = "worker-0|main*|drained|0/0/128/128|1|(null)|(null)|[user_problem] boot_disk_full\n"
+    v = compute_verdict(kube=kube(), slurm=slurm(lines), freshness=FRESH)
+    assert v.state == "progressing" and codes(v) == ["node-drained-maintenance"]
+
+
+def test_not_responding_is_progressing_during_bring_up_and_degraded_after() -> None:
+    lines = "worker-0|main*|down*|0/0/128/128|1|(null)|(null)|Not responding\n"
+    provisioning = kube(
+        nodesets=[make_nodeset("worker", replicas=1, ready=0, phase="Provisioning")]
+    )
+    assert (
+        compute_verdict(kube=provisioning, slurm=slurm(lines), freshness=FRESH).state
+        == "progressing"
+    )
+    v = compute_verdict(kube=kube(), slurm=slurm(lines), freshness=FRESH)
+    assert v.state == "degraded" and "node-not-responding" in codes(v)
+
+
+def test_image_pull_and_crashloop_fail() -> None:
+    pods = [
+        make_pod(
+            "controller-0",
+            "controller",
+            phase="Pending",
+            ready=False,
+            waiting_reason="ImagePullBackOff",
+            waiting_message="tag 9.9.9 not found",
+        )
+    ]
+    v = compute_verdict(kube=kube(pods=pods), slurm=None, freshness=FRESH)
+    assert v.state == "failed"
+    hint = next(h for h in v.hints if h.code == "image-pull")
+    assert "tag 9.9.9" in hint.message and "slurm_operator_version" in hint.action
+    pods = [
+        make_pod(
+            "worker-0",
+            "nodeset",
+            phase="Pending",
+            ready=False,
+            init_waiting_reason="CrashLoopBackOff",
+        )
+    ]
+    v = compute_verdict(kube=kube(pods=pods), slurm=None, freshness=FRESH)
+    assert v.state == "failed" and "init-failing" in codes(v)
+    assert "virtiofs" in v.hints[0].message
+
+
+def test_login_without_address() -> None:
+    v = compute_verdict(kube=kube(login_ip=None), slurm=None, freshness=FRESH)
+    assert v.state == "progressing"
+    hint = next(h for h in v.hints if h.code == "login-no-address")
+    assert "public IP" in hint.action and "describe svc soperator-login-svc" in hint.action
+
+
+def test_k8s_node_conditions_and_not_ready() -> None:
+    nodes = [
+        make_node("w0", pool="worker", ready=False, preemptible=True),
+        make_node(
+            "w1",
+            pool="worker",
+            extra_conditions=[
+                {
+                    "type": "HardwareIssuesSuspected",
+                    "status": "True",
+                    "reason": "x",
+                    "message": "dcgm",
+                }
+            ],
+        ),
+    ]
+    v = compute_verdict(kube=kube(nodes=nodes), slurm=None, freshness=FRESH)
+    assert v.state == "degraded"
+    ready_hint = next(h for h in v.hints if h.code == "k8s-nodes-not-ready")
+    assert "1/2" in ready_hint.message and "preemptible" in ready_hint.message
+    assert any(
+        h.code == "k8s-node-condition" and "HardwareIssuesSuspected" in h.message for h in v.hints
+    )
+
+
+def test_worker_ready_in_kube_but_missing_in_slurm() -> None:
+    k = kube(nodesets=[make_nodeset("worker", replicas=2, ready=2)])
+    v = compute_verdict(kube=k, slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state == "degraded"
+    hint = next(h for h in v.hints if h.code == "worker-missing-in-slurm")
+    assert hint.subject == "worker-1" and "state=resume" in hint.action
+
+
+def test_one_source_down_does_not_hide_the_other() -> None:
+    fresh = {
+        "kube": Freshness(state="error", error="connection refused"),
+        "slurm": Freshness(state="fresh"),
+    }
+    v = compute_verdict(kube=None, slurm=slurm(HEALTHY), freshness=fresh)
+    assert v.state == "ready" and codes(v) == ["kube-unreachable"]
+    v = compute_verdict(
+        kube=None,
+        slurm=None,
+        freshness={
+            "kube": Freshness(state="error", error="a"),
+            "slurm": Freshness(state="error", error="b"),
+        },
+    )
+    assert v.state == "unknown" and codes(v) == ["kube-unreachable", "slurm-unreachable"]
+
+
+def test_not_ready_while_slurm_is_still_pending() -> None:
+    pending = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="pending")}
+    assert compute_verdict(kube=kube(), slurm=None, freshness=pending).state == "progressing"
+    off = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="disabled")}
+    assert compute_verdict(kube=kube(), slurm=None, freshness=off).state == "ready"
