@@ -45,8 +45,8 @@ from npa_sop_tui.redact import Redactor
 from npa_sop_tui.terraform import RunResult, TerraformBinary, TerraformRunner
 
 if TYPE_CHECKING:
-    from npa_sop_tui.sshkeys import ResolvedKey
     from npa_sop_tui.spec import SoperatorSpec
+    from npa_sop_tui.sshkeys import ResolvedKey
 
 # Replacements that are safe to apply without asking: local bookkeeping resources upstream
 # re-creates on purpose (npa-anchor.md §3.1 step 12), and the stand-in's model of an in-place

@@ -9,14 +9,12 @@ reported), 2 bad input (nothing ran), 130 interrupted. Nothing heavy is imported
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
-from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, Interrupted, UsageError
+from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, UsageError
 
 T = TypeVar("T")
 
@@ -144,37 +142,15 @@ def _printer(args: argparse.Namespace) -> Callable[[Any, Any], None] | None:
 def _run(coro_factory: Callable[[], Awaitable[T]], runner: Any) -> T:
     """Run a fleet operation; the first Ctrl-C stops every running target gracefully, a
     second one forces Terraform to stop."""
+    from npa_sop_tui.cli.interrupts import run_interruptible
 
-    async def main() -> T:
-        task = asyncio.ensure_future(coro_factory())
-        loop = asyncio.get_running_loop()
-        presses = 0
-
-        def on_sigint() -> None:
-            nonlocal presses
-            presses += 1
-            if presses == 1:
-                sys.stderr.write(
-                    "interrupting: waiting for running targets to stop cleanly "
-                    "(Ctrl-C again to force)\n"
-                )
-                task.cancel()
-            else:
-                sys.stderr.write("forcing Terraform to stop; state may need repair\n")
-                runner.force()
-
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            raise Interrupted(
-                "fleet operation interrupted; running targets were stopped and recorded",
-                hint="run the same command again to converge",
-            ) from None
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
-
-    return asyncio.run(main())
+    return run_interruptible(
+        coro_factory,
+        interrupted="fleet operation interrupted; running targets were stopped and recorded",
+        force=runner.force,
+        graceful_message="interrupting: waiting for running targets to stop cleanly "
+        "(Ctrl-C again to force)",
+    )
 
 
 def _confirm(args: argparse.Namespace, verb: str, targets: list[Any]) -> bool:

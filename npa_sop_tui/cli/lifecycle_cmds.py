@@ -9,15 +9,13 @@ Nothing heavy is imported at module level.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
-from npa_sop_tui.errors import Interrupted, UsageError
+from npa_sop_tui.errors import UsageError
 
 T = TypeVar("T")
 
@@ -119,44 +117,21 @@ def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
 
 def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argparse.Namespace) -> T:
     """Run one lifecycle coroutine; each Ctrl-C cancels it (1st: graceful, 2nd: force)."""
+    from npa_sop_tui.cli.interrupts import run_interruptible
+
     sink, progress = _sink(args)
 
-    async def main() -> T:
-        task = asyncio.ensure_future(factory(sink))
-        presses = 0
-
-        def on_sigint() -> None:
-            nonlocal presses
-            presses += 1
-            message = (
-                "interrupting: waiting for Terraform to stop cleanly (Ctrl-C again to force)"
-                if presses == 1
-                else "forcing Terraform to stop; state may need repair"
-            )
-            if progress is not None:
-                progress.note(message)
-            else:
-                sys.stderr.write(message + "\n")
-            task.cancel()
-
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if task.cancelled():
-                raise Interrupted(
-                    "operation interrupted; Terraform stopped and the run was recorded",
-                    hint="run the same command again to converge",
-                ) from None
-            raise
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
+    def run() -> T:
+        return run_interruptible(
+            lambda: factory(sink),
+            interrupted="operation interrupted; Terraform stopped and the run was recorded",
+            **({"notify": progress.note} if progress is not None else {}),
+        )
 
     if progress is not None:
         with progress:
-            return asyncio.run(main())
-    return asyncio.run(main())
+            return run()
+    return run()
 
 
 def _options(args: argparse.Namespace, **extra: Any) -> Any:

@@ -10,7 +10,6 @@ failed, or no source could be queried; 2 for bad flags; 130 when a `--watch` is 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import shutil
 import sys
@@ -225,6 +224,8 @@ def exit_code_for(snap: ClusterStatus) -> int:
 def handle_status(args: argparse.Namespace) -> int:
     settings = build_settings(args)
     try:
+        import asyncio
+
         return asyncio.run(_status(args, settings))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

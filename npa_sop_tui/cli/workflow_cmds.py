@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from typing import Any
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
-from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, Interrupted
+from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,20 +41,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         if line:
             sys.stderr.write(f"[{loaded.file.steps[index].name or f'step-{index + 1}'}] {line}\n")
 
-    async def main() -> Any:
-        task = asyncio.ensure_future(
-            run_workflow(loaded, dry_run=args.dry_run, on_event=None if wants_json(args) else show)
-        )
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            raise Interrupted("workflow interrupted; the running step was stopped") from None
-        finally:
-            loop.remove_signal_handler(signal.SIGINT)
+    from npa_sop_tui.cli.interrupts import run_interruptible
 
-    result = asyncio.run(main())
+    result = run_interruptible(
+        lambda: run_workflow(
+            loaded, dry_run=args.dry_run, on_event=None if wants_json(args) else show
+        ),
+        interrupted="workflow interrupted; the running step was stopped",
+        hint=None,
+    )
     if wants_json(args):
         emit_json(result.model_dump(mode="json"))
     else:
