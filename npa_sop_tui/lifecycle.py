@@ -390,6 +390,13 @@ def _identity(spec: SoperatorSpec, options: LifecycleOptions, config: Any, recip
     return resolve_identity(spec, config)
 
 
+def _will_clone(options: LifecycleOptions, config: Any) -> bool:
+    if options.identity is not None or options.sandbox or options.terraform_dir is not None:
+        return False
+    recipe_settings = _config_value(config, "recipe")
+    return _config_value(recipe_settings, "path") is None
+
+
 def _root_key(
     spec: SoperatorSpec, options: LifecycleOptions, config: Any, *, sandboxed: bool
 ) -> ResolvedKey:
@@ -686,6 +693,11 @@ async def _prepare(
     from npa_sop_tui.render import render
 
     config = None if options.identity is not None else _load_config(options)
+    if _will_clone(options, config):
+        # Say what identity is missing before spending a minute cloning the recipe.
+        from npa_sop_tui.config import resolve_identity
+
+        resolve_identity(spec, config)
     recipe, binary, env = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
     identity = _identity(spec, options, config, recipe)
     capacity = _capacity(spec, options)
