@@ -1,9 +1,49 @@
-"""Placeholder: the owning work item replaces this module."""
+"""`npa soperator tui [--sandbox] [--spec F]` (and `npa-sop`): start the Textual app.
+
+Textual is imported only when the command runs, so other `npa` commands stay light.
+"""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from npa_sop_tui.errors import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    parser = subparsers.add_parser(
+        "tui",
+        help="the interactive app: wizard, deploy with live progress, status, destroy",
+        description=(
+            "Open the npa-sop terminal app. With --sandbox everything runs on this machine: "
+            "the stand-in recipe through real Terraform, a simulated Kubernetes API and Slurm."
+        ),
+    )
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run the whole flow locally (no cloud account needed); state under NPA_HOME/sandbox",
+    )
+    parser.add_argument(
+        "--spec", type=Path, metavar="FILE", help="open this cluster.yaml in the wizard"
+    )
+    parser.set_defaults(handler=run_tui)
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    spec: Path | None = args.spec
+    if spec is not None and not spec.is_file():
+        raise UsageError(
+            f"{spec}: no such file", hint="give the path of an existing cluster.yaml to --spec"
+        )
+    config = None
+    try:
+        from npa_sop_tui.config import load_config
+
+        config = load_config()
+    except ImportError:
+        config = None
+    from npa_sop_tui.app import run_app
+
+    return run_app(sandbox=bool(args.sandbox), spec_path=spec, config=config)

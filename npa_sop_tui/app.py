@@ -1,0 +1,265 @@
+"""`npa-sop`: the Textual app shell — header, footer, command palette, keymap, error modal.
+
+Screens (in `npa_sop_tui.screens`) do the flows; this module only wires them together and
+owns the app-wide actions, so the command palette, the home screen's keys and the other
+screens all reach the same code path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from npa_sop_tui.backend import Backend
+
+APP_TITLE = "npa-sop"
+
+
+class NpaSopApp(App[int]):
+    """Stand up and watch Soperator (Slurm on Kubernetes) clusters."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = APP_TITLE
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
+    ]
+
+    cluster: reactive[str] = reactive("")
+    """The cluster the current screen is about ("" on the home screen)."""
+
+    kube_context: reactive[str] = reactive("")
+    """Its kube context (nebius-<name>-slurm), shown in the header."""
+
+    def __init__(
+        self,
+        backend: Backend | None = None,
+        *,
+        spec_path: Path | None = None,
+        keymap: dict[str, str] | None = None,
+        theme: str | None = None,
+        status_interval: float = 5.0,
+    ) -> None:
+        super().__init__()
+        self.status_interval = status_interval
+        self.backend: Backend = backend or Backend()
+        self.spec_path = spec_path
+        self._keymap_config = dict(keymap or {})
+        self._theme_config = theme
+
+    @property
+    def sandbox(self) -> bool:
+        return self.backend.sandbox
+
+    # -- lifecycle of the app --------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        if self._keymap_config:
+            self.set_keymap(self._keymap_config)
+        if self._theme_config and self._theme_config in self.available_themes:
+            self.theme = self._theme_config
+        self._update_titles()
+        from npa_sop_tui.screens.home import HomeScreen
+
+        self.push_screen(HomeScreen())
+        if self.spec_path is not None:
+            self.open_spec(self.spec_path)
+
+    async def on_unmount(self) -> None:
+        await self.backend.close()
+
+    def watch_cluster(self) -> None:
+        self._update_titles()
+
+    def watch_kube_context(self) -> None:
+        self._update_titles()
+
+    def _update_titles(self) -> None:
+        self.title = f"{APP_TITLE} · SANDBOX" if self.sandbox else APP_TITLE
+        parts = [p for p in (self.cluster, self.kube_context) if p]
+        self.sub_title = " · ".join(parts) if parts else "no cluster selected"
+        self.set_class(self.sandbox, "-sandbox")
+
+    def use_backend(self, backend: Backend) -> None:
+        """Switch backends (home screen → sandbox) and refresh what depends on it."""
+        self.backend = backend
+        self._update_titles()
+        self.refresh_bindings()
+
+    # -- one place that turns failed workers into an error modal ---------------------------
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        self.show_error(error, title=f"{event.worker.group or 'operation'} failed")
+
+    def show_error(self, error: BaseException | None, *, title: str = "Error") -> None:
+        from npa_sop_tui.errors import NpaError
+        from npa_sop_tui.screens.modals import ErrorModal
+
+        if isinstance(error, NpaError):
+            self.push_screen(ErrorModal(title, error.message, error.hint))
+        else:
+            text = f"{type(error).__name__}: {error}" if error else "unknown error"
+            self.push_screen(
+                ErrorModal(title, text, "This is a bug in npa-sop; please report it with the log.")
+            )
+
+    # -- app-wide actions (keys, palette and screens all call these) -----------------------
+
+    def running_operation(self) -> str | None:
+        """The name of a deploy/destroy in progress on any screen, if there is one."""
+        for screen in self.screen_stack:
+            busy = getattr(screen, "operation_running", None)
+            if callable(busy) and busy():
+                return str(getattr(screen, "operation_label", "an operation"))
+        return None
+
+    async def action_quit(self) -> None:
+        running = self.running_operation()
+        if running is None:
+            self.exit(0)
+            return
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        def chosen(yes: bool | None) -> None:
+            if yes:
+                self.exit(130)
+
+        self.push_screen(
+            ConfirmModal(
+                f"{running} is running.\n\nQuitting interrupts Terraform gracefully (state is "
+                "saved; deploy again to continue). Quit anyway?",
+                yes="Interrupt and quit",
+                no="Stay",
+                danger=True,
+            ),
+            chosen,
+        )
+
+    def action_help(self) -> None:
+        from npa_sop_tui.screens.modals import TextModal
+
+        lines = [
+            f"{b.key:>8}  {b.description}"
+            for b in self.screen.active_bindings.values()
+            for b in [b.binding]
+            if b.description
+        ]
+        self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
+
+    def action_new_cluster(self) -> None:
+        from npa_sop_tui.screens.wizard import WizardScreen
+
+        self.push_screen(WizardScreen(self.backend.example_mapping(), path=None))
+
+    def action_open_spec(self) -> None:
+        from npa_sop_tui.screens.modals import PathModal
+
+        def opened(value: str | None) -> None:
+            if value:
+                self.open_spec(Path(value).expanduser())
+
+        self.push_screen(PathModal("Open cluster.yaml", "cluster.yaml"), opened)
+
+    def open_spec(self, path: Path) -> None:
+        from npa_sop_tui.errors import NpaError
+        from npa_sop_tui.screens.wizard import WizardScreen
+
+        try:
+            mapping = self.backend.load_spec(path)
+        except NpaError as exc:
+            findings = getattr(exc, "findings", None)
+            message = exc.message
+            if findings:
+                message = "\n".join(f.render() for f in findings)
+            self.show_error(NpaError(message, hint=exc.hint), title=f"Cannot open {path}")
+            return
+        self.push_screen(WizardScreen(mapping, path=path))
+
+    def deploy(self, spec: Any, *, spec_path: Path | None = None) -> None:
+        from npa_sop_tui.screens.deploy import DeployScreen
+
+        self.push_screen(DeployScreen(spec, spec_path=spec_path))
+
+    def show_status(self, name: str) -> None:
+        from npa_sop_tui.screens.status import StatusScreen
+
+        self.push_screen(StatusScreen(name))
+
+    def destroy(self, name: str) -> None:
+        from npa_sop_tui.screens.destroy import DestroyScreen
+
+        self.push_screen(DestroyScreen(name))
+
+    def action_sandbox(self) -> None:
+        """Switch this session to the sandbox (local Terraform + in-process Kubernetes)."""
+        if self.sandbox:
+            return
+        from npa_sop_tui.sandbox.session import SandboxBackend
+
+        self.use_backend(SandboxBackend())
+        self.notify("Sandbox mode: everything runs on this machine.", title="SANDBOX")
+        screen = self.screen
+        reload = getattr(screen, "reload", None)
+        if callable(reload):
+            reload()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("New cluster", "Start the wizard", self.action_new_cluster)
+        yield SystemCommand("Open cluster.yaml", "Edit a spec in the wizard", self.action_open_spec)
+        if not self.sandbox:
+            yield SystemCommand(
+                "Sandbox", "Run the whole flow on this machine", self.action_sandbox
+            )
+        commands = getattr(screen, "palette_commands", None)
+        if callable(commands):
+            yield from commands()
+        # every key of the current screen that applies right now is a command too
+        seen = {"quit", "help", "command_palette"}
+        for active in screen.active_bindings.values():
+            binding = active.binding
+            if not active.enabled or not binding.description or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            yield SystemCommand(
+                binding.description,
+                f"key {binding.key_display or binding.key}",
+                partial(self.run_action, binding.action, active.node),
+            )
+
+
+def run_app(
+    *, sandbox: bool = False, spec_path: Path | None = None, config: Any | None = None
+) -> int:
+    """Build and run the app; returns the exit code."""
+    backend: Backend
+    if sandbox:
+        from npa_sop_tui.sandbox.session import SandboxBackend
+
+        backend = SandboxBackend()
+    else:
+        backend = Backend()
+    tui = getattr(config, "tui", None)
+    keys = dict(getattr(tui, "keys", None) or {})
+    theme = getattr(tui, "theme", None)
+    status = getattr(config, "status", None)
+    interval = float(getattr(status, "interval_seconds", 5.0) or 5.0)
+    app = NpaSopApp(
+        backend, spec_path=spec_path, keymap=keys, theme=theme, status_interval=interval
+    )
+    result = app.run()
+    return int(result or 0)

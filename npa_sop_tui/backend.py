@@ -1,0 +1,554 @@
+"""The adapter between the Textual app and the library (harlequin style).
+
+The UI never imports spec/catalog/lifecycle/status modules directly: it calls a `Backend`.
+That keeps one place to follow library changes, lets tests drive the app with the real
+library in a temp NPA_HOME, and lets the sandbox swap in its local Terraform and fake
+Kubernetes API without the screens knowing. The values handed to the UI are small frozen
+dataclasses, so a screen can't accidentally depend on a library model's internals.
+
+Library modules are imported lazily inside methods: importing this module is cheap and
+does not pull pydantic models, kubernetes or asyncssh into the app's first frame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from npa_sop_tui.errors import UsageError
+
+DOCKER_CACHE_STEP_GIB = 93
+"""The recipe allocates the node-local image disk in 93 GiB units."""
+
+
+# ---------------------------------------------------------------------------------------
+# Values the UI works with
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRow:
+    """One inventory entry as the home screen lists it."""
+
+    name: str
+    region: str
+    state: str
+    last_operation: str
+    spec_path: Path | None = None
+    kube_context: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """A validation finding as the UI shows it: level, field path, message, hint, line."""
+
+    level: str
+    path: str
+    message: str
+    hint: str | None = None
+    line: int | None = None
+
+    @property
+    def blocking(self) -> bool:
+        return self.level == "error"
+
+    def render(self) -> str:
+        where = f"line {self.line} " if self.line else ""
+        text = f"{where}{self.path or '(spec)'}: {self.message}"
+        return f"{text} (hint: {self.hint})" if self.hint else text
+
+
+@dataclass(frozen=True, slots=True)
+class PresetChoice:
+    name: str
+    vcpu: int
+    memory_gb: int
+    gpus: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """What a spec asks for in total; shown on the wizard's review step."""
+
+    nodes: int
+    vcpu: int
+    gpus: int
+    disk_gib: int
+
+
+EventKind = Literal[
+    "operation_started",
+    "phase",
+    "plan",
+    "started",
+    "progress",
+    "finished",
+    "failed",
+    "diagnostic",
+    "log",
+    "outputs",
+    "operation_finished",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressEvent:
+    """A lifecycle event reduced to what the deploy/destroy screens display."""
+
+    kind: EventKind
+    ts: float = field(default_factory=time.time)
+    address: str = ""
+    action: str = ""
+    text: str = ""
+    level: str = "info"
+    elapsed: float | None = None
+    add: int = 0
+    change: int = 0
+    destroy: int = 0
+    result: str = ""
+    outputs: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class OperationOutcome:
+    """How an operation ended, honestly: ok, failed (with why), or interrupted."""
+
+    result: Literal["ok", "failed", "interrupted"]
+    message: str = ""
+    remaining: tuple[str, ...] = ()
+
+
+ProgressSink = Callable[[ProgressEvent], None]
+HostKeyConsent = Callable[[str, int, str], Awaitable[bool]]
+"""(host, port, SHA256 fingerprint) → whether the user trusts the key."""
+
+
+# ---------------------------------------------------------------------------------------
+# Converting library events
+
+
+def to_progress_event(event: Any) -> ProgressEvent:
+    """Map one typed lifecycle event (events.py) to a ProgressEvent.
+
+    Reads by attribute with defaults so a field added in the library does not break the UI.
+    """
+    kind = getattr(event, "kind", "")
+    ts = float(getattr(event, "ts", 0.0) or time.time())
+    get = lambda name, default="": getattr(event, name, default)  # noqa: E731
+    match kind:
+        case "operation_started":
+            return ProgressEvent("operation_started", ts, text=str(get("operation", "")))
+        case "phase_changed":
+            return ProgressEvent(
+                "phase", ts, text=str(get("label") or get("phase")), action=str(get("phase"))
+            )
+        case "recipe_resolved":
+            return ProgressEvent(
+                "log",
+                ts,
+                text=f"recipe: {get('origin')} {get('path')} {get('version', '') or ''}".strip(),
+            )
+        case "plan_summary":
+            return ProgressEvent(
+                "plan",
+                ts,
+                add=int(get("add", 0) or 0),
+                change=int(get("change", 0) or 0),
+                destroy=int(get("destroy", get("remove", 0)) or 0),
+                text=", ".join(get("destructive", ()) or ()),
+            )
+        case "resource_started":
+            return ProgressEvent("started", ts, address=get("addr"), action=get("action"))
+        case "resource_progress":
+            return ProgressEvent(
+                "progress", ts, address=get("addr"), elapsed=_float(get("elapsed", None))
+            )
+        case "resource_finished":
+            return ProgressEvent(
+                "finished",
+                ts,
+                address=get("addr"),
+                action=get("action"),
+                elapsed=_float(get("elapsed", None)),
+            )
+        case "resource_failed":
+            return ProgressEvent(
+                "failed",
+                ts,
+                address=get("addr"),
+                text=str(get("message", "")),
+                level="error",
+                elapsed=_float(get("elapsed", None)),
+            )
+        case "diagnostic":
+            summary = str(get("summary", ""))
+            detail = str(get("detail", "") or "")
+            text = f"{summary}\n{detail}".strip() if detail else summary
+            return ProgressEvent(
+                "diagnostic",
+                ts,
+                text=text,
+                level=str(get("severity", "error")),
+                address=str(get("address", "") or ""),
+            )
+        case "log_line" | "log":
+            return ProgressEvent(
+                "log",
+                ts,
+                text=str(get("text")),
+                level="warning" if get("stream") == "stderr" else "info",
+            )
+        case "outputs":
+            return ProgressEvent("outputs", ts, outputs=dict(get("outputs", {}) or {}))
+        case "operation_finished":
+            return ProgressEvent(
+                "operation_finished",
+                ts,
+                result=str(get("result", "")),
+                text=str(get("message", "") or ""),
+            )
+    return ProgressEvent("log", ts, text=f"{kind}: {event}")
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# The adapter
+
+
+class Backend:
+    """Everything the app asks of the library. The sandbox subclasses it."""
+
+    sandbox: bool = False
+
+    # -- identity and inventory ------------------------------------------------------------
+
+    def has_cloud_identity(self) -> bool:
+        """True when ~/.npa config names a tenant and project (so a real deploy could run)."""
+        try:
+            from npa_sop_tui.config import load_config
+        except ImportError:
+            return False
+        try:
+            config = load_config()
+        except (
+            Exception
+        ):  # a broken config is reported by the CLI; the home screen just offers the sandbox
+            return False
+        return bool(getattr(config, "tenant_id", None) and getattr(config, "project_id", None))
+
+    def list_clusters(self) -> list[ClusterRow]:
+        from npa_sop_tui import inventory
+        from npa_sop_tui.paths import cluster_dir
+
+        rows: list[ClusterRow] = []
+        for entry in inventory.list_clusters():
+            last = entry.last_operation
+            last_text = "—"
+            if last is not None:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started))
+                last_text = f"{last.kind} {last.result} {when}"
+            spec_path = cluster_dir(entry.name) / inventory.SPEC_FILE
+            rows.append(
+                ClusterRow(
+                    name=entry.name,
+                    region=entry.region or "",
+                    state=entry.state,
+                    last_operation=last_text,
+                    spec_path=spec_path if spec_path.is_file() else None,
+                    kube_context=entry.kube_context,
+                )
+            )
+        return rows
+
+    def spec_for_cluster(self, name: str) -> dict[str, Any]:
+        """The spec as last deployed, as a mapping for the wizard/deploy screens."""
+        from npa_sop_tui import inventory
+        from npa_sop_tui.paths import cluster_dir
+
+        inventory.require(name)
+        path = cluster_dir(name) / inventory.SPEC_FILE
+        if not path.is_file():
+            raise UsageError(
+                f"cluster {name!r} has no recorded spec ({path})",
+                hint="open its cluster.yaml with `o` instead",
+            )
+        return self.load_spec(path)
+
+    # -- spec ---------------------------------------------------------------------------------
+
+    def kube_context(self, name: str) -> str:
+        from npa_sop_tui.render import kube_context
+
+        return kube_context(name)
+
+    def example_mapping(self) -> dict[str, Any]:
+        """A new cluster: the smallest spec the wizard starts from."""
+        return {
+            "apiVersion": "npa.soperator/v0.0.1",
+            "name": "",
+            "region": "",
+            "control_plane": {"system": {"min_size": 3}},
+            "workers": [],
+            "accounting": False,
+        }
+
+    def load_spec(self, path: Path) -> dict[str, Any]:
+        """Read cluster.yaml as a mapping; every setting in the file is kept."""
+        from npa_sop_tui.spec import load_spec
+
+        # validate=False: a file with rule errors still opens, and the wizard shows them
+        loaded = load_spec(Path(path), validate=False)
+        return self.to_mapping(loaded.spec)
+
+    def to_mapping(self, spec: Any) -> dict[str, Any]:
+        # exclude_unset: the file written back has what the user set, no more
+        return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+    def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Issue]]:
+        """Parse and validate a mapping: (spec or None, every finding)."""
+        from npa_sop_tui.errors import NpaError
+        from npa_sop_tui.spec import spec_from_mapping
+        from npa_sop_tui.validate import validate_spec
+
+        try:
+            spec = spec_from_mapping(dict(mapping), source="wizard", validate=False)
+        except NpaError as exc:
+            findings = getattr(exc, "findings", None)
+            if findings:
+                return None, [_issue(f) for f in findings]
+            return None, [Issue("error", "", exc.message, exc.hint)]
+        return spec, [_issue(f) for f in validate_spec(spec)]
+
+    def dump_yaml(self, spec: Any) -> str:
+        from npa_sop_tui.spec import dump_spec_yaml
+
+        return dump_spec_yaml(spec)
+
+    def write_spec(self, path: Path, spec: Any) -> None:
+        from npa_sop_tui.fsutil import atomic_write_text
+
+        atomic_write_text(Path(path), self.dump_yaml(spec))
+
+    def totals(self, spec: Any) -> Totals:
+        cat = self.catalog()
+        nodes = vcpu = gpus = disk = 0
+        for pool in getattr(spec, "workers", []) or []:
+            preset = cat.preset(pool.platform, pool.preset)
+            size = int(pool.size)
+            nodes += size
+            if preset is not None:
+                vcpu += size * preset.vcpu
+                gpus += size * preset.gpus
+            disk += size * int(getattr(pool, "boot_disk_gib", 0) or 0)
+            if getattr(pool, "docker_cache", False):
+                disk += size * int(getattr(pool, "docker_cache_gib", 0) or 0)
+        return Totals(nodes=nodes, vcpu=vcpu, gpus=gpus, disk_gib=disk)
+
+    def catalog(self) -> CatalogView:
+        if not hasattr(self, "_catalog"):
+            from npa_sop_tui.catalog import load_catalog
+
+            self._catalog = CatalogView(load_catalog())
+        return self._catalog
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def lifecycle_options(self) -> Any:
+        from npa_sop_tui.lifecycle import LifecycleOptions
+
+        return LifecycleOptions()
+
+    async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
+        """Run plan; returns the plan summary as a ProgressEvent of kind 'plan'."""
+        from npa_sop_tui import lifecycle
+
+        result = await lifecycle.plan(
+            spec, options=self.lifecycle_options(), on_event=_forward(sink)
+        )
+        return _plan_event(result)
+
+    async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
+        from npa_sop_tui import lifecycle
+
+        return await lifecycle.deploy(
+            spec,
+            options=self.lifecycle_options(),
+            on_event=_forward(sink),
+            allow_destructive=allow_destructive,
+        )
+
+    async def destroy(self, name: str, sink: ProgressSink) -> OperationOutcome:
+        """Destroy; an incomplete teardown is a failed outcome listing what remains."""
+        from npa_sop_tui import lifecycle
+
+        try:
+            result = await lifecycle.destroy(
+                name, options=self.lifecycle_options(), on_event=_forward(sink)
+            )
+        except lifecycle.DestroyIncomplete as exc:
+            return OperationOutcome("failed", exc.message, tuple(exc.remaining))
+        return OperationOutcome("ok", f"{result.destroyed} resource(s) destroyed")
+
+    # -- status -------------------------------------------------------------------------------
+
+    def status_settings(self, name: str, *, interval: float) -> Any:
+        """StatusSettings for `name` from ~/.npa config (login host, key) and the interval."""
+        from npa_sop_tui.config import load_config
+        from npa_sop_tui.status.watch import StatusSettings
+
+        config = load_config()
+        login = config.login
+        return StatusSettings(
+            name=name,
+            login_host=login.host,
+            login_port=login.port,
+            login_user=login.user,
+            login_source="config" if login.host else "none",
+            identity_file=Path(config.ssh_private_key_path).expanduser()
+            if config.ssh_private_key_path
+            else None,
+            slurm_interval=interval,
+        )
+
+    async def status_snapshots(
+        self, name: str, *, interval: float, confirm_host_key: HostKeyConsent | None = None
+    ) -> AsyncIterator[Any]:
+        """ClusterStatus snapshots from the status watcher, one per change, until cancelled.
+
+        `confirm_host_key(host, port, fingerprint)` is asked before trusting a new SSH host
+        key; without it unknown keys are refused (the Slurm pane then says why).
+        """
+        from npa_sop_tui.status.watch import StatusWatcher
+
+        settings = self.status_settings(name, interval=interval)
+        async with StatusWatcher(settings, host_key_policy=_policy(confirm_host_key)) as watcher:
+            async for snapshot in watcher.snapshots(initial_timeout=3.0):
+                yield snapshot
+
+    async def close(self) -> None:
+        """Release whatever the backend started (the sandbox stops its fake API server)."""
+        return None
+
+
+class CatalogView:
+    """The catalog questions the wizard asks, answered from `catalog.load_catalog()`."""
+
+    def __init__(self, catalog: Any) -> None:
+        self._c = catalog
+
+    def regions(self) -> list[str]:
+        return list(self._c.regions)
+
+    def platforms(self, region: str) -> list[str]:
+        """Platforms offered in `region` that have presets we know."""
+        return [p for p in self._c.platforms_in_region(region) if self._c.platforms[p].presets]
+
+    def presets(self, platform: str, *, role: str = "worker") -> list[PresetChoice]:
+        plat = self._c.platform(platform)
+        if plat is None:
+            return []
+        excluded = set(plat.worker_excluded_presets) if role == "worker" else set()
+        minimum = self._c.role_min_vcpu.get(role, 0)
+        return [
+            PresetChoice(p.name, p.vcpu, p.memory_gb, p.gpus)
+            for p in plat.presets.values()
+            if p.name not in excluded and p.vcpu >= minimum
+        ]
+
+    def preset(self, platform: str, name: str) -> PresetChoice | None:
+        p = self._c.preset(platform, name)
+        return None if p is None else PresetChoice(p.name, p.vcpu, p.memory_gb, p.gpus)
+
+    def fabrics(self, region: str) -> list[str]:
+        return self._c.fabrics_for(region)
+
+    def is_gpu_platform(self, platform: str) -> bool:
+        plat = self._c.platform(platform)
+        return bool(plat.is_gpu) if plat else platform.startswith("gpu-")
+
+    def sizing_tier(self, worker_count: int) -> str:
+        return str(self._c.sizing_tier(worker_count).name)
+
+    def role_presets(self, role: str, worker_count: int) -> list[PresetChoice]:
+        """Control-plane presets (cpu-d3) sufficient for `role` at the workers' sizing tier."""
+        tier = self.sizing_tier(worker_count)
+        minimum = max(
+            self._c.role_min_vcpu.get(role, 0),
+            self._c.control_plane_min_vcpu.get(role, {}).get(tier, 0),
+        )
+        excluded = set(self._c.role_excluded_presets.get(role, ()))
+        plat = self._c.platform("cpu-d3")
+        return [
+            PresetChoice(p.name, p.vcpu, p.memory_gb)
+            for p in plat.presets.values()
+            if p.vcpu >= minimum and p.name not in excluded
+        ]
+
+    def tier_explanation(self, role: str, worker_count: int) -> str:
+        tier = self._c.sizing_tier(worker_count)
+        default = tier.presets.get(role)
+        if default is None:
+            return f"Left empty, the recipe's default preset for {role} is used."
+        return (
+            f"Left empty, the recipe's sizing tier {tier.name} (for {worker_count} worker "
+            f"node(s)) picks {default} for {role}."
+        )
+
+
+def _issue(finding: Any) -> Issue:
+    return Issue(
+        level=str(getattr(finding, "level", "error")),
+        path=str(getattr(finding, "path", "") or ""),
+        message=str(getattr(finding, "message", finding)),
+        hint=getattr(finding, "hint", None),
+        line=getattr(finding, "line", None),
+    )
+
+
+def _policy(confirm: HostKeyConsent | None) -> Any:
+    from npa_sop_tui.status.hostkeys import HostKeyPolicy
+
+    if confirm is None:
+        return HostKeyPolicy()
+
+    async def ask(host: str, port: int, entry: Any) -> bool:
+        fp = entry.fingerprint  # a property of status.hostkeys.HostKeyEntry
+        return await confirm(host, port, str(fp() if callable(fp) else fp))
+
+    return HostKeyPolicy(ask)
+
+
+def _forward(sink: ProgressSink) -> Callable[[Any], None]:
+    def on_event(event: Any) -> None:
+        sink(to_progress_event(event))
+
+    return on_event
+
+
+def _plan_event(result: Any) -> ProgressEvent:
+    changes = result.changes
+    return ProgressEvent(
+        "plan",
+        add=changes.add,
+        change=changes.change,
+        destroy=changes.remove,
+        text=", ".join(changes.destructive),
+    )
+
+
+def _state_from(operation: str, result: str) -> str:
+    if result == "running":
+        return f"{operation}ing"
+    if operation == "destroy" and result == "ok":
+        return "destroyed"
+    if operation == "deploy" and result == "ok":
+        return "deployed"
+    return f"{operation} {result}"

@@ -1,0 +1,240 @@
+"""Deploy/destroy progress widgets: phase + bar, resource table, bounded filterable log.
+
+Events arrive far faster than a terminal can redraw (thousands per second on a big apply),
+so nothing here renders per event: the owning screen buffers events and hands them over in
+batches (toolong's pattern), and the log keeps a bounded window of lines.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from rich.markup import escape
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Static
+
+from npa_sop_tui.backend import ProgressEvent
+
+LOG_WINDOW = 5_000
+"""Lines the log keeps (and can re-filter); older lines are dropped. The full log is on disk."""
+
+
+class PhaseBar(Horizontal):
+    """The phase label and a progress bar over planned resources."""
+
+    phase: reactive[str] = reactive("starting")
+    """Human label of the current lifecycle phase."""
+
+    done: reactive[int] = reactive(0)
+    """Resources finished (or failed) so far."""
+
+    total: reactive[int] = reactive(0)
+    """Resources the plan(s) announced; 0 until a plan summary arrives."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="op-phase")
+        yield ProgressBar(total=None, show_eta=False, id="op-progress")
+
+    def _update(self) -> None:
+        self.query_one("#op-phase", Label).update(
+            f"[b]{escape(self.phase)}[/b]  {self.done}/{self.total or '?'} resources"
+        )
+        bar = self.query_one(ProgressBar)
+        # no bouncing "indeterminate" bar before the plan says how many resources there are
+        bar.display = self.total > 0
+        if self.total:
+            bar.update(total=self.total, progress=min(self.done, self.total))
+
+    def watch_phase(self) -> None:
+        self._update()
+
+    def watch_done(self) -> None:
+        self._update()
+
+    def watch_total(self) -> None:
+        self._update()
+
+
+@dataclass(slots=True)
+class _Resource:
+    address: str
+    action: str
+    state: str
+    started: float
+    ended: float | None = None
+
+
+STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red"}
+
+
+class ResourceTable(DataTable[Text | str]):
+    """In-flight, done and failed resources with their durations.
+
+    Events update the model at once (so counts are exact), but the table itself is redrawn
+    at most SYNC_SECONDS apart: re-rendering rows is the costliest thing on the deploy
+    screen, and a twice-a-second table keeps key presses quick under thousands of events/s.
+    """
+
+    SYNC_SECONDS = 0.5
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+        self.resources: dict[str, _Resource] = {}
+        self._dirty: dict[str, _Resource] = {}
+        self._counts = {"in flight": 0, "done": 0, "failed": 0}
+
+    def on_mount(self) -> None:
+        # fixed widths: rows arrive in bursts, and re-measuring columns on every burst both
+        # costs time and makes the layout jump
+        self.add_column("Resource", key="addr", width=50)
+        self.add_column("Action", key="action", width=7)
+        self.add_column("State", key="state", width=9)
+        self.add_column("Duration", key="dur", width=8)
+        self.set_interval(self.SYNC_SECONDS, self.sync)
+
+    def counts(self) -> dict[str, int]:
+        return dict(self._counts)
+
+    def apply(self, events: Iterable[ProgressEvent]) -> None:
+        """Fold a batch of events into the model; the table catches up on the next sync."""
+        for ev in events:
+            if ev.kind not in ("started", "progress", "finished", "failed") or not ev.address:
+                continue
+            res = self.resources.get(ev.address)
+            if res is None:
+                started = ev.ts - (ev.elapsed or 0.0)
+                res = _Resource(ev.address, ev.action or "", "in flight", started)
+                self.resources[ev.address] = res
+                self._counts["in flight"] += 1
+            before = res.state
+            if ev.kind == "started":
+                res.state, res.started, res.ended = "in flight", ev.ts, None
+                res.action = ev.action or res.action
+            elif ev.kind == "finished":
+                res.state, res.ended = "done", ev.ts
+            elif ev.kind == "failed":
+                res.state, res.ended = "failed", ev.ts
+            if before != res.state:
+                self._counts[before] -= 1
+                self._counts[res.state] += 1
+            self._dirty[ev.address] = res
+
+    def sync(self) -> None:
+        """Show changed resources and the running durations of in-flight ones."""
+        dirty, self._dirty = self._dirty, {}
+        for res in self.resources.values():
+            if res.state == "in flight" and res.address not in dirty and res.address in self.rows:
+                self.update_cell(res.address, "dur", _duration(res), update_width=False)
+        for res in dirty.values():
+            self._show(res)
+
+    def _show(self, res: _Resource) -> None:
+        state = Text(res.state, style=STATE_COLOURS.get(res.state, ""))
+        if res.address in self.rows:
+            self.update_cell(res.address, "action", res.action, update_width=False)
+            self.update_cell(res.address, "state", state, update_width=False)
+            self.update_cell(res.address, "dur", _duration(res), update_width=False)
+        else:
+            self.add_row(res.address, res.action, state, _duration(res), key=res.address)
+
+
+def _duration(res: _Resource) -> str:
+    seconds = (res.ended or time.time()) - res.started
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.1f}m"
+
+
+class EventLog(Vertical):
+    """The operation log: a bounded window of lines with a live filter (substring or /regex/)."""
+
+    filter_text: reactive[str] = reactive("")
+    """What the filter box holds; empty shows every line."""
+
+    def __init__(self, *, window: int = LOG_WINDOW, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.lines: deque[tuple[str, str]] = deque(maxlen=window)
+        self._matcher: re.Pattern[str] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter log (text or /regex/)", id="log-filter")
+        yield RichLog(id="event-log", max_lines=LOG_WINDOW, wrap=False, markup=False)
+
+    def add_lines(self, lines: Iterable[tuple[str, str]]) -> None:
+        """Append (level, text) lines; only those matching the filter are drawn."""
+        log = self.query_one(RichLog)
+        shown: list[Text] = []
+        for level, text in lines:
+            self.lines.append((level, text))
+            if self._matches(text):
+                shown.append(_line(level, text))
+        if shown:
+            # one write per batch keeps redraws proportional to batches, not lines
+            log.write(Text("\n").join(shown[-LOG_WINDOW:]))
+
+    def _matches(self, text: str) -> bool:
+        if self._matcher is None:
+            return True
+        return self._matcher.search(text) is not None
+
+    @on(Input.Changed, "#log-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+
+    def watch_filter_text(self, value: str) -> None:
+        value = value.strip()
+        if not value:
+            self._matcher = None
+        elif len(value) > 2 and value.startswith("/") and value.endswith("/"):
+            try:
+                self._matcher = re.compile(value[1:-1], re.IGNORECASE)
+            except re.error:
+                self._matcher = re.compile(re.escape(value), re.IGNORECASE)
+        else:
+            self._matcher = re.compile(re.escape(value), re.IGNORECASE)
+        if not self.is_mounted:
+            return
+        log = self.query_one(RichLog)
+        log.clear()
+        shown = [_line(lv, t) for lv, t in self.lines if self._matches(t)]
+        if shown:
+            log.write(Text("\n").join(shown))
+
+
+def _line(level: str, text: str) -> Text:
+    style = {"error": "red", "warning": "yellow"}.get(level, "")
+    return Text(text, style=style)
+
+
+class DiagnosticsPanel(Static):
+    """Terraform diagnostics (errors and warnings) in full, newest last."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.items: list[ProgressEvent] = []
+
+    def add(self, events: Iterable[ProgressEvent]) -> None:
+        # info-level diagnostics (e.g. the expected "-target" notes) stay in the log only
+        new = [
+            e
+            for e in events
+            if (e.kind == "diagnostic" and e.level in ("error", "warning")) or e.kind == "failed"
+        ]
+        if not new:
+            return
+        self.items.extend(new)
+        del self.items[:-50]
+        self.update(
+            "\n".join(
+                f"[{'red' if e.level == 'error' else 'yellow'}]{e.level}[/] "
+                f"{escape(e.address + ': ' if e.address else '')}{escape(e.text)}"
+                for e in self.items
+            )
+        )
+        self.set_class(True, "-has")

@@ -1,0 +1,298 @@
+"""Status panes bound to a `ClusterStatus` snapshot (status/model.py).
+
+Each pane has `show(status)`; the screen that owns them decides when a snapshot arrives.
+Tables are updated in place, keyed by name, so a refresh keeps the cursor and scroll.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from rich.markup import escape
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+STATE_COLOURS = {
+    "idle": "green",
+    "mixed": "cyan",
+    "allocated": "blue",
+    "completing": "blue",
+    "drained": "yellow",
+    "draining": "yellow",
+    "down": "red",
+    "fail": "red",
+    "failing": "red",
+    "unknown": "magenta",
+}
+VERDICT_COLOURS = {
+    "ready": "green",
+    "progressing": "yellow",
+    "degraded": "dark_orange",
+    "failed": "red",
+    "unknown": "magenta",
+}
+
+
+def _sync_rows(table: DataTable[Any], rows: dict[str, tuple[Any, ...]]) -> None:
+    """Make the table hold exactly `rows` (key → cells), changing only what differs."""
+    keys = [k.value for k in table.rows]
+    if keys != list(rows):
+        cursor = table.cursor_row
+        table.clear()
+        for key, cells in rows.items():
+            table.add_row(*cells, key=key)
+        if rows:
+            table.move_cursor(row=min(max(cursor, 0), len(rows) - 1), animate=False)
+        return
+    columns = list(table.columns)
+    for key, cells in rows.items():
+        for col, cell in zip(columns, cells, strict=False):
+            if table.get_cell(key, col) != cell:
+                table.update_cell(key, col, cell, update_width=False)
+
+
+class NodeGroupsTable(DataTable[Any]):
+    """Kubernetes nodes grouped by Soperator nodeset: ready/total and notable conditions."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for label in ("Node group", "Role", "Ready", "Notes"):
+            self.add_column(label, key=label.lower())
+
+    def show(self, status: Any) -> None:
+        kube = getattr(status, "kube", None)
+        rows: dict[str, tuple[Any, ...]] = {}
+        for g in kube.node_groups if kube else []:
+            colour = "green" if g.total and g.ready == g.total else "yellow"
+            notes = ", ".join(c.reason or c.type for c in g.notable_conditions) or (
+                "preemptible" if g.preemptible else ""
+            )
+            rows[g.name] = (
+                g.name,
+                g.role or "—",
+                Text(f"{g.ready}/{g.total}", style=colour),
+                notes,
+            )
+        _sync_rows(self, rows)
+
+
+class ComponentsTable(DataTable[Any]):
+    """Soperator pods by component, with waiting reasons (Pending, image pull errors…)."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for label in ("Component", "Ready", "Problems"):
+            self.add_column(label, key=label.lower())
+
+    def show(self, status: Any) -> None:
+        kube = getattr(status, "kube", None)
+        rows: dict[str, tuple[Any, ...]] = {}
+        for c in kube.components if kube else []:
+            problems = sorted(
+                {
+                    p.waiting_reason or p.phase
+                    for p in c.pods
+                    if not p.ready and p.phase != "Succeeded"
+                }
+            )
+            colour = "green" if c.total and c.ready == c.total else "yellow"
+            rows[c.component] = (
+                c.component,
+                Text(f"{c.ready}/{c.total}", style=colour),
+                ", ".join(problems),
+            )
+        _sync_rows(self, rows)
+
+
+class SlurmClusterPanel(Static):
+    """The SlurmCluster custom resource: phase and conditions."""
+
+    def show(self, status: Any) -> None:
+        kube = getattr(status, "kube", None)
+        sc = kube.slurm_cluster if kube else None
+        if kube is None:
+            self.update("[b]SlurmCluster[/b]  no Kubernetes data yet")
+            return
+        if sc is None:
+            what = "not created yet" if kube.slurm_cluster_crd else "CRD not installed yet"
+            self.update(f"[b]SlurmCluster[/b]  {what}")
+            return
+        colour = "green" if (sc.phase or "").lower() == "available" else "yellow"
+        lines = [
+            f"[b]SlurmCluster[/b] {escape(sc.name)}  phase [{colour}]{escape(sc.phase or '—')}[/]"
+        ]
+        for cond in sc.conditions:
+            mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
+            reason = f" ({escape(cond.reason)})" if cond.reason else ""
+            lines.append(f"  {mark} {escape(cond.type)}{reason}")
+        self.update("\n".join(lines))
+
+
+class PartitionsTable(DataTable[Any]):
+    """Slurm partitions with node counts by state."""
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        for label in ("Partition", "Avail", "Nodes", "Alloc", "Idle", "Other"):
+            self.add_column(label, key=label.lower())
+
+    def show(self, status: Any) -> None:
+        slurm = getattr(status, "slurm", None)
+        rows: dict[str, tuple[Any, ...]] = {}
+        for p in slurm.partitions if slurm else []:
+            name = f"{p.name}*" if p.default else p.name
+            avail = Text(p.available or "—", style="green" if p.available == "up" else "red")
+            rows[p.name] = (
+                name,
+                avail,
+                str(p.nodes_total),
+                str(p.nodes_allocated),
+                str(p.nodes_idle),
+                str(p.nodes_other),
+            )
+        _sync_rows(self, rows)
+
+
+NODE_COLUMNS = ("name", "state", "partitions", "cpus", "memory", "gres", "reason")
+
+
+class SlurmNodesTable(DataTable[Any]):
+    """Slurm nodes: sortable (`s` cycles the column), filterable, coloured by state."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.sort_column = "name"
+        self.filter_text = ""
+        self._slurm_nodes: list[Any] = []
+
+    def on_mount(self) -> None:
+        for key in NODE_COLUMNS:
+            self.add_column(key.capitalize(), key=key)
+
+    def show(self, status: Any) -> None:
+        slurm = getattr(status, "slurm", None)
+        self._slurm_nodes = list(slurm.nodes) if slurm else []
+        self._render_rows()
+
+    def set_filter(self, text: str) -> None:
+        self.filter_text = text.strip()
+        self._render_rows()
+
+    def cycle_sort(self) -> str:
+        index = (NODE_COLUMNS.index(self.sort_column) + 1) % len(NODE_COLUMNS)
+        self.sort_column = NODE_COLUMNS[index]
+        self._render_rows()
+        return self.sort_column
+
+    def visible(self) -> list[Any]:
+        nodes = self._slurm_nodes
+        if self.filter_text:
+            try:
+                pattern = re.compile(self.filter_text, re.IGNORECASE)
+            except re.error:
+                pattern = re.compile(re.escape(self.filter_text), re.IGNORECASE)
+            nodes = [
+                n
+                for n in nodes
+                if pattern.search(
+                    " ".join([n.name, n.display, *n.partitions, n.reason or "", n.gres or ""])
+                )
+            ]
+        return sorted(nodes, key=_node_sort_key(self.sort_column))
+
+    def _render_rows(self) -> None:
+        rows: dict[str, tuple[Any, ...]] = {}
+        for n in self.visible():
+            colour = STATE_COLOURS.get(n.state, "")
+            if set(n.flags) & {"DRAIN", "NOT_RESPONDING"} and colour == "green":
+                colour = "yellow"
+            cpus = "—" if n.cpus is None else f"{n.cpus_allocated or 0}/{n.cpus}"
+            mem = "—" if n.memory_mb is None else f"{n.memory_mb // 1024} GiB"
+            rows[n.name] = (
+                n.name,
+                Text(n.display, style=colour),
+                ",".join(n.partitions),
+                cpus,
+                mem,
+                n.gres or "",
+                n.reason or "",
+            )
+        _sync_rows(self, rows)
+
+
+def _node_sort_key(column: str) -> Any:
+    def natural(name: str) -> tuple[Any, ...]:
+        return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+    def key(n: Any) -> Any:
+        if column == "state":
+            return (n.display, natural(n.name))
+        if column == "partitions":
+            return (",".join(n.partitions), natural(n.name))
+        if column == "cpus":
+            return (n.cpus or 0, natural(n.name))
+        if column == "memory":
+            return (n.memory_mb or 0, natural(n.name))
+        if column == "gres":
+            return (n.gres or "", natural(n.name))
+        if column == "reason":
+            return (n.reason or "", natural(n.name))
+        return natural(n.name)
+
+    return key
+
+
+def freshness_text(status: Any, *, now: float | None = None) -> str:
+    """`kube fresh 2s · slurm stale 40s (connection refused)` with colours."""
+    now = time.time() if now is None else now
+    parts = []
+    for source in ("kube", "slurm"):
+        f = status.freshness.get(source)
+        if f is None:
+            continue
+        if f.state == "fresh" and f.updated_at:
+            parts.append(f"{source} [green]fresh[/] {max(0, now - f.updated_at):.0f}s")
+        elif f.state == "stale":
+            since = f" {max(0, now - f.stale_since):.0f}s" if f.stale_since else ""
+            err = f" ({escape(f.error)})" if f.error else ""
+            parts.append(f"{source} [yellow]STALE[/]{since}{err}")
+        elif f.state == "error":
+            parts.append(f"{source} [red]error[/] ({escape(f.error or '')})")
+        else:
+            parts.append(f"{source} [dim]{f.state}[/]")
+    return " · ".join(parts)
+
+
+class VerdictPanel(Static):
+    """The verdict (ready / progressing / degraded / failed) and what to do about it."""
+
+    def show(self, status: Any) -> None:
+        v = status.verdict
+        colour = VERDICT_COLOURS.get(v.state, "")
+        lines = [f"[b {colour}]{v.state.upper()}[/]  {escape(v.summary)}"]
+        for h in v.hints:
+            mark = {"error": "[red]✗[/]", "warning": "[yellow]![/]"}.get(h.severity, "·")
+            lines.append(f" {mark} {escape(h.message)} → {escape(h.action)}")
+        self.update("\n".join(lines))
+
+
+class MiniStatus(Static):
+    """A compact status summary for the deploy screen: nodes, pods, SlurmCluster phase."""
+
+    def show(self, status: Any) -> None:
+        kube = status.kube
+        lines = [f"[b]Live status[/b] ({freshness_text(status)})"]
+        if kube is not None:
+            for g in kube.node_groups:
+                lines.append(f"  nodes {escape(g.name)}: {g.ready}/{g.total}")
+            for c in kube.components:
+                lines.append(f"  pods {escape(c.component)}: {c.ready}/{c.total}")
+            sc = kube.slurm_cluster
+            lines.append(f"  SlurmCluster: {escape(sc.phase or '—') if sc else 'not yet'}")
+        if status.slurm is not None:
+            usable = sum(1 for n in status.slurm.nodes if n.usable)
+            lines.append(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}")
+        lines.append(f"  verdict: {status.verdict.state}")
+        self.update("\n".join(lines))

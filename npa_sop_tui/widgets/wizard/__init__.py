@@ -1,0 +1,1 @@
+"""Wizard widgets: the worker pool list and its editor."""

@@ -1,0 +1,390 @@
+"""Deploy: plan summary → confirm → apply with live progress → the status dashboard.
+
+Lifecycle events arrive through a sink that only appends to a buffer; a 10 Hz timer hands
+the buffer to the widgets in one batch (toolong's pattern), so a flood of Terraform events
+costs one redraw per tick, not one per event, and key presses stay responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Static
+
+from npa_sop_tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.widgets.deploy.progress import (
+    DiagnosticsPanel,
+    EventLog,
+    PhaseBar,
+    ResourceTable,
+)
+from npa_sop_tui.widgets.status.panels import MiniStatus
+
+if TYPE_CHECKING:
+    from npa_sop_tui.app import NpaSopApp
+
+FLUSH_SECONDS = 0.1
+MAX_PENDING = 50_000
+"""Events buffered between flushes; beyond this the oldest log lines are dropped."""
+
+KUBE_READY_PHASES = ("plan:full", "apply:full")
+"""Phases that start once the Kubernetes cluster (and so its kube context) exists."""
+
+
+class OperationStage:
+    PLANNING = "planning"
+    PLANNED = "planned"
+    APPLYING = "applying"
+    CANCELLING = "cancelling"
+    DONE = "done"
+
+
+class DeployScreen(Screen[None]):
+    """Plan, confirm and apply one cluster spec."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "apply", "Apply", id="deploy.apply"),
+        Binding("c", "cancel", "Cancel", id="deploy.cancel"),
+        Binding("s", "status", "Dashboard", id="deploy.status"),
+        Binding("escape", "leave", "Back", id="deploy.leave"),
+    ]
+
+    class PlanReady(Message):
+        """The plan finished: counts and the resources it would delete or replace."""
+
+        def __init__(self, summary: ProgressEvent) -> None:
+            super().__init__()
+            self.summary = summary
+
+    class DeployRequested(Message):
+        def __init__(self, allow_destructive: bool) -> None:
+            super().__init__()
+            self.allow_destructive = allow_destructive
+
+    class ResourceProgressed(Message):
+        """A batch of lifecycle events since the last flush."""
+
+        def __init__(self, events: list[ProgressEvent]) -> None:
+            super().__init__()
+            self.events = events
+
+    class DeployFinished(Message):
+        def __init__(self, outcome: OperationOutcome) -> None:
+            super().__init__()
+            self.outcome = outcome
+
+    stage: reactive[str] = reactive(OperationStage.PLANNING)
+    """Where the screen is: planning → planned → applying (→ cancelling) → done."""
+
+    cancels: reactive[int] = reactive(0)
+    """How many times the user confirmed cancel (1 = graceful, 2 = forced)."""
+
+    def __init__(self, spec: Any, *, spec_path: Path | None = None) -> None:
+        super().__init__()
+        self.spec = spec
+        self.spec_path = spec_path
+        self.plan: ProgressEvent | None = None
+        self.outcome: OperationOutcome | None = None
+        self._pending: deque[ProgressEvent] = deque(maxlen=MAX_PENDING)
+        self._op_task: asyncio.Task[Any] | None = None
+        self._planned_before_phase = 0
+        self._status_started = False
+
+    @property
+    def npa(self) -> NpaSopApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical(id="op-head"):
+            yield PhaseBar(id="phase-bar")
+            yield Static("Planning…", id="plan-summary")
+            with Horizontal(classes="buttons", id="plan-buttons"):
+                yield Button("Back", id="leave")
+                yield Button("Apply", id="apply", variant="success", disabled=True)
+        with Horizontal(id="op-body"):
+            with Vertical(id="op-left"):
+                yield ResourceTable(id="resources")
+                yield DiagnosticsPanel(id="diagnostics")
+            with Vertical(id="op-right"):
+                yield EventLog(id="log")
+                yield MiniStatus(
+                    "Live status starts once the Kubernetes cluster exists.", id="mini-status"
+                )
+        yield Static("", id="op-result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.npa.cluster = self.spec.name
+        self.npa.kube_context = self.npa.backend.kube_context(self.spec.name)
+        self.set_interval(FLUSH_SECONDS, self._flush)
+        self._run_plan()
+
+    # -- event intake (called from the lifecycle's on_event; never touches widgets) --------
+
+    def sink(self, event: ProgressEvent) -> None:
+        self._pending.append(event)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        batch = list(self._pending)
+        self._pending.clear()
+        self.post_message(self.ResourceProgressed(batch))
+
+    @on(ResourceProgressed)
+    def _progress(self, message: ResourceProgressed) -> None:
+        events = message.events
+        bar = self.query_one(PhaseBar)
+        table = self.query_one(ResourceTable)
+        table.apply(events)
+        lines: list[tuple[str, str]] = []
+        for ev in events:
+            if ev.kind == "phase":
+                bar.phase = ev.text
+                lines.append(("info", f"== {ev.text}"))
+                if ev.action in KUBE_READY_PHASES:
+                    self._start_status()
+            elif ev.kind == "plan" and self.stage != OperationStage.PLANNING:
+                # each apply phase plans only what is left: grow the total accordingly
+                counts = table.counts()
+                bar.total = max(
+                    bar.total, counts["done"] + counts["failed"] + ev.add + ev.change + ev.destroy
+                )
+            elif ev.kind == "log":
+                lines.append((ev.level, ev.text))
+            elif ev.kind == "diagnostic":
+                lines.append((ev.level, f"{ev.level}: {ev.text}"))
+            elif ev.kind == "failed":
+                lines.append(("error", f"{ev.address} failed: {ev.text}"))
+            elif ev.kind == "finished":
+                lines.append(("info", f"{ev.address}: {ev.action} done"))
+            elif ev.kind == "started":
+                lines.append(("info", f"{ev.address}: {ev.action}…"))
+            elif ev.kind == "operation_finished":
+                lines.append(("info", f"== operation {ev.result}: {ev.text}"))
+        counts = table.counts()
+        bar.done = counts["done"] + counts["failed"]
+        self.query_one(EventLog).add_lines(lines)
+        self.query_one(DiagnosticsPanel).add(events)
+
+    # -- plan ------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="plan", exit_on_error=False)
+    async def _run_plan(self) -> None:
+        self.stage = OperationStage.PLANNING
+        self.query_one(PhaseBar).phase = "planning"
+        try:
+            summary = await self.npa.backend.plan(self.spec, self.sink)
+        except BaseException:
+            self.stage = OperationStage.DONE
+            self._flush()
+            self.query_one("#plan-summary", Static).update("[red]Plan failed.[/] See the log.")
+            raise
+        self._flush()
+        self.post_message(self.PlanReady(summary))
+
+    @on(PlanReady)
+    def _plan_ready(self, message: PlanReady) -> None:
+        plan = message.summary
+        self.plan = plan
+        self.stage = OperationStage.PLANNED
+        bar = self.query_one(PhaseBar)
+        bar.total = plan.add + plan.change + plan.destroy
+        bar.phase = "planned: review and apply"
+        box = self.query_one("#plan-summary", Static)
+        text = (
+            f"Plan for [b]{escape(self.spec.name)}[/b]: [green]{plan.add} to add[/], "
+            f"[yellow]{plan.change} to change[/], [red]{plan.destroy} to destroy[/]."
+        )
+        if plan.text:
+            text += f"\n[b red]⚠ destructive:[/] these are deleted or replaced: {escape(plan.text)}"
+            box.set_class(True, "-destructive")
+        if self.npa.sandbox:
+            text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
+        box.update(text + "\nPress [b]a[/b] to apply.")
+        apply = self.query_one("#apply", Button)
+        apply.disabled = False
+        apply.focus()
+
+    # -- apply -----------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#apply")
+    def action_apply(self) -> None:
+        if self.stage != OperationStage.PLANNED or self.plan is None:
+            return
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        destructive = bool(self.plan.text)
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.post_message(self.DeployRequested(allow_destructive=destructive))
+
+        question = f"Apply the plan to {self.spec.name}?"
+        if destructive:
+            question = (
+                f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
+                f"{self.plan.text}\n\nApply anyway?"
+            )
+        self.app.push_screen(ConfirmModal(question, yes="Apply", danger=destructive), confirmed)
+
+    @on(DeployRequested)
+    def _deploy_requested(self, message: DeployRequested) -> None:
+        self._run_deploy(message.allow_destructive)
+
+    @work(exclusive=True, group="deploy", exit_on_error=False)
+    async def _run_deploy(self, allow_destructive: bool) -> None:
+        self.stage = OperationStage.APPLYING
+        self.query_one("#plan-buttons").display = False
+        box = self.query_one("#plan-summary", Static)
+        plan = self.plan
+        if plan is not None:
+            box.update(
+                f"Applying to [b]{escape(self.spec.name)}[/b]: {plan.add} to add, "
+                f"{plan.change} to change, {plan.destroy} to destroy. "
+                "Press [b]c[/b] to interrupt."
+            )
+        self._op_task = asyncio.create_task(
+            self.npa.backend.deploy(self.spec, self.sink, allow_destructive=allow_destructive)
+        )
+        try:
+            await asyncio.shield(self._op_task)
+            outcome = OperationOutcome("ok", "deployed")
+        except asyncio.CancelledError:
+            if not self._op_task.done():
+                self._op_task.cancel()  # the screen itself is going away: stop Terraform too
+                raise
+            outcome = OperationOutcome("interrupted", "interrupted on request")
+        except BaseException as exc:
+            outcome = OperationOutcome("failed", str(getattr(exc, "message", exc)))
+            self._flush()
+            self.post_message(self.DeployFinished(outcome))
+            raise
+        self._flush()
+        self.post_message(self.DeployFinished(outcome))
+
+    @on(DeployFinished)
+    def _finished(self, message: DeployFinished) -> None:
+        self.outcome = message.outcome
+        self.stage = OperationStage.DONE
+        result = self.query_one("#op-result", Static)
+        match message.outcome.result:
+            case "ok":
+                result.update("[green]Deployed.[/] Opening the status dashboard…")
+                self.set_timer(0.5, self._to_dashboard)
+            case "interrupted":
+                result.update(
+                    "[yellow]Interrupted.[/] Terraform stopped and saved its state; deploy again "
+                    "to converge, or destroy to remove what was created."
+                )
+            case _:
+                result.update(f"[red]Deploy failed:[/] {escape(message.outcome.message)}")
+        self.query_one(PhaseBar).phase = f"deploy {message.outcome.result}"
+        self.refresh_bindings()
+
+    def _to_dashboard(self) -> None:
+        if self.is_current:
+            from npa_sop_tui.screens.status import StatusScreen
+
+            self.app.switch_screen(StatusScreen(self.spec.name))
+
+    # -- cancel ----------------------------------------------------------------------------
+
+    def action_cancel(self) -> None:
+        task = self._op_task
+        if task is None or task.done():
+            return
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        if self.cancels == 0:
+            question = (
+                "Interrupt the deploy?\n\nTerraform is asked to stop gracefully: resources "
+                "being created finish, state is saved, and a later deploy continues from there."
+            )
+            modal = ConfirmModal(question, yes="Interrupt", no="Keep going")
+        else:
+            question = (
+                "Force-stop Terraform now?\n\nIt is killed without saving: resources in "
+                "flight may exist in the cloud but not in state, and the state lock may stay. "
+                "Prefer waiting for the graceful stop."
+            )
+            modal = ConfirmModal(question, yes="Force stop", no="Wait", danger=True)
+
+        def confirmed(yes: bool | None) -> None:
+            if yes and task is not None and not task.done():
+                self.cancels += 1
+                self.stage = OperationStage.CANCELLING
+                self.query_one(PhaseBar).phase = (
+                    "interrupting (graceful)…" if self.cancels == 1 else "force-stopping…"
+                )
+                task.cancel()
+
+        self.app.push_screen(modal, confirmed)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "apply":
+            return True if self.stage == OperationStage.PLANNED else None
+        if action == "cancel":
+            return (
+                True if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING) else None
+            )
+        if action == "status":
+            return True if self._status_started or self.stage == OperationStage.DONE else None
+        if action == "leave":
+            return (
+                None if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING) else True
+            )
+        return True
+
+    def operation_running(self) -> bool:
+        return self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING)
+
+    @property
+    def operation_label(self) -> str:
+        return f"The deploy of {self.spec.name}"
+
+    def watch_stage(self) -> None:
+        self.refresh_bindings()
+
+    @on(Button.Pressed, "#leave")
+    def action_leave(self) -> None:
+        if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING):
+            self.notify("Cancel the deploy first (c).", severity="warning")
+            return
+        self.app.pop_screen()
+
+    def action_status(self) -> None:
+        from npa_sop_tui.screens.status import StatusScreen
+
+        self.app.push_screen(StatusScreen(self.spec.name))
+
+    # -- live status while applying --------------------------------------------------------
+
+    def _start_status(self) -> None:
+        if self._status_started:
+            return
+        self._status_started = True
+        self.refresh_bindings()
+        self._watch_status()
+
+    @work(exclusive=True, group="deploy-status", exit_on_error=False)
+    async def _watch_status(self) -> None:
+        mini = self.query_one(MiniStatus)
+        with contextlib.suppress(asyncio.CancelledError):
+            async for snapshot in self.npa.backend.status_snapshots(
+                self.spec.name, interval=self.npa.status_interval
+            ):
+                mini.show(snapshot)

@@ -1,0 +1,181 @@
+"""Destroy: type the cluster's name to confirm, watch teardown stream, get an honest result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Static
+
+from npa_sop_tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.widgets.deploy.progress import DiagnosticsPanel, EventLog, PhaseBar, ResourceTable
+
+if TYPE_CHECKING:
+    from npa_sop_tui.app import NpaSopApp
+
+
+class DestroyScreen(Screen[None]):
+    """Tear a cluster down after the user types its name."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "leave", "Back", id="destroy.leave")]
+
+    class DestroyRequested(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    class DestroyFinished(Message):
+        def __init__(self, outcome: OperationOutcome) -> None:
+            super().__init__()
+            self.outcome = outcome
+
+    running: reactive[bool] = reactive(False)
+    """True while Terraform destroy runs (leaving is blocked)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.cluster_name = name
+        self.outcome: OperationOutcome | None = None
+        self._pending: deque[ProgressEvent] = deque(maxlen=50_000)
+
+    @property
+    def npa(self) -> NpaSopApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical(id="destroy-confirm"):
+            where = "in the SANDBOX" if self.npa.sandbox else "and every cloud resource it owns"
+            yield Static(
+                f"[b red]Destroy {escape(self.cluster_name)}[/] {where}.\n"
+                f"Type the cluster name to confirm:",
+                id="destroy-question",
+            )
+            with Horizontal(classes="buttons"):
+                yield Input(placeholder=self.cluster_name, id="confirm-name")
+                yield Button("Destroy", id="destroy", variant="error")
+            yield Static("", id="destroy-error", classes="inline-error")
+        yield PhaseBar(id="phase-bar")
+        with Horizontal(id="op-body"):
+            with Vertical(id="op-left"):
+                yield ResourceTable(id="resources")
+                yield DiagnosticsPanel(id="diagnostics")
+            yield EventLog(id="log")
+        yield Static("", id="op-result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.npa.cluster = self.cluster_name
+        self.query_one("#confirm-name", Input).focus()
+        self.set_interval(0.1, self._flush)
+
+    @on(Input.Submitted, "#confirm-name")
+    @on(Button.Pressed, "#destroy")
+    def _confirm(self) -> None:
+        if self.running or self.outcome is not None:
+            return
+        typed = self.query_one("#confirm-name", Input).value.strip()
+        if typed != self.cluster_name:
+            self.query_one("#destroy-error", Static).update(
+                f"That is not the cluster's name; type {self.cluster_name!r} exactly. "
+                "Nothing was destroyed."
+            )
+            return
+        self.query_one("#destroy-error", Static).update("")
+        self.post_message(self.DestroyRequested(self.cluster_name))
+
+    @on(DestroyRequested)
+    def _requested(self, message: DestroyRequested) -> None:
+        self._run(message.name)
+
+    def sink(self, event: ProgressEvent) -> None:
+        self._pending.append(event)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        events = list(self._pending)
+        self._pending.clear()
+        bar = self.query_one(PhaseBar)
+        table = self.query_one(ResourceTable)
+        table.apply(events)
+        lines: list[tuple[str, str]] = []
+        for ev in events:
+            if ev.kind == "phase":
+                bar.phase = ev.text
+            elif ev.kind == "plan":
+                bar.total = ev.destroy
+            elif ev.kind in ("log", "diagnostic"):
+                lines.append((ev.level, ev.text))
+            elif ev.kind in ("finished", "failed"):
+                lines.append((ev.level, f"{ev.address}: {ev.kind} {ev.text}".strip()))
+        counts = table.counts()
+        bar.done = counts["done"] + counts["failed"]
+        self.query_one(EventLog).add_lines(lines)
+        self.query_one(DiagnosticsPanel).add(events)
+
+    @work(exclusive=True, group="destroy", exit_on_error=False)
+    async def _run(self, name: str) -> None:
+        self.running = True
+        self.query_one("#destroy", Button).disabled = True
+        self.query_one("#confirm-name", Input).disabled = True
+        try:
+            outcome = await self.npa.backend.destroy(name, self.sink)
+        except asyncio.CancelledError:
+            outcome = OperationOutcome("interrupted", "interrupted")
+            raise
+        except BaseException as exc:
+            outcome = OperationOutcome("failed", str(getattr(exc, "message", exc)))
+            raise
+        finally:
+            self.running = False
+            self._flush()
+            self.post_message(self.DestroyFinished(outcome))
+
+    @on(DestroyFinished)
+    def _finished(self, message: DestroyFinished) -> None:
+        self.outcome = message.outcome
+        result = self.query_one("#op-result", Static)
+        o = message.outcome
+        if o.result == "ok":
+            result.update(f"[green]Destroyed {escape(self.cluster_name)}:[/] {escape(o.message)}")
+        else:
+            remaining = "".join(f"\n  - {escape(r)}" for r in o.remaining[:20])
+            result.update(
+                f"[red]Destroy {o.result}:[/] {escape(o.message)}{remaining}\n"
+                "Run destroy again after fixing the cause; nothing is reported gone that isn't."
+            )
+        self.query_one(PhaseBar).phase = f"destroy {o.result}"
+        self.refresh_bindings()
+
+    def operation_running(self) -> bool:
+        return self.running
+
+    @property
+    def operation_label(self) -> str:
+        return f"The destroy of {self.cluster_name}"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "leave":
+            return None if self.running else True
+        return True
+
+    def action_leave(self) -> None:
+        if self.running:
+            return
+        from npa_sop_tui.screens.home import HomeScreen
+
+        # back to a fresh home list, whatever led here (status → destroy)
+        while len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        if not isinstance(self.app.screen, HomeScreen):
+            self.app.switch_screen(HomeScreen())

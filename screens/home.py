@@ -1,0 +1,210 @@
+"""Home: the clusters in the inventory and what you can do with them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from npa_sop_tui.backend import ClusterRow
+from npa_sop_tui.errors import NpaError
+
+if TYPE_CHECKING:
+    from npa_sop_tui.app import NpaSopApp
+
+STATE_STYLE = {
+    "deployed": "green",
+    "ready": "green",
+    "destroyed": "dim",
+    "deploying": "yellow",
+    "destroying": "yellow",
+}
+
+
+class ClusterTable(DataTable[str]):
+    """The inventory; posts ClusterHighlighted as the cursor moves."""
+
+    class ClusterHighlighted(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def show(self, rows: list[ClusterRow]) -> None:
+        self.clear(columns=not self.columns)
+        if not self.columns:
+            self.add_columns("Name", "Region", "State", "Last operation")
+        for row in rows:
+            style = STATE_STYLE.get(row.state, "red" if "fail" in row.state else "")
+            state = f"[{style}]{row.state}[/]" if style else row.state
+            self.add_row(row.name, row.region or "—", state, row.last_operation, key=row.name)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        key = event.row_key.value if event.row_key is not None else None
+        self.post_message(self.ClusterHighlighted(key or ""))
+
+
+class HomeScreen(Screen[None]):
+    """Clusters (name, region, state, last operation) and the actions on them."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n", "new", "New", id="home.new"),
+        Binding("o", "open", "Open yaml", id="home.open"),
+        Binding("e", "edit", "Edit", id="home.edit"),
+        Binding("d", "deploy", "Deploy", id="home.deploy"),
+        Binding("s", "status", "Status", id="home.status"),
+        Binding("x", "destroy", "Destroy", id="home.destroy"),
+        Binding("b", "sandbox", "Sandbox", id="home.sandbox"),
+        Binding("r", "reload", "Reload", id="home.reload"),
+    ]
+
+    selected: reactive[str] = reactive("")
+    """Name of the highlighted cluster; "" when the inventory is empty."""
+
+    rows: reactive[tuple[ClusterRow, ...]] = reactive(())
+    """What the inventory returned last time."""
+
+    @property
+    def npa(self) -> NpaSopApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical(id="home"):
+            yield Static("", id="sandbox-offer")
+            yield Static("", id="empty-hint")
+            yield ClusterTable(id="clusters", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        self.npa.cluster = self.selected
+        self.npa.kube_context = ""
+        self.reload()
+
+    def reload(self) -> None:
+        self._load()
+
+    @work(exclusive=True, group="inventory", thread=True, exit_on_error=False)
+    def _load(self) -> None:
+        rows = self.npa.backend.list_clusters()
+        identity = self.npa.backend.has_cloud_identity()
+        self.app.call_from_thread(self._show, rows, identity)
+
+    def _show(self, rows: list[ClusterRow], identity: bool) -> None:
+        self.rows = tuple(rows)
+        self.query_one(ClusterTable).show(rows)
+        offer = self.query_one("#sandbox-offer", Static)
+        if self.npa.sandbox:
+            offer.update(
+                "[b reverse] SANDBOX [/] Terraform runs locally on a stand-in recipe; "
+                "Kubernetes and Slurm are simulated on this machine. "
+                "Nothing is created in the cloud."
+            )
+        elif not identity:
+            offer.update(
+                "No cloud identity in ~/.npa/config.yaml (tenant_id, project_id). "
+                "Press [b]b[/] to try the whole flow in the SANDBOX on this machine."
+            )
+        else:
+            offer.update("")
+        offer.display = bool(self.npa.sandbox or not identity)
+        empty = self.query_one("#empty-hint", Static)
+        empty.update(
+            ""
+            if rows
+            else "No clusters yet. Press [b]n[/] to create one, [b]o[/] to open a cluster.yaml."
+        )
+        empty.display = not rows
+        if not rows:
+            self.selected = ""
+        self.refresh_bindings()
+
+    @on(ClusterTable.ClusterHighlighted)
+    def _highlight(self, event: ClusterTable.ClusterHighlighted) -> None:
+        self.selected = event.name
+        self.npa.cluster = event.name
+
+    def watch_selected(self) -> None:
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in {"edit", "deploy", "status", "destroy"}:
+            return True if self.selected else None
+        if action == "sandbox":
+            return not self.npa.sandbox  # False hides it (not greyed): it cannot apply
+        return True
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_new(self) -> None:
+        self.npa.action_new_cluster()
+
+    def action_open(self) -> None:
+        self.npa.action_open_spec()
+
+    def action_sandbox(self) -> None:
+        self.npa.action_sandbox()
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def _row(self) -> ClusterRow | None:
+        return next((r for r in self.rows if r.name == self.selected), None)
+
+    def action_edit(self) -> None:
+        row = self._row()
+        if row is None:
+            return
+        from npa_sop_tui.screens.wizard import WizardScreen
+
+        if row.spec_path is not None and row.spec_path.exists():
+            self.npa.open_spec(row.spec_path)
+            return
+        try:
+            mapping = self.npa.backend.spec_for_cluster(row.name)
+        except NpaError as exc:
+            self.npa.show_error(exc, title=f"Cannot edit {row.name}")
+            return
+        self.app.push_screen(WizardScreen(mapping, path=None))
+
+    def action_deploy(self) -> None:
+        row = self._row()
+        if row is None:
+            return
+        try:
+            mapping = self.npa.backend.spec_for_cluster(row.name)
+        except NpaError as exc:
+            self.npa.show_error(exc, title=f"Cannot deploy {row.name}")
+            return
+        spec, issues = self.npa.backend.check(mapping)
+        if spec is None:
+            self.notify("; ".join(i.render() for i in issues), severity="error")
+            return
+        self.npa.deploy(spec, spec_path=row.spec_path)
+
+    def action_status(self) -> None:
+        if self.selected:
+            self.npa.show_status(self.selected)
+
+    def action_destroy(self) -> None:
+        if self.selected:
+            self.npa.destroy(self.selected)
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        if self.selected:
+            name = self.selected
+            yield SystemCommand(f"Deploy {name}", "Plan and apply", self.action_deploy)
+            yield SystemCommand(f"Status of {name}", "Live dashboard", self.action_status)
+            yield SystemCommand(f"Edit {name}", "Open its spec in the wizard", self.action_edit)
+            yield SystemCommand(f"Destroy {name}", "Tear it down", self.action_destroy)

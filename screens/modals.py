@@ -1,0 +1,170 @@
+"""Small modal dialogs shared by every flow: confirm, error, text (SSH command), host key."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+
+class ConfirmModal(ModalScreen[bool]):
+    """Yes/no question. Dismisses with True only on an explicit yes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(False)", "Cancel", id="modal.cancel")
+    ]
+
+    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", danger: bool = False):
+        super().__init__()
+        self.question = question
+        self.yes_label = yes
+        self.no_label = no
+        self.danger = danger
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(self.question, id="question", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button(self.no_label, id="no")
+                yield Button(
+                    self.yes_label, id="yes", variant="error" if self.danger else "primary"
+                )
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(False)
+
+
+class ErrorModal(ModalScreen[None]):
+    """What went wrong, where, and what to do next; one for every failed worker."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "dismiss(None)", "Close", id="modal.close")
+    ]
+
+    def __init__(self, title: str, message: str, hint: str | None = None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.hint = hint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog error"):
+            yield Label(self.title_text, classes="dialog-title")
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(self.message, id="error-message", markup=False)
+                if self.hint:
+                    yield Static(f"hint: {self.hint}", id="error-hint", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Close", id="close", variant="primary")
+
+    @on(Button.Pressed, "#close")
+    def _close(self) -> None:
+        self.dismiss(None)
+
+
+class TextModal(ModalScreen[None]):
+    """Shows a piece of text to copy, e.g. the SSH command for the login node."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,enter", "dismiss(None)", "Close", id="modal.close")
+    ]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.title_text, classes="dialog-title")
+            yield Static(self.text, id="text-body", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Close", id="close", variant="primary")
+
+    @on(Button.Pressed, "#close")
+    def _close(self) -> None:
+        self.dismiss(None)
+
+
+class HostKeyModal(ModalScreen[bool]):
+    """Consent for an SSH host key seen for the first time. Only an explicit accept trusts it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(False)", "Reject", id="modal.cancel")
+    ]
+
+    def __init__(self, host: str, fingerprint: str) -> None:
+        super().__init__()
+        self.host = host
+        self.fingerprint = fingerprint
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label("Unknown SSH host key", classes="dialog-title")
+            yield Static(
+                f"The login node {self.host} presented a host key that is not in "
+                f"~/.npa/known_hosts:\n\n  {self.fingerprint}\n\n"
+                "Accept it only if it matches the cluster you created. "
+                "Rejecting keeps the Slurm view off; Kubernetes status still works.",
+                markup=False,
+                id="host-key-text",
+            )
+            with Horizontal(classes="buttons"):
+                yield Button("Reject", id="no")
+                yield Button("Trust and remember", id="yes", variant="warning")
+
+    @on(Button.Pressed, "#yes")
+    def _yes(self) -> None:
+        self.dismiss(True)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(False)
+
+
+class PathModal(ModalScreen[str | None]):
+    """Ask for a file path (open cluster.yaml)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="modal.cancel")
+    ]
+
+    def __init__(self, prompt: str, value: str = "") -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.prompt, classes="dialog-title")
+            yield Input(self.value, id="path", placeholder="path/to/cluster.yaml")
+            yield Static("", id="path-error", classes="inline-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Cancel", id="no")
+                yield Button("Open", id="yes", variant="primary")
+
+    @on(Input.Submitted, "#path")
+    @on(Button.Pressed, "#yes")
+    def _open(self) -> None:
+        value = self.query_one("#path", Input).value.strip()
+        if not value:
+            self.query_one("#path-error", Static).update("Type the path of a cluster.yaml.")
+            return
+        self.dismiss(value)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(None)

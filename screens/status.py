@@ -1,0 +1,241 @@
+"""The status dashboard: Kubernetes and Slurm side by side, with freshness per source.
+
+Snapshots come from the backend's status stream in a worker; each one is posted as
+StatusUpdated and shown by every pane. The refresh interval can be changed live (+/-),
+which restarts the stream with the new interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.markup import escape
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Static
+
+from npa_sop_tui.widgets.status.panels import (
+    VERDICT_COLOURS,
+    ComponentsTable,
+    NodeGroupsTable,
+    PartitionsTable,
+    SlurmClusterPanel,
+    SlurmNodesTable,
+    VerdictPanel,
+    freshness_text,
+)
+
+if TYPE_CHECKING:
+    from npa_sop_tui.app import NpaSopApp
+
+INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+
+
+class StatusScreen(Screen[None]):
+    """Live status of one cluster."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter nodes", id="status.filter"),
+        Binding("o", "sort", "Sort nodes", id="status.sort"),
+        Binding("plus,equals_sign", "slower", "Slower", id="status.slower"),
+        Binding("minus", "faster", "Faster", id="status.faster"),
+        Binding("r", "refresh", "Refresh", id="status.refresh"),
+        Binding("l", "ssh", "SSH command", id="status.ssh"),
+        Binding("x", "destroy", "Destroy", id="status.destroy"),
+        Binding("escape", "leave", "Back", id="status.leave"),
+    ]
+
+    class StatusUpdated(Message):
+        """A new ClusterStatus snapshot arrived."""
+
+        def __init__(self, status: Any) -> None:
+            super().__init__()
+            self.status = status
+
+    interval: reactive[float] = reactive(5.0)
+    """Seconds between refreshes; changing it restarts the status stream."""
+
+    status: reactive[Any | None] = reactive(None)
+    """The newest snapshot (status.model.ClusterStatus), None before the first one."""
+
+    def __init__(self, name: str, *, interval: float | None = None) -> None:
+        super().__init__()
+        self.cluster_name = name
+        self._initial_interval = interval
+
+    @property
+    def npa(self) -> NpaSopApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with Vertical(id="status-head"):
+            yield Static("waiting for the first snapshot…", id="verdict")
+            yield Static("", id="freshness")
+        with Horizontal(id="status-grid"):
+            with Vertical(id="status-left"):
+                yield Label("Kubernetes node groups")
+                yield NodeGroupsTable(id="node-groups")
+                yield Label("Soperator components")
+                yield ComponentsTable(id="components")
+                yield SlurmClusterPanel("", id="slurm-cluster", classes="panel")
+            with Vertical(id="status-right"):
+                yield Label("Slurm partitions")
+                yield PartitionsTable(id="partitions")
+                yield Label("Slurm nodes", id="nodes-label")
+                yield Input(placeholder="filter nodes (regex) — Enter to close", id="node-filter")
+                yield SlurmNodesTable(id="slurm-nodes")
+        yield VerdictPanel("", id="hints")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.npa.cluster = self.cluster_name
+        self.npa.kube_context = self.npa.backend.kube_context(self.cluster_name)
+        self.interval = self._initial_interval or self.npa.status_interval
+        self.set_interval(1.0, self._tick_freshness)
+
+    def watch_interval(self) -> None:
+        self._stream()
+
+    # -- the stream ------------------------------------------------------------------------
+
+    @work(exclusive=True, group="status", exit_on_error=False)
+    async def _stream(self) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            async for snapshot in self.npa.backend.status_snapshots(
+                self.cluster_name, interval=self.interval, confirm_host_key=self.confirm_host_key
+            ):
+                self.post_message(self.StatusUpdated(snapshot))
+
+    async def confirm_host_key(self, host: str, port: int, fingerprint: str) -> bool:
+        """Ask the user (modal) whether to trust a login node's new SSH host key."""
+        from npa_sop_tui.screens.modals import HostKeyModal
+
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def done(result: bool | None) -> None:
+            if not answer.done():
+                answer.set_result(bool(result))
+
+        where = host if port == 22 else f"{host}:{port}"
+        self.app.push_screen(HostKeyModal(where, fingerprint), done)
+        return await answer
+
+    @on(StatusUpdated)
+    def _updated(self, message: StatusUpdated) -> None:
+        self.status = message.status
+
+    def watch_status(self, status: Any | None) -> None:
+        if status is None:
+            return
+        for pane in (NodeGroupsTable, ComponentsTable, PartitionsTable, SlurmNodesTable):
+            self.query_one(pane).show(status)
+        self.query_one(SlurmClusterPanel).show(status)
+        self.query_one(VerdictPanel).show(status)
+        v = status.verdict
+        colour = VERDICT_COLOURS.get(v.state, "")
+        self.query_one("#verdict", Static).update(
+            f"[b]{escape(status.name)}[/b]  [b {colour}]{v.state.upper()}[/]"
+            f"  {len(v.hints)} hint(s) below"
+        )
+        self._tick_freshness()
+        self._nodes_label()
+        self.refresh_bindings()
+
+    def _tick_freshness(self) -> None:
+        text = f"every {self.interval:g}s"
+        if self.status is not None:
+            text = f"{freshness_text(self.status, now=time.time())} · {text}"
+        self.query_one("#freshness", Static).update(text)
+
+    def _nodes_label(self) -> None:
+        table = self.query_one(SlurmNodesTable)
+        shown = len(table.visible())
+        total = len(table._slurm_nodes)
+        flt = f", filter /{table.filter_text}/" if table.filter_text else ""
+        self.query_one("#nodes-label", Label).update(
+            f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})"
+        )
+
+    # -- keys ------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        box = self.query_one("#node-filter", Input)
+        box.set_class(True, "-open")
+        box.focus()
+
+    @on(Input.Changed, "#node-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self.query_one(SlurmNodesTable).set_filter(event.value)
+        self._nodes_label()
+
+    @on(Input.Submitted, "#node-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        box = self.query_one("#node-filter", Input)
+        if not event.value:
+            box.set_class(False, "-open")
+        self.query_one(SlurmNodesTable).focus()
+
+    def action_sort(self) -> None:
+        self.query_one(SlurmNodesTable).cycle_sort()
+        self._nodes_label()
+
+    def action_slower(self) -> None:
+        later = [i for i in INTERVALS if i > self.interval]
+        self.interval = later[0] if later else self.interval
+        self.notify(f"Refreshing every {self.interval:g}s")
+
+    def action_faster(self) -> None:
+        earlier = [i for i in INTERVALS if i < self.interval]
+        self.interval = earlier[-1] if earlier else self.interval
+        self.notify(f"Refreshing every {self.interval:g}s")
+
+    def action_refresh(self) -> None:
+        self._stream()
+
+    def _login_target(self) -> tuple[str, int, str] | None:
+        status = self.status
+        if status is None:
+            return None
+        login = status.login
+        host = login.host or (status.kube.login_ip if status.kube else None)
+        return (host, login.port, login.user) if host else None
+
+    def action_ssh(self) -> None:
+        from npa_sop_tui.screens.modals import TextModal
+
+        target = self._login_target()
+        if target is None:
+            self.notify("The login node has no address yet.", severity="warning")
+            return
+        host, port, user = target
+        port_arg = f" -p {port}" if port != 22 else ""
+        self.app.push_screen(TextModal("SSH to the login node", f"ssh{port_arg} {user}@{host}"))
+
+    def action_destroy(self) -> None:
+        self.npa.destroy(self.cluster_name)
+
+    def action_leave(self) -> None:
+        if len(self.app.screen_stack) > 2:
+            self.app.pop_screen()
+        else:
+            from npa_sop_tui.screens.home import HomeScreen
+
+            self.app.switch_screen(HomeScreen())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "ssh":
+            return True if self._login_target() else None
+        if action == "slower":
+            return True if self.interval < INTERVALS[-1] else None
+        if action == "faster":
+            return True if self.interval > INTERVALS[0] else None
+        return True

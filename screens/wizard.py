@@ -1,0 +1,529 @@
+"""The cluster wizard: region → control plane → worker pools → options → review → write.
+
+The wizard edits a mapping (the spec as it will be written) and asks the backend to parse
+and validate it after every change, so a problem shows up next to the field as it is made.
+A spec opened from a file keeps every setting the wizard has no field for, because only
+the keys a form touches are changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.syntax import Syntax
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import (
+    Button,
+    ContentSwitcher,
+    Footer,
+    Header,
+    Input,
+    Label,
+    OptionList,
+    Select,
+    Static,
+    Switch,
+)
+
+from npa_sop_tui.backend import Issue
+from npa_sop_tui.widgets.wizard.pool_editor import PoolEditor
+from npa_sop_tui.widgets.wizard.pool_list import PoolList
+
+if TYPE_CHECKING:
+    from npa_sop_tui.app import NpaSopApp
+
+STEPS = ("cluster", "control", "pools", "options", "review")
+STEP_TITLES = {
+    "cluster": "1 Cluster & region",
+    "control": "2 Control plane",
+    "pools": "3 Worker pools",
+    "options": "4 Options",
+    "review": "5 Review & write",
+}
+OPERATOR_VERSIONS = ("4.1.6", "4.1.7")
+REST_CHOICES = (("follows accounting", "auto"), ("on", "on"), ("off", "off"))
+ROLE_FIELDS = (("system", "#sys-preset"), ("controller", "#ctl-preset"), ("login", "#login-preset"))
+
+
+def step_of(path: str) -> str:
+    """Which wizard step shows a finding for this field path."""
+    if path.startswith("workers"):
+        return "pools"
+    if path.startswith("control_plane"):
+        return "control"
+    if path in {"name", "region", ""} or path.startswith(("tenant", "project", "subnet")):
+        return "cluster"
+    return "options"
+
+
+class WizardScreen(Screen[None]):
+    """Guided creation and editing of cluster.yaml."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Back to home", id="wizard.leave"),
+        Binding("ctrl+n", "next", "Next step", id="wizard.next"),
+        Binding("ctrl+b", "back", "Previous step", id="wizard.back"),
+        Binding("ctrl+s", "write", "Write cluster.yaml", id="wizard.write"),
+    ]
+
+    class SpecWritten(Message):
+        """cluster.yaml was written (atomically) and validates."""
+
+        def __init__(self, path: Path, spec: Any) -> None:
+            super().__init__()
+            self.path = path
+            self.spec = spec
+
+    step: reactive[str] = reactive("cluster")
+    """The step on screen (one of STEPS)."""
+
+    issues: reactive[tuple[Issue, ...]] = reactive(())
+    """Every finding for the mapping as it stands."""
+
+    def __init__(self, mapping: dict[str, Any], *, path: Path | None) -> None:
+        super().__init__()
+        self.data: dict[str, Any] = copy.deepcopy(mapping)
+        self.data.setdefault("workers", [])
+        self.path = path
+        self.spec: Any | None = None
+        self._ready = False
+
+    @property
+    def npa(self) -> NpaSopApp:
+        return self.app  # type: ignore[return-value]
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        cat = self.npa.backend.catalog()
+        cp = self.data.setdefault("control_plane", {})
+        system = cp.get("system", {}) or {}
+        yield Header(show_clock=False)
+        with Horizontal(id="wizard"):
+            yield OptionList(*[STEP_TITLES[s] for s in STEPS], id="steps")
+            with Vertical(id="wizard-main"):
+                with ContentSwitcher(initial="cluster", id="pages"):
+                    with VerticalScroll(id="cluster"):
+                        yield Label("Cluster name (lowercase letters, digits, dashes)")
+                        yield Input(self.data.get("name", ""), id="name", max_length=40)
+                        yield Label("Region")
+                        regions = cat.regions()
+                        region = self.data.get("region")
+                        yield Select(
+                            [(r, r) for r in regions],
+                            value=region if region in regions else Select.NULL,
+                            id="region",
+                            prompt="choose a region",
+                        )
+                    with VerticalScroll(id="control"):
+                        with Horizontal(classes="pair"):
+                            with Vertical():
+                                yield Label("System nodes: min")
+                                yield Input(
+                                    str(system.get("min_size", 3)), id="sys-min", type="integer"
+                                )
+                            with Vertical():
+                                yield Label("max (empty: max(min, 24))")
+                                yield Input(
+                                    str(system.get("max_size") or ""),
+                                    id="sys-max",
+                                    type="integer",
+                                )
+                        yield Label("System preset")
+                        yield Select([], id="sys-preset", prompt="recipe's sizing tier")
+                        yield Label("Controller preset")
+                        yield Select([], id="ctl-preset", prompt="recipe's sizing tier")
+                        yield Label("Login preset")
+                        yield Select([], id="login-preset", prompt="recipe default (16vcpu-64gb)")
+                        yield Static("", id="tier-note", classes="note")
+                    with Vertical(id="pools"):
+                        yield Label("Worker pools (Enter or Edit to change one)")
+                        yield PoolList(self.data["workers"], id="pool-list")
+                    with VerticalScroll(id="options"):
+                        with Horizontal(classes="switch-row"):
+                            yield Switch(bool(self.data.get("accounting", False)), id="accounting")
+                            yield Label("Accounting (slurmdbd + MariaDB)")
+                        yield Label("Slurm REST API")
+                        rest = self.data.get("slurm_rest_enabled")
+                        yield Select(
+                            REST_CHOICES,
+                            value="auto" if rest is None else ("on" if rest else "off"),
+                            id="rest",
+                            allow_blank=False,
+                        )
+                        yield Label("Soperator version")
+                        version = self.data.get("slurm_operator_version", OPERATOR_VERSIONS[0])
+                        versions = list(OPERATOR_VERSIONS)
+                        if version not in versions:
+                            versions.append(version)
+                        yield Select(
+                            [(v, v) for v in versions],
+                            value=version,
+                            id="operator-version",
+                            allow_blank=False,
+                        )
+                        with Horizontal(classes="switch-row"):
+                            yield Switch(
+                                bool(self.data.get("use_default_apparmor_profile", False)),
+                                id="apparmor",
+                            )
+                            yield Label("Default AppArmor profile (required for 4.1.7)")
+                        with Horizontal(classes="pair"):
+                            with Vertical():
+                                yield Label("Kubernetes version")
+                                yield Input(
+                                    self.data.get("k8s_version") or "",
+                                    id="k8s-version",
+                                    placeholder="recipe default",
+                                )
+                            with Vertical():
+                                yield Label("Node group image version")
+                                yield Input(
+                                    self.data.get("node_group_version") or "",
+                                    id="ng-version",
+                                    placeholder="recipe default",
+                                )
+                    with Horizontal(id="review"):
+                        with VerticalScroll(id="review-yaml"):
+                            yield Static("", id="yaml-preview")
+                        with VerticalScroll(id="review-side"):
+                            yield Static("", id="totals")
+                            yield Static("", id="findings")
+                            yield Label("Write to")
+                            yield Input(str(self.path or "cluster.yaml"), id="out-path")
+                            yield Button("Write cluster.yaml", id="write", variant="success")
+                yield Static("", id="step-findings", classes="inline-findings")
+                with Horizontal(classes="buttons", id="wizard-nav"):
+                    yield Button("Back", id="back")
+                    yield Button("Next", id="next", variant="primary")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.npa.cluster = self.data.get("name", "")
+        self._refresh_presets()
+        self.query_one("#steps", OptionList).highlighted = 0
+        self._ready = True
+        self.revalidate()
+        self.query_one("#name", Input).focus()
+
+    # -- navigation ------------------------------------------------------------------------
+
+    def watch_step(self, step: str) -> None:
+        self.query_one("#pages", ContentSwitcher).current = step
+        steps = self.query_one("#steps", OptionList)
+        steps.highlighted = STEPS.index(step)
+        self.query_one("#back", Button).disabled = step == STEPS[0]
+        self.query_one("#next", Button).display = step != STEPS[-1]
+        if step == "review":
+            self._render_review()
+        self._show_step_findings()
+        self.refresh_bindings()
+        self._focus_step(step)
+
+    def _focus_step(self, step: str) -> None:
+        """Put the cursor where the step's work starts, so the keyboard flow never stalls."""
+        if not self._ready:
+            return
+        target = {
+            "cluster": "#name",
+            "control": "#sys-min",
+            "pools": "#pool-table" if self.data.get("workers") else "#pool-add",
+            "options": "#accounting",
+            "review": "#write",
+        }[step]
+        widget = self.query_one(target)
+        if widget.focusable and not widget.disabled:
+            widget.focus()
+
+    @on(OptionList.OptionSelected, "#steps")
+    def _jump(self, event: OptionList.OptionSelected) -> None:
+        self.step = STEPS[event.option_index]
+
+    @on(Button.Pressed, "#next")
+    def action_next(self) -> None:
+        index = STEPS.index(self.step)
+        if index < len(STEPS) - 1:
+            self.step = STEPS[index + 1]
+
+    @on(Button.Pressed, "#back")
+    def action_back(self) -> None:
+        index = STEPS.index(self.step)
+        if index > 0:
+            self.step = STEPS[index - 1]
+
+    def action_leave(self) -> None:
+        self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next":
+            return True if self.step != STEPS[-1] else None
+        if action == "back":
+            return True if self.step != STEPS[0] else None
+        if action == "write":
+            return True if not any(i.blocking for i in self.issues) else None
+        return True
+
+    # -- form → mapping --------------------------------------------------------------------
+
+    @on(Input.Changed, "#name")
+    def _name(self, event: Input.Changed) -> None:
+        self.data["name"] = event.value.strip()
+        self.npa.cluster = self.data["name"]
+        self.revalidate()
+
+    @on(Select.Changed, "#region")
+    def _region(self, event: Select.Changed) -> None:
+        if event.value is Select.NULL:
+            self.data.pop("region", None)
+        else:
+            self.data["region"] = str(event.value)
+        self.revalidate()
+
+    @on(Input.Changed, "#sys-min")
+    @on(Input.Changed, "#sys-max")
+    def _system_size(self, event: Input.Changed) -> None:
+        system = self.data["control_plane"].setdefault("system", {})
+        key = "min_size" if event.input.id == "sys-min" else "max_size"
+        text = event.value.strip()
+        if text.lstrip("-").isdigit():
+            system[key] = int(text)
+        elif key == "max_size":
+            system.pop("max_size", None)
+        else:
+            system.pop("min_size", None)
+        self.revalidate()
+
+    @on(Select.Changed, "#sys-preset")
+    @on(Select.Changed, "#ctl-preset")
+    @on(Select.Changed, "#login-preset")
+    def _role_preset(self, event: Select.Changed) -> None:
+        if not self._ready:
+            return
+        role = {"sys-preset": "system", "ctl-preset": "controller", "login-preset": "login"}[
+            str(event.select.id)
+        ]
+        section = self.data["control_plane"].setdefault(role, {})
+        if event.value is Select.NULL:
+            section.pop("preset", None)
+        else:
+            section["preset"] = str(event.value)
+        self.revalidate()
+
+    @on(Switch.Changed, "#accounting")
+    def _accounting(self, event: Switch.Changed) -> None:
+        self.data["accounting"] = event.value
+        self.revalidate()
+
+    @on(Switch.Changed, "#apparmor")
+    def _apparmor(self, event: Switch.Changed) -> None:
+        self.data["use_default_apparmor_profile"] = event.value
+        self.revalidate()
+
+    @on(Select.Changed, "#rest")
+    def _rest(self, event: Select.Changed) -> None:
+        if event.value == "auto":
+            self.data.pop("slurm_rest_enabled", None)
+        else:
+            self.data["slurm_rest_enabled"] = event.value == "on"
+        self.revalidate()
+
+    @on(Select.Changed, "#operator-version")
+    def _version(self, event: Select.Changed) -> None:
+        if event.value is not Select.NULL:
+            self.data["slurm_operator_version"] = str(event.value)
+        self.revalidate()
+
+    @on(Input.Changed, "#k8s-version")
+    @on(Input.Changed, "#ng-version")
+    def _versions(self, event: Input.Changed) -> None:
+        key = "k8s_version" if event.input.id == "k8s-version" else "node_group_version"
+        if event.value.strip():
+            self.data[key] = event.value.strip()
+        else:
+            self.data.pop(key, None)
+        self.revalidate()
+
+    # -- pools -----------------------------------------------------------------------------
+
+    @on(PoolList.EditRequested)
+    def _edit_pool(self, event: PoolList.EditRequested) -> None:
+        region = self.data.get("region")
+        if not region:
+            self.notify("Choose a region first: platforms depend on it.", severity="warning")
+            self.step = "cluster"
+            return
+        pools: list[dict[str, Any]] = self.data["workers"]
+        if event.index is None:
+            pool = event.template or {"name": f"pool{len(pools) + 1}", "size": 1}
+            taken = {str(p.get("name")) for p in pools}
+            title = "New worker pool"
+        else:
+            pool = pools[event.index]
+            taken = {str(p.get("name")) for i, p in enumerate(pools) if i != event.index}
+            title = f"Edit worker pool {pool.get('name')}"
+        editor = PoolEditor(
+            pool, region=region, catalog=self.npa.backend.catalog(), taken_names=taken, title=title
+        )
+        pool_list = self.query_one(PoolList)
+
+        def saved(result: dict[str, Any] | None) -> None:
+            if result is None:
+                return
+            if event.index is None:
+                pool_list.add(result)
+            else:
+                pool_list.replace(event.index, result)
+
+        self.app.push_screen(editor, saved)
+
+    @on(PoolList.PoolAdded)
+    @on(PoolList.PoolEdited)
+    @on(PoolList.PoolRemoved)
+    def _pools_changed(self) -> None:
+        self._refresh_presets()
+        self.revalidate()
+
+    # -- derived views ---------------------------------------------------------------------
+
+    def _worker_count(self) -> int:
+        total = 0
+        for pool in self.data.get("workers", []):
+            size = pool.get("size", 1)
+            total += size if isinstance(size, int) else 0
+        return total
+
+    def _refresh_presets(self) -> None:
+        """Offer only presets sufficient for each role at the workers' sizing tier."""
+        cat = self.npa.backend.catalog()
+        workers = self._worker_count()
+        ready, self._ready = self._ready, False
+        try:
+            for role, selector in ROLE_FIELDS:
+                select = self.query_one(selector, Select)
+                current = (self.data["control_plane"].get(role) or {}).get("preset")
+                options = [
+                    (f"{p.name}  ({p.vcpu} vCPU, {p.memory_gb} GB)", p.name)
+                    for p in cat.role_presets(role, workers)
+                ]
+                if current and current not in [v for _, v in options]:
+                    # keep what the file says; validation flags it instead of losing it
+                    options.append((f"{current}  (not sufficient at this size)", current))
+                select.set_options(options)
+                select.value = current if current else Select.NULL
+            notes = [cat.tier_explanation(role, workers) for role in ("system", "controller")]
+            self.query_one("#tier-note", Static).update(
+                f"Sizing tier {cat.sizing_tier(workers)} for {workers} worker node(s).\n"
+                + "\n".join(notes)
+            )
+        finally:
+            self._ready = ready
+
+    def revalidate(self) -> None:
+        spec, issues = self.npa.backend.check(self.data)
+        self.spec = spec
+        self.issues = tuple(issues)
+
+    def watch_issues(self) -> None:
+        self._show_step_findings()
+        if self.step == "review":
+            self._render_review()
+        self.refresh_bindings()
+
+    def _show_step_findings(self) -> None:
+        mine = [i for i in self.issues if step_of(i.path) == self.step]
+        if self.step == "review":
+            mine = []
+        box = self.query_one("#step-findings", Static)
+        box.update("\n".join(_issue_markup(i) for i in mine))
+        box.display = bool(mine)
+
+    def _render_review(self) -> None:
+        backend = self.npa.backend
+        preview = self.query_one("#yaml-preview", Static)
+        if self.spec is not None:
+            preview.update(Syntax(backend.dump_yaml(self.spec), "yaml", theme="ansi_dark"))
+            t = backend.totals(self.spec)
+            self.query_one("#totals", Static).update(
+                f"[b]Totals[/b]  nodes {t.nodes} · vCPU {t.vcpu} · GPUs {t.gpus} · "
+                f"disks {t.disk_gib} GiB\nkube context {backend.kube_context(self.spec.name)}"
+            )
+        else:
+            preview.update("The spec cannot be built yet; fix the errors listed.")
+            self.query_one("#totals", Static).update("")
+        findings = self.query_one("#findings", Static)
+        if self.issues:
+            findings.update("\n".join(_issue_markup(i) for i in self.issues))
+        else:
+            findings.update("[green]No findings: the spec is valid.[/]")
+        self.query_one("#write", Button).disabled = any(i.blocking for i in self.issues)
+
+    # -- write -----------------------------------------------------------------------------
+
+    @on(Button.Pressed, "#write")
+    def action_write(self) -> None:
+        self.revalidate()
+        blocking = [i for i in self.issues if i.blocking]
+        if blocking or self.spec is None:
+            self.notify(
+                f"{len(blocking)} error(s) block writing; see the review step.",
+                severity="error",
+            )
+            self.step = "review"
+            return
+        target = Path(self.query_one("#out-path", Input).value.strip() or "cluster.yaml")
+        target = target.expanduser()
+        if target.exists():
+            from npa_sop_tui.screens.modals import ConfirmModal
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._write(target)
+
+            self.app.push_screen(
+                ConfirmModal(f"{target} exists. Overwrite it?", yes="Overwrite", danger=True),
+                confirmed,
+            )
+        else:
+            self._write(target)
+
+    def _write(self, target: Path) -> None:
+        from npa_sop_tui.errors import NpaError
+
+        try:
+            self.npa.backend.write_spec(target, self.spec)
+        except (NpaError, OSError) as exc:
+            self.npa.show_error(exc, title=f"Could not write {target}")
+            return
+        self.path = target
+        self.notify(f"Wrote {target}", title="cluster.yaml")
+        self.post_message(self.SpecWritten(target, self.spec))
+
+    @on(SpecWritten)
+    def _offer_deploy(self, event: SpecWritten) -> None:
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        label = "in the SANDBOX" if self.npa.sandbox else "now"
+
+        def chosen(yes: bool | None) -> None:
+            if yes:
+                self.npa.deploy(event.spec, spec_path=event.path)
+
+        self.app.push_screen(
+            ConfirmModal(f"Wrote {event.path}.\n\nDeploy {event.spec.name} {label}?", yes="Deploy"),
+            chosen,
+        )
+
+
+def _issue_markup(issue: Issue) -> str:
+    from rich.markup import escape
+
+    colour = "red" if issue.blocking else "yellow"
+    return f"[{colour}]{issue.level}[/] {escape(issue.render())}"

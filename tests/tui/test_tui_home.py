@@ -1,0 +1,176 @@
+"""Home screen: inventory rows, bindings that grey out, remappable keys, sandbox offer."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.widgets import DataTable, Static
+
+from npa_sop_tui import inventory
+from npa_sop_tui.app import NpaSopApp
+from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.screens.home import HomeScreen
+from npa_sop_tui.screens.wizard import WizardScreen
+
+from .conftest import wait_for
+
+
+def _entry(name: str, state: str, region: str = "eu-north1") -> None:
+    entry = InventoryEntry(name=name, region=region, kube_context=f"nebius-{name}-slurm")
+    entry.state = state  # type: ignore[assignment]
+    entry.record(
+        OperationRecord(
+            id=f"op-{name}",
+            kind="deploy",
+            started=time.time(),
+            ended=time.time(),
+            result="ok" if state == "deployed" else "failed",
+        )
+    )
+    inventory.save(entry)
+
+
+async def test_home_lists_inventory_with_state_and_last_operation(npa_home: Path) -> None:
+    _entry("alpha", "deployed")
+    _entry("beta", "failed", region="us-central1")
+    app = NpaSopApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, HomeScreen)
+        table = app.screen.query_one("#clusters", DataTable)
+        rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+        assert [r[0] for r in rows] == ["alpha", "beta"]
+        assert rows[1][1] == "us-central1"
+        assert "failed" in rows[1][2]
+        assert rows[0][3].startswith("deploy ok")
+        # a cluster is highlighted: its actions are available, and the header names it
+        assert app.screen.check_action("deploy", ()) is True
+        assert app.cluster == "alpha"
+
+
+async def test_home_without_clusters_greys_out_cluster_actions_and_offers_sandbox() -> None:
+    app = NpaSopApp()
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause(0.3)
+        home = app.screen
+        for action in ("deploy", "status", "destroy", "edit"):
+            assert home.check_action(action, ()) is None
+        offer = str(home.query_one("#sandbox-offer", Static).render())
+        assert "SANDBOX" in offer and "No cloud identity" in offer
+        # pressing a greyed-out key does nothing
+        await pilot.press("d")
+        assert isinstance(app.screen, HomeScreen)
+
+
+async def test_keys_are_remappable_by_binding_id() -> None:
+    app = NpaSopApp(keymap={"home.new": "w"})
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("n")
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, WizardScreen)
+
+
+async def test_command_palette_offers_every_app_action() -> None:
+    app = NpaSopApp()
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause(0.2)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in ("New cluster", "Open cluster.yaml", "Sandbox"):
+            assert title in titles
+
+
+async def test_quit_during_an_operation_asks_first() -> None:
+    from npa_sop_tui.screens.modals import ConfirmModal
+
+    app = NpaSopApp()
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause(0.2)
+        # pretend the current screen runs an operation (the deploy screen answers the same way)
+        app.screen.operation_running = lambda: True  # type: ignore[attr-defined]
+        app.screen.operation_label = "The deploy of x"  # type: ignore[attr-defined]
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        assert "The deploy of x is running" in str(app.screen.query_one("#question").render())
+        await pilot.click("#no")
+        await pilot.pause()
+        assert app.is_running
+    assert app.return_code in (None, 0)
+
+
+async def test_quit_with_nothing_running_exits_at_once() -> None:
+    app = NpaSopApp()
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause(0.2)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.return_code == 0
+
+
+async def test_palette_lists_the_current_screens_enabled_keys(npa_home: Path) -> None:
+    _entry("alpha", "deployed")
+    app = NpaSopApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.3)
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert {"Deploy", "Status", "Destroy", "Reload"} <= set(titles)
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Status")
+        await command.callback()  # type: ignore[misc]
+        await pilot.pause()
+        from npa_sop_tui.screens.status import StatusScreen
+
+        assert isinstance(app.screen, StatusScreen)
+
+
+def test_lifecycle_events_map_to_progress_events() -> None:
+    from npa_sop_tui import events as ev
+    from npa_sop_tui.backend import to_progress_event
+
+    op = "op1"
+    cases = [
+        (ev.PhaseChanged(operation_id=op, phase="apply:full", label="Deploying"), "phase"),
+        (
+            ev.PlanSummary(
+                operation_id=op, phase="plan", add=3, change=1, remove=2, destructive=["a.b"]
+            ),
+            "plan",
+        ),
+        (ev.ResourceStarted(operation_id=op, addr="m.r", module="m", action="create"), "started"),
+        (
+            ev.ResourceFinished(
+                operation_id=op, addr="m.r", module="m", action="create", elapsed=2.0
+            ),
+            "finished",
+        ),
+        (
+            ev.ResourceFailed(
+                operation_id=op,
+                addr="m.r",
+                module="m",
+                action="create",
+                elapsed=1.0,
+                message="boom",
+            ),
+            "failed",
+        ),
+        (ev.Diagnostic(operation_id=op, severity="warning", summary="s", detail="d"), "diagnostic"),
+        (ev.LogLine(operation_id=op, stream="stderr", text="oops"), "log"),
+        (
+            ev.OperationFinished(operation_id=op, result="interrupted", message="m", duration=1),
+            "operation_finished",
+        ),
+    ]
+    mapped = [to_progress_event(e) for e, _ in cases]
+    assert [m.kind for m in mapped] == [k for _, k in cases]
+    phase, plan, started, finished, failed, diag, log, done = mapped
+    assert (phase.text, phase.action) == ("Deploying", "apply:full")
+    assert (plan.add, plan.change, plan.destroy, plan.text) == (3, 1, 2, "a.b")
+    assert started.address == "m.r" and finished.elapsed == 2.0
+    assert failed.level == "error" and failed.text == "boom"
+    assert diag.level == "warning" and diag.text == "s\nd"
+    assert log.level == "warning" and log.text == "oops"
+    assert done.result == "interrupted"
