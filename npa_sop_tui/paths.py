@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 NPA_HOME_ENV = "NPA_HOME"
 
 
 def npa_home() -> Path:
-    """The npa home folder: `$NPA_HOME`, else `~/.npa`."""
+    """The npa home folder: `$NPA_HOME`, else `~/.npa`.
+
+    Raises `UsageError` when it exists but is not a folder, so every command says so instead
+    of failing later on the first file it writes.
+    """
     override = os.environ.get(NPA_HOME_ENV)
-    return Path(override).expanduser() if override else Path.home() / ".npa"
+    home = Path(override).expanduser() if override else Path.home() / ".npa"
+    if home.exists() and not home.is_dir():
+        from npa_sop_tui.errors import UsageError
+
+        where = f"{NPA_HOME_ENV}={override}" if override else str(home)
+        raise UsageError(
+            f"the npa home {where} is a file, not a folder",
+            hint=f"point {NPA_HOME_ENV} at a folder (it is created if missing), or move the file",
+        )
+    return home
 
 
 def config_path() -> Path:
@@ -23,8 +37,27 @@ def soperator_root() -> Path:
     return npa_home() / "soperator"
 
 
+# Cluster names become folder names and kube contexts (nebius-<name>-slurm): DNS-label shape.
+# The spec's own rule (the recipe's company_name) is stricter; this one keeps every name a
+# single, safe path component (no "/", "..", spaces), so `--name` can never point elsewhere.
+CLUSTER_NAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def check_cluster_name(name: str, *, flag: str = "--name") -> str:
+    """`name` if it can be a cluster name, else `UsageError` naming `flag`."""
+    if not CLUSTER_NAME_RE.fullmatch(name):
+        from npa_sop_tui.errors import UsageError
+
+        raise UsageError(
+            f"{flag} {name!r} is not a cluster name",
+            hint="cluster names are lowercase letters, digits and dashes (the spec's name:); "
+            "`npa soperator list` shows the clusters npa knows",
+        )
+    return name
+
+
 def cluster_dir(name: str) -> Path:
-    return soperator_root() / name
+    return soperator_root() / check_cluster_name(name, flag="cluster name")
 
 
 def known_hosts_path() -> Path:

@@ -308,11 +308,30 @@ def prepare_installation(
     atomic_write_text(
         target / ".npa-env.json", json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
     )
+    protect_state_files(target)
     return Installation(name=name, dir=target, recipe=recipe)
 
 
 def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:
+    protect_state_files(install_dir)
     return Installation(name=name, dir=install_dir, recipe=recipe)
+
+
+# Local state and its backups carry every variable value Terraform saw (reservation IDs, the
+# backups password) and provider outputs such as cluster credentials.
+_STATE_GLOBS = ("terraform.tfstate", "terraform.tfstate.backup", "terraform.tfstate.*.backup")
+
+
+def protect_state_files(install_dir: Path) -> None:
+    """Make existing local state files 0600.
+
+    Terraform runs with a private umask, but it rewrites an existing state file in place and
+    keeps its mode, so files left world-readable by an older run are fixed here.
+    """
+    for pattern in _STATE_GLOBS:
+        for path in install_dir.glob(pattern):
+            if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o077:
+                path.chmod(SECRET_MODE)
 
 
 def _link_siblings(recipe_root: Path, install_root: Path) -> None:

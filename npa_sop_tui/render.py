@@ -84,11 +84,13 @@ class Rendered:
 # --- capacity (reservations) supplied at run time -------------------------------------------
 
 
-def parse_capacity_assignments(values: Iterable[str] | str | None) -> dict[str, str]:
+def parse_capacity_assignments(
+    values: Iterable[str] | str | None, *, source: str = "--capacity-block-group"
+) -> dict[str, str]:
     """`["pool=capacityblockgroup-…", …]` or `"pool=id,pool2=id"` → {pool: id}.
 
-    Used for `--capacity-block-group POOL=ID` (repeatable) and `NPA_CAPACITY_BLOCK_GROUPS`.
-    Errors never echo the ID itself.
+    Used for `--capacity-block-group POOL=ID` (repeatable) and `NPA_CAPACITY_BLOCK_GROUPS`;
+    `source` names which one in errors. Errors never echo the ID itself.
     """
     if values is None:
         return {}
@@ -101,13 +103,18 @@ def parse_capacity_assignments(values: Iterable[str] | str | None) -> dict[str, 
         pool, sep, ident = item.partition("=")
         pool, ident = pool.strip(), ident.strip()
         if not sep or not pool or not ident:
+            example = (
+                f"{source}=gpu=capacityblockgroup-…"
+                if source == CAPACITY_ENV
+                else f"{source} gpu=capacityblockgroup-…"
+            )
             raise UsageError(
-                "capacity block group assignment must look like POOL=ID",
-                hint="e.g. --capacity-block-group gpu=capacityblockgroup-…",
+                f"{source}: capacity block group assignment must look like POOL=ID",
+                hint=f"e.g. {example}",
             )
         if not ident.startswith(CAPACITY_ID_PREFIX):
             raise UsageError(
-                f"capacity block group for pool {pool!r} is not an ID "
+                f"{source}: capacity block group for pool {pool!r} is not an ID "
                 f"(IDs start with {CAPACITY_ID_PREFIX!r})",
                 hint="names must be resolved to an ID first",
             )
@@ -119,7 +126,7 @@ def parse_capacity_assignments(values: Iterable[str] | str | None) -> dict[str, 
 
 def capacity_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     env = os.environ if env is None else env
-    return parse_capacity_assignments(env.get(CAPACITY_ENV))
+    return parse_capacity_assignments(env.get(CAPACITY_ENV), source=CAPACITY_ENV)
 
 
 def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[str, str]:

@@ -363,8 +363,11 @@ def findings_from_validation_error(
             message = f"must be a string, got {_show(value)}"
             hint = "quote the value"
         elif kind == "literal_error" and path == "apiVersion":
-            message = f"unsupported apiVersion {_show(value)}; expected {API_VERSION}"
-            hint = f"use apiVersion: {API_VERSION}"
+            # Other files (workflows) reuse this; name the version *their* model expects.
+            expected = str((err.get("ctx") or {}).get("expected", "")).strip("'\"")
+            expected = expected if expected and "," not in expected else API_VERSION
+            message = f"unsupported apiVersion {_show(value)}; expected {expected}"
+            hint = f"use apiVersion: {expected}"
         elif kind in ("list_type", "model_type", "dict_type", "model_attributes_type"):
             expected = "a list" if kind == "list_type" else "a mapping (key: value)"
             message = f"must be {expected}, got {_show(value)}"

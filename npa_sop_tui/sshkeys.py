@@ -32,6 +32,8 @@ DEFAULT_KEY_FILES = ("id_ed25519.pub", "id_rsa.pub", "id_ecdsa.pub")
 
 class KeyNotFound(UsageError):
     """No source offered a root login key (as opposed to a named source being broken)."""
+
+
 ENV_INLINE = "NPA_SOPERATOR_ROOT_LOGIN_SSH_PUBLIC_KEY"
 ENV_FILE = "NPA_SOPERATOR_ROOT_LOGIN_SSH_PUBLIC_KEY_FILE"
 ENV_GENERIC = "NPA_SSH_PUBLIC_KEY"
@@ -59,11 +61,13 @@ def check_public_key(record: str) -> str:
         raise KeyProblem(f"{_PREFIX} has an invalid base64 blob") from None
     if not blob:
         raise KeyProblem(f"{_PREFIX} has an empty key blob")
-    # The blob starts with its own type name; a mismatch means a corrupted or pasted-wrong key.
-    if len(blob) >= 4:
-        (length,) = struct.unpack(">I", blob[:4])
-        if blob[4 : 4 + length] != parts[0].encode():
-            raise KeyProblem(f"{_PREFIX} blob does not match its key type {parts[0]}")
+    # The blob starts with its own type name; a mismatch (or a blob too short to hold it)
+    # means a corrupted, truncated or pasted-wrong key.
+    (length,) = struct.unpack(">I", blob[:4]) if len(blob) >= 4 else (-1,)
+    if blob[4 : 4 + length] != parts[0].encode():
+        raise KeyProblem(f"{_PREFIX} blob does not match its key type {parts[0]}")
+    if len(blob) < 4 + length + 5:  # the key material follows as another length-prefixed field
+        raise KeyProblem(f"{_PREFIX} blob holds no key material (truncated key?)")
     return " ".join(parts)
 
 

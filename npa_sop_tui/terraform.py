@@ -39,6 +39,8 @@ from npa_sop_tui.events import (
 TERRAFORM_BIN_ENV = "NPA_TERRAFORM_BIN"
 LOG_TAIL = 200
 MAX_DIAGNOSTICS = 100
+# Files Terraform creates (state, backups, saved plans, .terraform/) are private: 0600/0700.
+STATE_UMASK = 0o077
 
 # ---------------------------------------------------------------------------------------------
 # Versions and discovery
@@ -266,6 +268,9 @@ class TerraformRunner:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            # Terraform's state, backups and plans can hold secrets (reservation IDs,
+            # passwords, cluster credentials): whatever it creates is for this user only.
+            umask=STATE_UMASK,
             limit=16 * 1024 * 1024,  # a show -json line can be large
         )
         assert proc.stdout is not None and proc.stderr is not None
@@ -294,6 +299,7 @@ class TerraformRunner:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            umask=STATE_UMASK,
         )
         try:
             out, err = await proc.communicate()

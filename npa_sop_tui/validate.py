@@ -275,6 +275,17 @@ def _workers(spec: SoperatorSpec, cat: Catalog, capacity: Mapping[str, str]) -> 
         else:
             seen[pool.name] = i
         out += _pool(spec, pool, base, cat, pool.name in capacity)
+    names = [pool.name for pool in spec.workers]
+    for pool_name in capacity:
+        if pool_name not in seen:
+            # The same refusal render() gives, so validate never passes what deploy rejects.
+            out.append(
+                error(
+                    "workers",
+                    f"capacity block group given at run time for unknown worker pool {pool_name!r}",
+                    did_you_mean(pool_name, names) or f"pools: {', '.join(names)}",
+                )
+            )
     arches = {
         plat.arch for pool in spec.workers if (plat := cat.platform(pool.platform)) is not None
     }
@@ -473,18 +484,23 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
                 "set only one of capacity_block_group or capacity_block_group_name",
             )
         )
-    if (has_id or has_name) and not pool.is_gpu:
+    reserved = has_id or has_name or runtime_reserved
+    # Say where the selector came from: a run-time one has no line in the spec.
+    origin = "" if (has_id or has_name) else " (capacity block group given at run time)"
+    if reserved and not pool.is_gpu:
         out.append(
             error(
-                f"{base}.capacity_block_group",
-                "reserved capacity selectors are valid only for GPU worker pools",
+                f"{base}.capacity_block_group" if has_id or has_name else base,
+                "reserved capacity selectors are valid only for GPU worker pools"
+                if has_id or has_name
+                else "reserved capacity is valid only for GPU pools" + origin,
             )
         )
-    if (has_id or has_name) and pool.preemptible:
+    if reserved and pool.preemptible:
         out.append(
             error(
                 f"{base}.preemptible",
-                "reserved capacity is mutually exclusive with preemptible=true",
+                "reserved capacity is mutually exclusive with preemptible=true" + origin,
                 "set preemptible: false to use a capacity block",
             )
         )

@@ -151,10 +151,26 @@ def parse_workflow_text(text: str, *, source: str, base_dir: Path) -> LoadedWork
             for f in findings_from_validation_error(exc, tool.input_model, None):
                 path = f"{base}.with.{f.path}" if f.path else f"{base}.with"
                 findings.append(_placed(error(path, f.message, f.hint), positions))
+        findings += [_placed(f, positions) for f in _missing_paths(args, base)]
         inputs.append(args)
     if findings:
         raise WorkflowError(findings, source=source)
     return LoadedWorkflow(file=file, source=source, base_dir=str(base_dir), inputs=inputs)
+
+
+def _missing_paths(args: dict[str, Any], base: str) -> list[Finding]:
+    """Files a step names must exist before any step runs: a wrong path is a mistake in the
+    workflow file (exit 2), not a step failing halfway through the run."""
+    out: list[Finding] = []
+    hint = "paths are relative to the workflow file"
+    spec_path = args.get("spec_path")
+    if isinstance(spec_path, str) and spec_path and not Path(spec_path).is_file():
+        what = "is a folder, not a spec file" if Path(spec_path).is_dir() else "does not exist"
+        out.append(error(f"{base}.with.spec_path", f"spec file {spec_path} {what}", hint))
+    terraform_dir = args.get("terraform_dir")
+    if isinstance(terraform_dir, str) and terraform_dir and not Path(terraform_dir).is_dir():
+        out.append(error(f"{base}.with.terraform_dir", f"{terraform_dir} is not a folder", hint))
+    return out
 
 
 def _placed(finding: Finding, positions: Positions) -> Finding:

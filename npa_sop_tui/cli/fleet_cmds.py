@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
-from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, UsageError
+from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, OperationError, UsageError
 
 T = TypeVar("T")
 
@@ -162,11 +162,10 @@ def _confirm(args: argparse.Namespace, verb: str, targets: list[Any]) -> bool:
             f"{verb} of {len(targets)} target(s) needs confirmation",
             hint="pass --yes to run without a prompt",
         )
-    sys.stderr.write(f"{verb} {len(targets)} target(s): {listed}\n")
-    try:
-        answer = input(f"{verb} them? [y/N] ")
-    except EOFError:
-        answer = ""
+    # The prompt goes to stderr: stdout carries only the report (one JSON document in JSON mode).
+    sys.stderr.write(f"{verb} {len(targets)} target(s): {listed}\n{verb} them? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -216,8 +215,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     loaded, targets = _load(args)
     runner = FleetRunner(loaded, targets, _options(args), _printer(args))
     if not _confirm(args, "deploy", targets):
-        sys.stderr.write("not confirmed; nothing was deployed\n")
-        return EXIT_FAILED
+        raise OperationError("not confirmed; nothing was deployed")
     return _finish(args, _run(runner.deploy, runner))
 
 
@@ -227,8 +225,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     loaded, targets = _load(args)
     runner = FleetRunner(loaded, targets, _options(args), _printer(args))
     if not _confirm(args, "destroy", targets):
-        sys.stderr.write("not confirmed; nothing was destroyed\n")
-        return EXIT_FAILED
+        raise OperationError("not confirmed; nothing was destroyed")
     return _finish(args, _run(runner.destroy, runner))
 
 

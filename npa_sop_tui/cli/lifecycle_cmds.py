@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
-from npa_sop_tui.errors import UsageError
+from npa_sop_tui.errors import OperationError, UsageError
 
 T = TypeVar("T")
 
@@ -43,13 +43,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--allow-destructive",
         action="store_true",
         help="apply plans that delete or replace resources",
-    )
-    p.add_argument(
-        "--capacity-block-group",
-        action="append",
-        default=[],
-        metavar="POOL=ID",
-        help="reserved capacity for a GPU pool (repeatable); IDs are never logged",
     )
     p.set_defaults(handler=cmd_deploy)
 
@@ -94,6 +87,15 @@ def _spec_args(p: argparse.ArgumentParser) -> None:
         "--root-login-ssh-public-key-file",
         metavar="FILE",
         help="public key for root on the login node (default: spec, env, config, ~/.ssh)",
+    )
+    # plan takes it too, so the plan shown is the plan deploy will apply.
+    p.add_argument(
+        "--capacity-block-group",
+        action="append",
+        default=[],
+        metavar="POOL=ID",
+        help="reserved capacity for a GPU pool (repeatable; also NPA_CAPACITY_BLOCK_GROUPS); "
+        "IDs are never logged",
     )
     _common_args(p)
 
@@ -145,10 +147,20 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
     )
 
 
-def _load(args: argparse.Namespace) -> Any:
+def _capacity(args: argparse.Namespace) -> dict[str, str]:
+    """Run-time reservations: NPA_CAPACITY_BLOCK_GROUPS, then the flags (flags win), the
+    same sources and order as `validate` and `render`."""
+    from npa_sop_tui.render import capacity_from_env, parse_capacity_assignments
+
+    capacity = capacity_from_env()
+    capacity.update(parse_capacity_assignments(args.capacity_block_group))
+    return capacity
+
+
+def _load(args: argparse.Namespace, capacity: dict[str, str] | None = None) -> Any:
     from npa_sop_tui.spec import load_spec
 
-    loaded = load_spec(args.spec)
+    loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
             sys.stderr.write(finding.render() + "\n")
@@ -160,10 +172,10 @@ def _interactive() -> bool:
 
 
 def _ask(prompt: str) -> str:
-    try:
-        return input(prompt)
-    except EOFError:
-        return ""
+    """Ask on stderr, so stdout stays machine-readable (`--output json` in a terminal)."""
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    return sys.stdin.readline()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,8 +185,9 @@ def _ask(prompt: str) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     from npa_sop_tui import lifecycle
 
-    spec = _load(args)
-    options = _options(args)
+    capacity = _capacity(args)
+    spec = _load(args, capacity)
+    options = _options(args, capacity=capacity)
     result = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
     if wants_json(args):
         emit_json({"ok": True, "result": result.model_dump(mode="json")})
@@ -205,10 +218,9 @@ def _print_plan(changes: Any, name: str) -> None:
 
 def cmd_deploy(args: argparse.Namespace) -> int:
     from npa_sop_tui import lifecycle
-    from npa_sop_tui.render import parse_capacity_assignments
 
-    spec = _load(args)
-    capacity = parse_capacity_assignments(args.capacity_block_group)
+    capacity = _capacity(args)
+    spec = _load(args, capacity)
     options = _options(args, capacity=capacity)
     if not args.yes and not wants_json(args) and _interactive():
         preview = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
@@ -242,8 +254,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 def cmd_destroy(args: argparse.Namespace) -> int:
     from npa_sop_tui import inventory, lifecycle
+    from npa_sop_tui.paths import check_cluster_name
 
-    entry = inventory.require(args.name)
+    entry = inventory.require(check_cluster_name(args.name))
     if not args.yes:
         if not _interactive():
             raise UsageError(
@@ -256,8 +269,10 @@ def cmd_destroy(args: argparse.Namespace) -> int:
             f"Type the cluster name to confirm: "
         )
         if answer.strip() != args.name:
-            print("Name did not match; nothing destroyed.")
-            return 1
+            raise OperationError(
+                "the name did not match; nothing destroyed",
+                hint=f"type {args.name!r} exactly, or pass --yes from a script",
+            )
     result = _run(
         lambda sink: lifecycle.destroy(args.name, options=_options(args), on_event=sink), args
     )
@@ -269,12 +284,20 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui import inventory
 
-    entries = lifecycle.list_clusters()
+    # A damaged record must not make a cluster silently vanish from the list: name it.
+    entries, damaged = inventory.scan()
     if wants_json(args):
-        emit_json({"clusters": [e.model_dump(mode="json") for e in entries]})
+        emit_json(
+            {
+                "clusters": [e.model_dump(mode="json") for e in entries],
+                "damaged": [{"path": str(d.path), "problems": d.problems} for d in damaged],
+            }
+        )
         return 0
+    for problem in damaged:
+        sys.stderr.write(f"warning: {problem.message}\n")
     if not entries:
         print("No clusters in the inventory.")
         return 0

@@ -147,7 +147,8 @@ def _capacity(args: argparse.Namespace) -> dict[str, str]:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from npa_sop_tui.config import load_config, resolve_identity
-    from npa_sop_tui.render import render
+    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.render import TFVARS_FILE, render
     from npa_sop_tui.spec import load_spec
     from npa_sop_tui.sshkeys import resolve_root_login_key
 
@@ -169,7 +170,23 @@ def cmd_render(args: argparse.Namespace) -> int:
         capacity=capacity,
         root_login_key=key,
     )
-    target: Path | None = rendered.write(args.out) if args.out else None
+    target: Path | None = None
+    if args.out:
+        try:
+            target = rendered.write(args.out)
+        except OSError as exc:
+            # A bad --out is a user mistake; the write is atomic, so nothing was changed.
+            out = Path(args.out)
+            if out.exists() and not out.is_dir():
+                raise UsageError(
+                    f"--out {args.out} is a file, not a folder",
+                    hint=f"--out names the folder that gets {TFVARS_FILE}",
+                ) from None
+            raise UsageError(
+                f"--out {args.out}: cannot write {TFVARS_FILE} there: {exc.strerror or exc}",
+                hint="--out takes a folder you can write to (it is created if missing); "
+                "any previous file there is unchanged",
+            ) from None
     env_view: dict[str, str | None] = {name: rendered.env.get(name) for name in rendered.env_names}
     if wants_json(args):
         doc: dict[str, Any] = {

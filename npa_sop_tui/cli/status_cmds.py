@@ -162,6 +162,9 @@ def build_settings(args: argparse.Namespace) -> StatusSettings:
     name = (args.name or "").strip()
     if not name:
         raise UsageError("--name must not be empty", hint="pass the cluster name: --name demo")
+    from npa_sop_tui.paths import check_cluster_name
+
+    check_cluster_name(name)
     cfg = _config()
     interval = getattr(args, "interval", None)
     if interval is None:

@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
 from npa_sop_tui.paths import npa_home
 
@@ -80,9 +80,11 @@ def read_record(fleet: str, project_key: str) -> NetworkRecord | None:
         return NetworkRecord.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except ValidationError:
-        raise OperationError(
-            f"{path}: the fleet network record is damaged",
+    except (OSError, UnicodeDecodeError, ValidationError) as exc:
+        from npa_sop_tui.fleet.state import damage
+
+        raise UsageError(
+            f"{path}: the fleet network record is damaged: {damage(exc)}",
             hint="restore it or remove it after checking the project's networks by hand",
         ) from None
 

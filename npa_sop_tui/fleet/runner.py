@@ -274,6 +274,11 @@ class FleetRunner:
             from npa_sop_tui.sandbox import local_terraform
 
             await asyncio.to_thread(local_terraform.prepare)
+        # Records the run will update are read now: a damaged one stops the command before
+        # any target runs, not after a cluster was deployed (nor as a TaskGroup traceback).
+        load_state(self.loaded.name)
+        for project_key in sorted({t.project_key for t in self.targets}):
+            net.read_record(self.loaded.name, project_key)
         semaphore = asyncio.Semaphore(self.options.concurrency)
         stop = asyncio.Event()
         outcomes: dict[str, TargetOutcome] = {}

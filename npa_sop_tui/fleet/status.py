@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from npa_sop_tui import inventory
-from npa_sop_tui.errors import OperationError
+from npa_sop_tui.errors import NpaError
 from npa_sop_tui.fleet.loader import LoadedFleet
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.runner import read_marker
@@ -71,7 +71,7 @@ def fleet_status(loaded: LoadedFleet, targets: Sequence[FleetTarget]) -> FleetSt
             continue
         try:
             entry = inventory.get(target.name)
-        except OperationError as exc:
+        except NpaError as exc:  # a damaged inventory record is shown, not fatal
             rows.append(
                 _row(
                     target,

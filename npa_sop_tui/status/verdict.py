@@ -83,7 +83,15 @@ def compute_verdict(
         waiting |= w
         broken |= b
         fatal |= f
-        broken |= _nodes(kube, hints)
+        not_ready, flagged = _nodes(kube, hints)
+        broken |= flagged
+        # Nodes joining a cluster that is still coming up are NotReady for a while: that is
+        # progress, not damage (the hint stays). Once the SlurmCluster is Available, a
+        # NotReady node is a degraded cluster.
+        if cluster_ready:
+            broken |= not_ready
+        else:
+            waiting |= not_ready
         if not kube.login_service:
             waiting = True
         elif not kube.login_ip:
@@ -363,11 +371,12 @@ def _pods(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool, boo
     return waiting, broken, fatal
 
 
-def _nodes(kube: KubeState, hints: list[Hint]) -> bool:
-    broken = False
+def _nodes(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
+    """(some node is not Ready, some node carries a notable condition)."""
+    not_ready = flagged = False
     for g in kube.node_groups:
         if g.total and g.ready < g.total:
-            broken = True
+            not_ready = True
             hints.append(
                 Hint(
                     code="k8s-nodes-not-ready",
@@ -382,7 +391,7 @@ def _nodes(kube: KubeState, hints: list[Hint]) -> bool:
         for c in g.notable_conditions:
             if c.type == "Ready":
                 continue
-            broken = True
+            flagged = True
             hints.append(
                 Hint(
                     code="k8s-node-condition",
@@ -394,7 +403,7 @@ def _nodes(kube: KubeState, hints: list[Hint]) -> bool:
                     "check `kubectl describe node` and the Slurm reason below",
                 )
             )
-    return broken
+    return not_ready, flagged
 
 
 def _slurm(
