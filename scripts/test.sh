@@ -33,8 +33,12 @@ fi
 .venv/bin/python -c "import npa_sop_tui, textual, kubernetes, asyncssh" # fail fast if the install broke
 
 echo "==> starting the local substrate (munge, slurmctld, slurmd, sshd on 127.0.0.1:2222)"
-bash scripts/substrate.sh start
-trap 'bash "$ROOT/scripts/substrate.sh" stop || true' EXIT
+if bash scripts/substrate.sh status >/dev/null 2>&1; then
+  echo "    (already running; left running afterwards)"
+else
+  bash scripts/substrate.sh start
+  trap 'bash "$ROOT/scripts/substrate.sh" stop || true' EXIT
+fi
 
 echo "==> ruff"
 .venv/bin/ruff check .
