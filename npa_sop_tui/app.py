@@ -29,10 +29,19 @@ class NpaSopApp(App[int]):
 
     CSS_PATH = "app.tcss"
     TITLE = APP_TITLE
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
+    """Screens get -narrow below 100 columns (80x24 layouts), -wide from 100."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
-        Binding("ctrl+p", "command_palette", "Commands", show=False, id="app.palette"),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            show=False,
+            tooltip="Command palette: every action by name",
+            id="app.palette",
+        ),
     ]
 
     cluster: reactive[str] = reactive("")
@@ -119,6 +128,14 @@ class NpaSopApp(App[int]):
 
     # -- app-wide actions (keys, palette and screens all call these) -----------------------
 
+    def unwritten_work(self) -> bool:
+        """True when a screen (the wizard) holds changes not written to a file."""
+        for screen in self.screen_stack:
+            dirty = getattr(screen, "dirty", None)
+            if callable(dirty) and dirty():
+                return True
+        return False
+
     def running_operation(self) -> str | None:
         """The name of a deploy/destroy in progress on any screen, if there is one."""
         for screen in self.screen_stack:
@@ -128,11 +145,28 @@ class NpaSopApp(App[int]):
         return None
 
     async def action_quit(self) -> None:
+        from npa_sop_tui.screens.modals import ConfirmModal
+
         running = self.running_operation()
         if running is None:
-            self.exit(0)
+            if not self.unwritten_work():
+                self.exit(0)
+                return
+
+            def discard(yes: bool | None) -> None:
+                if yes:
+                    self.exit(0)
+
+            self.push_screen(
+                ConfirmModal(
+                    "The wizard has changes that are not written to a file. Quit anyway?",
+                    yes="Discard and quit",
+                    no="Stay",
+                    danger=True,
+                ),
+                discard,
+            )
             return
-        from npa_sop_tui.screens.modals import ConfirmModal
 
         def chosen(yes: bool | None) -> None:
             if yes:
@@ -152,12 +186,27 @@ class NpaSopApp(App[int]):
     def action_help(self) -> None:
         from npa_sop_tui.screens.modals import TextModal
 
-        lines = [
-            f"{b.key:>8}  {b.description}"
-            for b in self.screen.active_bindings.values()
-            for b in [b.binding]
-            if b.description
-        ]
+        # the keys the footer shows (not widgets' cursor keys), one line per action
+        keys: dict[str, list[str]] = {}
+        described: dict[str, str] = {}
+        for active in self.screen.active_bindings.values():
+            binding = active.binding
+            # ours all have ids; widgets' own cursor keys have none and are left out
+            if not (binding.show or binding.id) or not binding.description:
+                continue
+            if not active.enabled:
+                continue
+            shown = binding.key_display or self.get_key_display(binding)
+            keys.setdefault(binding.action, [])
+            if shown not in keys[binding.action]:
+                keys[binding.action].append(shown)
+            described[binding.action] = binding.tooltip or binding.description
+        lines: list[str] = []
+        for action, shown_keys in keys.items():
+            line = f"{' / '.join(shown_keys):>10}  {described[action]}"
+            if line not in lines:  # the same key bound on a widget and its container
+                lines.append(line)
+        lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
         self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
 
     def action_new_cluster(self) -> None:
@@ -189,10 +238,15 @@ class NpaSopApp(App[int]):
             return
         self.push_screen(WizardScreen(mapping, path=path))
 
-    def deploy(self, spec: Any, *, spec_path: Path | None = None) -> None:
+    def deploy(self, spec: Any, *, spec_path: Path | None = None, replace: bool = False) -> None:
+        """Open the deploy screen; `replace` swaps it for the current screen (the wizard)."""
         from npa_sop_tui.screens.deploy import DeployScreen
 
-        self.push_screen(DeployScreen(spec, spec_path=spec_path))
+        screen = DeployScreen(spec, spec_path=spec_path)
+        if replace:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
 
     def show_status(self, name: str) -> None:
         from npa_sop_tui.screens.status import StatusScreen

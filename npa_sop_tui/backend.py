@@ -289,6 +289,10 @@ class Backend:
 
         return kube_context(name)
 
+    def default_spec_path(self, name: str) -> Path:
+        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml."""
+        return Path.cwd() / "cluster.yaml"
+
     def example_mapping(self) -> dict[str, Any]:
         """A new cluster: the smallest spec the wizard starts from."""
         return {
@@ -469,6 +473,42 @@ class CatalogView:
 
     def fabrics(self, region: str) -> list[str]:
         return self._c.fabrics_for(region)
+
+    def gpu_platforms(self, region: str) -> list[str]:
+        return [p for p in self.platforms(region) if self.is_gpu_platform(p)]
+
+    def region_offer(self, region: str) -> str:
+        """One line for the region picker: the GPU platforms a region has, or "CPU only"."""
+        gpus = self.gpu_platforms(region)
+        return ", ".join(gpus) if gpus else "CPU only"
+
+    def region_details(self, region: str) -> str:
+        """What choosing `region` makes possible: platforms (with what a node gets), fabrics."""
+        if not region:
+            return "Each region offers different GPU platforms; choose one to see them."
+        lines = [f"{region} offers:"]
+        for platform in self.platforms(region):
+            lines.append(f"  {platform}: {self.platform_offer(platform)}")
+        fabrics = self.fabrics(region)
+        lines.append(
+            f"  InfiniBand fabrics: {', '.join(fabrics)}"
+            if fabrics
+            else "  InfiniBand fabrics: none known (a GPU pool needs one)"
+        )
+        return "\n".join(lines)
+
+    def platform_offer(self, platform: str) -> str:
+        """What one node of `platform` can be, from its worker presets (vCPU / GPU ranges)."""
+        presets = self.presets(platform)
+        if not presets:
+            return "no presets known"
+        vcpus = sorted({p.vcpu for p in presets})
+        span = f"{vcpus[0]}–{vcpus[-1]} vCPU" if len(vcpus) > 1 else f"{vcpus[0]} vCPU"
+        gpus = sorted({p.gpus for p in presets if p.gpus})
+        if not gpus:
+            return f"CPU, {span} per node"
+        counts = " or ".join(str(g) for g in gpus)
+        return f"{counts} GPUs, {span} per node"
 
     def is_gpu_platform(self, platform: str) -> bool:
         plat = self._c.platform(platform)

@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Static
+from textual.widgets import Button, Header, Static
 
 from npa_sop_tui.backend import OperationOutcome, ProgressEvent
 from npa_sop_tui.widgets.deploy.progress import (
@@ -30,6 +30,7 @@ from npa_sop_tui.widgets.deploy.progress import (
     PhaseBar,
     ResourceTable,
 )
+from npa_sop_tui.widgets.footer import AppFooter
 from npa_sop_tui.widgets.status.panels import MiniStatus
 
 if TYPE_CHECKING:
@@ -112,8 +113,8 @@ class DeployScreen(Screen[None]):
             yield PhaseBar(id="phase-bar")
             yield Static("Planning…", id="plan-summary")
             with Horizontal(classes="buttons", id="plan-buttons"):
-                yield Button("Back", id="leave")
-                yield Button("Apply", id="apply", variant="success", disabled=True)
+                yield Button("Back (esc)", id="leave")
+                yield Button("Apply (a)", id="apply", variant="success", disabled=True)
         with Horizontal(id="op-body"):
             with Vertical(id="op-left"):
                 yield ResourceTable(id="resources")
@@ -124,7 +125,7 @@ class DeployScreen(Screen[None]):
                     "Live status starts once the Kubernetes cluster exists.", id="mini-status"
                 )
         yield Static("", id="op-result")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.npa.cluster = self.spec.name
@@ -249,6 +250,8 @@ class DeployScreen(Screen[None]):
     async def _run_deploy(self, allow_destructive: bool) -> None:
         self.stage = OperationStage.APPLYING
         self.query_one("#plan-buttons").display = False
+        # not the log filter: there `c` (cancel) would type a letter instead
+        self.query_one(ResourceTable).focus()
         box = self.query_one("#plan-summary", Static)
         plan = self.plan
         if plan is not None:

@@ -14,10 +14,11 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Static
+from textual.widgets import Button, Header, Input, Static
 
 from npa_sop_tui.backend import OperationOutcome, ProgressEvent
 from npa_sop_tui.widgets.deploy.progress import DiagnosticsPanel, EventLog, PhaseBar, ResourceTable
+from npa_sop_tui.widgets.footer import AppFooter
 
 if TYPE_CHECKING:
     from npa_sop_tui.app import NpaSopApp
@@ -62,7 +63,7 @@ class DestroyScreen(Screen[None]):
             )
             with Horizontal(classes="buttons"):
                 yield Input(placeholder=self.cluster_name, id="confirm-name")
-                yield Button("Destroy", id="destroy", variant="error")
+                yield Button("Destroy (⏎)", id="destroy", variant="error")
             yield Static("", id="destroy-error", classes="inline-error")
         yield PhaseBar(id="phase-bar")
         with Horizontal(id="op-body"):
@@ -71,7 +72,7 @@ class DestroyScreen(Screen[None]):
                 yield DiagnosticsPanel(id="diagnostics")
             yield EventLog(id="log")
         yield Static("", id="op-result")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.npa.cluster = self.cluster_name
@@ -147,7 +148,10 @@ class DestroyScreen(Screen[None]):
         result = self.query_one("#op-result", Static)
         o = message.outcome
         if o.result == "ok":
-            result.update(f"[green]Destroyed {escape(self.cluster_name)}:[/] {escape(o.message)}")
+            result.update(
+                f"[green]Destroyed {escape(self.cluster_name)}:[/] {escape(o.message)}. "
+                "Press [b]esc[/b] for the cluster list."
+            )
         else:
             remaining = "".join(f"\n  - {escape(r)}" for r in o.remaining[:20])
             result.update(

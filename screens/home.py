@@ -12,10 +12,11 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.backend import ClusterRow
 from npa_sop_tui.errors import NpaError
+from npa_sop_tui.widgets.footer import AppFooter
 
 if TYPE_CHECKING:
     from npa_sop_tui.app import NpaSopApp
@@ -57,13 +58,14 @@ class HomeScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "new", "New", id="home.new"),
-        Binding("o", "open", "Open yaml", id="home.open"),
+        Binding("o", "open", "Open", tooltip="Open a cluster.yaml in the wizard", id="home.open"),
         Binding("e", "edit", "Edit", id="home.edit"),
         Binding("d", "deploy", "Deploy", id="home.deploy"),
         Binding("s", "status", "Status", id="home.status"),
         Binding("x", "destroy", "Destroy", id="home.destroy"),
         Binding("b", "sandbox", "Sandbox", id="home.sandbox"),
-        Binding("r", "reload", "Reload", id="home.reload"),
+        # the list reloads on its own when you come back; the key stays for the impatient
+        Binding("r", "reload", "Reload", show=False, id="home.reload"),
     ]
 
     selected: reactive[str] = reactive("")
@@ -82,7 +84,7 @@ class HomeScreen(Screen[None]):
             yield Static("", id="sandbox-offer")
             yield Static("", id="empty-hint")
             yield ClusterTable(id="clusters", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.reload()

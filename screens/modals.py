@@ -13,30 +13,47 @@ from textual.widgets import Button, Input, Label, Static
 
 
 class ConfirmModal(ModalScreen[bool]):
-    """Yes/no question. Dismisses with True only on an explicit yes."""
+    """Yes/no question. Dismisses with True only on an explicit yes (the button or `y`).
+
+    The safe answer has focus, so a stray Enter never confirms, unless the question is a
+    harmless next step (`default_yes`, e.g. "deploy now?", which still plans and asks).
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss(False)", "Cancel", id="modal.cancel")
+        Binding("escape", "dismiss(False)", "Cancel", id="modal.cancel"),
+        Binding("y", "dismiss(True)", "Yes", id="modal.yes"),
+        Binding("n", "dismiss(False)", "No", id="modal.no"),
     ]
 
-    def __init__(self, question: str, *, yes: str = "Yes", no: str = "No", danger: bool = False):
+    def __init__(
+        self,
+        question: str,
+        *,
+        yes: str = "Yes",
+        no: str = "No",
+        danger: bool = False,
+        default_yes: bool = False,
+    ):
         super().__init__()
         self.question = question
         self.yes_label = yes
         self.no_label = no
         self.danger = danger
+        self.default_yes = default_yes and not danger
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(self.question, id="question", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button(self.no_label, id="no")
+                yield Button(f"{self.no_label} (n)", id="no")
                 yield Button(
-                    self.yes_label, id="yes", variant="error" if self.danger else "primary"
+                    f"{self.yes_label} (y)",
+                    id="yes",
+                    variant="error" if self.danger else "primary",
                 )
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
+        self.query_one("#yes" if self.default_yes else "#no", Button).focus()
 
     @on(Button.Pressed, "#yes")
     def _yes(self) -> None:
@@ -90,9 +107,10 @@ class TextModal(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.title_text, classes="dialog-title")
-            yield Static(self.text, id="text-body", markup=False)
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(self.text, id="text-body", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button("Close", id="close", variant="primary")
+                yield Button("Close (esc)", id="close", variant="primary")
 
     @on(Button.Pressed, "#close")
     def _close(self) -> None:

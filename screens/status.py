@@ -16,12 +16,13 @@ from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, Static
+from textual.widgets import Header, Input, Label, Static
 
+from npa_sop_tui.widgets.footer import AppFooter
 from npa_sop_tui.widgets.status.panels import (
     VERDICT_COLOURS,
     ComponentsTable,
@@ -43,12 +44,19 @@ class StatusScreen(Screen[None]):
     """Live status of one cluster."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter nodes", id="status.filter"),
-        Binding("o", "sort", "Sort nodes", id="status.sort"),
-        Binding("plus,equals_sign", "slower", "Slower", id="status.slower"),
-        Binding("minus", "faster", "Faster", id="status.faster"),
-        Binding("r", "refresh", "Refresh", id="status.refresh"),
-        Binding("l", "ssh", "SSH command", id="status.ssh"),
+        # short labels so 80 columns show them all; `?` shows the tooltips
+        Binding(
+            "slash", "filter", "Filter", tooltip="Filter Slurm nodes (regex)", id="status.filter"
+        ),
+        Binding(
+            "o", "sort", "Sort", tooltip="Sort Slurm nodes by the next column", id="status.sort"
+        ),
+        Binding(
+            "plus,equals_sign", "slower", "Slower", tooltip="Refresh less often", id="status.slower"
+        ),
+        Binding("minus", "faster", "Faster", tooltip="Refresh more often", id="status.faster"),
+        Binding("r", "refresh", "Refresh now", show=False, id="status.refresh"),
+        Binding("l", "ssh", "SSH", tooltip="SSH command for the login node", id="status.ssh"),
         Binding("x", "destroy", "Destroy", id="status.destroy"),
         Binding("escape", "leave", "Back", id="status.leave"),
     ]
@@ -81,7 +89,8 @@ class StatusScreen(Screen[None]):
             yield Static("waiting for the first snapshot…", id="verdict")
             yield Static("", id="freshness")
         with Horizontal(id="status-grid"):
-            with Vertical(id="status-left"):
+            # scrolls (tab reaches it) when 24 rows cannot hold every Kubernetes pane
+            with VerticalScroll(id="status-left"):
                 yield Label("Kubernetes node groups")
                 yield NodeGroupsTable(id="node-groups")
                 yield Label("Soperator components")
@@ -91,10 +100,13 @@ class StatusScreen(Screen[None]):
                 yield Label("Slurm partitions")
                 yield PartitionsTable(id="partitions")
                 yield Label("Slurm nodes", id="nodes-label")
-                yield Input(placeholder="filter nodes (regex) — Enter to close", id="node-filter")
+                yield Input(
+                    placeholder="filter nodes (regex) · enter keeps it · esc clears it",
+                    id="node-filter",
+                )
                 yield SlurmNodesTable(id="slurm-nodes")
         yield VerdictPanel("", id="hints")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         self.npa.cluster = self.cluster_name
@@ -218,12 +230,26 @@ class StatusScreen(Screen[None]):
             return
         host, port, user = target
         port_arg = f" -p {port}" if port != 22 else ""
-        self.app.push_screen(TextModal("SSH to the login node", f"ssh{port_arg} {user}@{host}"))
+        text = f"ssh{port_arg} {user}@{host}"
+        if self.npa.sandbox and not (self.status and self.status.login.host):
+            text += (
+                "\n\nSANDBOX: this login node is simulated, so nothing answers at that "
+                "address. Set login.host in the sandbox config to a local sshd (for example "
+                "127.0.0.1:2222) to see real Slurm over SSH."
+            )
+        self.app.push_screen(TextModal("SSH to the login node", text))
 
     def action_destroy(self) -> None:
         self.npa.destroy(self.cluster_name)
 
     def action_leave(self) -> None:
+        box = self.query_one("#node-filter", Input)
+        if box.has_focus:
+            # esc in the filter box clears the filter; a second esc leaves
+            box.value = ""
+            box.set_class(False, "-open")
+            self.query_one(SlurmNodesTable).focus()
+            return
         if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
         else:

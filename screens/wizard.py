@@ -23,7 +23,6 @@ from textual.screen import Screen
 from textual.widgets import (
     Button,
     ContentSwitcher,
-    Footer,
     Header,
     Input,
     Label,
@@ -34,6 +33,7 @@ from textual.widgets import (
 )
 
 from npa_sop_tui.backend import Issue
+from npa_sop_tui.widgets.footer import AppFooter
 from npa_sop_tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.widgets.wizard.pool_list import PoolList
 
@@ -68,10 +68,14 @@ class WizardScreen(Screen[None]):
     """Guided creation and editing of cluster.yaml."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "leave", "Back to home", id="wizard.leave"),
-        Binding("ctrl+n", "next", "Next step", id="wizard.next"),
-        Binding("ctrl+b", "back", "Previous step", id="wizard.back"),
-        Binding("ctrl+s", "write", "Write cluster.yaml", id="wizard.write"),
+        Binding("escape", "leave", "Home", id="wizard.leave"),
+        Binding("ctrl+n", "next", "Next", id="wizard.next"),
+        # shown on the Back button; the footer keeps its room for the step's own keys
+        Binding("ctrl+b", "back", "Prev", show=False, id="wizard.back"),
+        # q in a table would quit mid-wizard; app.quit asks when there are unwritten changes
+        Binding("q", "app.quit", "Quit", show=False, id="wizard.quit"),
+        Binding("ctrl+s", "write", "Write", id="wizard.write"),
+        Binding("d", "deploy", "Deploy", id="wizard.deploy"),
     ]
 
     class SpecWritten(Message):
@@ -95,6 +99,12 @@ class WizardScreen(Screen[None]):
         self.path = path
         self.spec: Any | None = None
         self._ready = False
+        self._saved: dict[str, Any] = copy.deepcopy(self.data)
+        """The mapping as last written (or opened); leaving with other data asks first."""
+        self._auto_out = ""
+        self._touched: set[str] = set()
+        """Fields the user has changed (findings about untouched empty fields wait)."""
+        """The out path the wizard filled in itself; once the user types one, it stays."""
 
     @property
     def npa(self) -> NpaSopApp:
@@ -110,18 +120,24 @@ class WizardScreen(Screen[None]):
         with Horizontal(id="wizard"):
             yield OptionList(*[STEP_TITLES[s] for s in STEPS], id="steps")
             with Vertical(id="wizard-main"):
+                yield Static("", id="step-title")
                 with ContentSwitcher(initial="cluster", id="pages"):
                     with VerticalScroll(id="cluster"):
                         yield Label("Cluster name (lowercase letters, digits, dashes)")
                         yield Input(self.data.get("name", ""), id="name", max_length=40)
-                        yield Label("Region")
+                        yield Label("Region (GPU platforms it offers)")
                         regions = cat.regions()
                         region = self.data.get("region")
                         yield Select(
-                            [(r, r) for r in regions],
+                            [(f"{r:<12} {cat.region_offer(r)}", r) for r in regions],
                             value=region if region in regions else Select.NULL,
                             id="region",
-                            prompt="choose a region",
+                            prompt="choose a region (enter opens the list)",
+                        )
+                        yield Static(
+                            cat.region_details(region if region in regions else ""),
+                            id="region-note",
+                            classes="note",
                         )
                     with VerticalScroll(id="control"):
                         with Horizontal(classes="pair"):
@@ -145,7 +161,6 @@ class WizardScreen(Screen[None]):
                         yield Select([], id="login-preset", prompt="recipe default (16vcpu-64gb)")
                         yield Static("", id="tier-note", classes="note")
                     with Vertical(id="pools"):
-                        yield Label("Worker pools (Enter or Edit to change one)")
                         yield PoolList(self.data["workers"], id="pool-list")
                     with VerticalScroll(id="options"):
                         with Horizontal(classes="switch-row"):
@@ -160,6 +175,8 @@ class WizardScreen(Screen[None]):
                             allow_blank=False,
                         )
                         yield Label("Soperator version")
+                        if self.path is None:  # a new cluster pins the version it was made for
+                            self.data.setdefault("slurm_operator_version", OPERATOR_VERSIONS[0])
                         version = self.data.get("slurm_operator_version", OPERATOR_VERSIONS[0])
                         versions = list(OPERATOR_VERSIONS)
                         if version not in versions:
@@ -198,13 +215,25 @@ class WizardScreen(Screen[None]):
                             yield Static("", id="totals")
                             yield Static("", id="findings")
                             yield Label("Write to")
-                            yield Input(str(self.path or "cluster.yaml"), id="out-path")
-                            yield Button("Write cluster.yaml", id="write", variant="success")
+                            yield Input(str(self.path or ""), id="out-path")
+                            yield Static("", id="out-note", classes="note")
+                            with Horizontal(classes="buttons", id="review-buttons"):
+                                yield Button(
+                                    "Write (ctrl+s)", id="write", variant="success", compact=True
+                                )
+                                yield Button(
+                                    "Deploy (d)",
+                                    id="deploy",
+                                    variant="primary",
+                                    disabled=True,
+                                    compact=True,
+                                )
                 yield Static("", id="step-findings", classes="inline-findings")
                 with Horizontal(classes="buttons", id="wizard-nav"):
-                    yield Button("Back", id="back")
-                    yield Button("Next", id="next", variant="primary")
-        yield Footer()
+                    yield Button("Back (ctrl+b)", id="back", compact=True)
+                    yield Button("Next (ctrl+n)", id="next", variant="primary", compact=True)
+        yield AppFooter()
+        self._saved = copy.deepcopy(self.data)  # after compose's defaults: not user changes
 
     def on_mount(self) -> None:
         self.npa.cluster = self.data.get("name", "")
@@ -218,6 +247,10 @@ class WizardScreen(Screen[None]):
 
     def watch_step(self, step: str) -> None:
         self.query_one("#pages", ContentSwitcher).current = step
+        index = STEPS.index(step)
+        self.query_one("#step-title", Static).update(
+            f"Step {index + 1} of {len(STEPS)}: {STEP_TITLES[step].split(' ', 1)[1]}"
+        )
         steps = self.query_one("#steps", OptionList)
         steps.highlighted = STEPS.index(step)
         self.query_one("#back", Button).disabled = step == STEPS[0]
@@ -235,13 +268,15 @@ class WizardScreen(Screen[None]):
         target = {
             "cluster": "#name",
             "control": "#sys-min",
-            "pools": "#pool-table" if self.data.get("workers") else "#pool-add",
+            "pools": "#pool-table",  # its footer keys (a add, enter edit…) work from there
             "options": "#accounting",
-            "review": "#write",
+            "review": "#deploy" if self._deployable() else "#write",
         }[step]
         widget = self.query_one(target)
         if widget.focusable and not widget.disabled:
             widget.focus()
+        elif step == "review":
+            self.query_one("#out-path", Input).focus()
 
     @on(OptionList.OptionSelected, "#steps")
     def _jump(self, event: OptionList.OptionSelected) -> None:
@@ -259,8 +294,29 @@ class WizardScreen(Screen[None]):
         if index > 0:
             self.step = STEPS[index - 1]
 
+    def dirty(self) -> bool:
+        """True when the form holds changes that are not in a written file."""
+        return self.data != self._saved
+
     def action_leave(self) -> None:
-        self.app.pop_screen()
+        if not self.dirty():
+            self.app.pop_screen()
+            return
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        def chosen(yes: bool | None) -> None:
+            if yes:
+                self.app.pop_screen()
+
+        self.app.push_screen(
+            ConfirmModal(
+                "Leave the wizard? The changes you made are not written to a file yet.",
+                yes="Discard and leave",
+                no="Stay",
+                danger=True,
+            ),
+            chosen,
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "next":
@@ -269,7 +325,19 @@ class WizardScreen(Screen[None]):
             return True if self.step != STEPS[0] else None
         if action == "write":
             return True if not any(i.blocking for i in self.issues) else None
+        if action == "deploy":
+            if self.step != "review":
+                return False  # hidden: deploying starts from the review step
+            return True if self._deployable() else None
         return True
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        # Enter moves on like in a form; in the path field it writes
+        if event.input.id == "out-path":
+            self.action_write()
+        else:
+            self.focus_next()
 
     # -- form → mapping --------------------------------------------------------------------
 
@@ -277,6 +345,8 @@ class WizardScreen(Screen[None]):
     def _name(self, event: Input.Changed) -> None:
         self.data["name"] = event.value.strip()
         self.npa.cluster = self.data["name"]
+        if event.value:
+            self._touched.add("name")
         self.revalidate()
 
     @on(Select.Changed, "#region")
@@ -285,6 +355,11 @@ class WizardScreen(Screen[None]):
             self.data.pop("region", None)
         else:
             self.data["region"] = str(event.value)
+            self._touched.add("region")
+        region = "" if event.value is Select.NULL else str(event.value)
+        self.query_one("#region-note", Static).update(
+            self.npa.backend.catalog().region_details(region)
+        )
         self.revalidate()
 
     @on(Input.Changed, "#sys-min")
@@ -337,8 +412,12 @@ class WizardScreen(Screen[None]):
 
     @on(Select.Changed, "#operator-version")
     def _version(self, event: Select.Changed) -> None:
-        if event.value is not Select.NULL:
-            self.data["slurm_operator_version"] = str(event.value)
+        key = "slurm_operator_version"
+        # the select shows the default for a file without the key; that is not a change
+        if event.value is not Select.NULL and (
+            key in self.data or event.value != OPERATOR_VERSIONS[0]
+        ):
+            self.data[key] = str(event.value)
         self.revalidate()
 
     @on(Input.Changed, "#k8s-version")
@@ -437,8 +516,19 @@ class WizardScreen(Screen[None]):
             self._render_review()
         self.refresh_bindings()
 
+    def _deployable(self) -> bool:
+        """A file was written from exactly what the form holds, and it validates."""
+        return (
+            self.path is not None
+            and self.spec is not None
+            and not self.dirty()
+            and not any(i.blocking for i in self.issues)
+        )
+
     def _show_step_findings(self) -> None:
-        mine = [i for i in self.issues if step_of(i.path) == self.step]
+        # a new cluster's empty name/region is not a mistake yet: flag it once touched
+        quiet = {f for f in ("name", "region") if f not in self._touched and not self.data.get(f)}
+        mine = [i for i in self.issues if step_of(i.path) == self.step and i.path not in quiet]
         if self.step == "review":
             mine = []
         box = self.query_one("#step-findings", Static)
@@ -464,6 +554,30 @@ class WizardScreen(Screen[None]):
         else:
             findings.update("[green]No findings: the spec is valid.[/]")
         self.query_one("#write", Button).disabled = any(i.blocking for i in self.issues)
+        self.query_one("#deploy", Button).disabled = not self._deployable()
+        out = self.query_one("#out-path", Input)
+        if self.path is None and out.value in ("", self._auto_out):
+            # a new cluster: offer the backend's place for it (the sandbox keeps its own)
+            self._auto_out = str(backend.default_spec_path(self.data.get("name") or ""))
+            out.value = self._auto_out
+        self._describe_target()
+
+    def _target(self) -> Path:
+        text = self.query_one("#out-path", Input).value.strip()
+        return Path(text).expanduser() if text else self.npa.backend.default_spec_path("")
+
+    @on(Input.Changed, "#out-path")
+    def _describe_target(self) -> None:
+        target = self._target().absolute()
+        if self._deployable() and self.path is not None and target == self.path.absolute():
+            text = f"Written to {target}. Press [b]d[/b] to deploy it."
+        elif target.exists():
+            text = f"{target} exists; writing asks before overwriting it."
+        else:
+            text = f"Writes {target}"
+        if self.npa.sandbox:
+            text = f"[b reverse] SANDBOX [/] {text}"
+        self.query_one("#out-note", Static).update(text)
 
     # -- write -----------------------------------------------------------------------------
 
@@ -478,8 +592,7 @@ class WizardScreen(Screen[None]):
             )
             self.step = "review"
             return
-        target = Path(self.query_one("#out-path", Input).value.strip() or "cluster.yaml")
-        target = target.expanduser()
+        target = self._target()
         if target.exists():
             from npa_sop_tui.screens.modals import ConfirmModal
 
@@ -502,24 +615,43 @@ class WizardScreen(Screen[None]):
         except (NpaError, OSError) as exc:
             self.npa.show_error(exc, title=f"Could not write {target}")
             return
-        self.path = target
-        self.notify(f"Wrote {target}", title="cluster.yaml")
-        self.post_message(self.SpecWritten(target, self.spec))
+        self.path = target.absolute()
+        self._saved = copy.deepcopy(self.data)
+        self.notify(f"Wrote {self.path}", title="cluster.yaml")
+        self._render_review()
+        self.refresh_bindings()
+        self.query_one("#deploy", Button).focus()
+        self.post_message(self.SpecWritten(self.path, self.spec))
 
     @on(SpecWritten)
     def _offer_deploy(self, event: SpecWritten) -> None:
         from npa_sop_tui.screens.modals import ConfirmModal
 
-        label = "in the SANDBOX" if self.npa.sandbox else "now"
+        label = "in the SANDBOX (on this machine)" if self.npa.sandbox else "now"
 
         def chosen(yes: bool | None) -> None:
             if yes:
-                self.npa.deploy(event.spec, spec_path=event.path)
+                self.action_deploy()
 
         self.app.push_screen(
-            ConfirmModal(f"Wrote {event.path}.\n\nDeploy {event.spec.name} {label}?", yes="Deploy"),
+            ConfirmModal(
+                f"Wrote {event.path}\n\nDeploy {event.spec.name} {label}? Deploy first shows "
+                "Terraform's plan and asks again before changing anything. Not now keeps you "
+                "on the review step; press d there to deploy later.",
+                yes="Deploy",
+                no="Not now",
+                default_yes=True,
+            ),
             chosen,
         )
+
+    @on(Button.Pressed, "#deploy")
+    def action_deploy(self) -> None:
+        if not self._deployable() or self.spec is None:
+            self.notify("Write cluster.yaml first (ctrl+s); deploy uses the written file.")
+            return
+        # the wizard's work is done: deploy takes its place, so esc there goes home
+        self.npa.deploy(self.spec, spec_path=self.path, replace=True)
 
 
 def _issue_markup(issue: Issue) -> str:

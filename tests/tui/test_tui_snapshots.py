@@ -214,7 +214,8 @@ def test_snapshot_wizard_review(snap_compare: Any, size: tuple[int, int], tmp_pa
     async def before(pilot: Any) -> None:
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, WizardScreen))
         wizard = pilot.app.screen
-        wizard.query_one("#out-path", Input).value = "cluster.yaml"
+        # absolute and fixed: the review step shows the full path it will write
+        wizard.query_one("#out-path", Input).value = "/nonexistent/npa-snapshot/cluster.yaml"
         wizard.step = "review"
         await _settle(pilot)
 

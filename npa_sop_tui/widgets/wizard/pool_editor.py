@@ -15,14 +15,33 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, RadioButton, RadioSet, Select, Static, Switch
+from textual.widgets import (
+    Button,
+    Input,
+    Label,
+    RadioButton,
+    RadioSet,
+    Select,
+    Static,
+    Switch,
+)
 
 from npa_sop_tui.backend import DOCKER_CACHE_STEP_GIB, CatalogView
+from npa_sop_tui.widgets.footer import AppFooter
 
 NAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 CACHE_STEPS = 40  # up to 3720 GiB; larger caches can still be set in the YAML
 CAPACITY_MODES = ("on-demand", "preemptible", "reserved")
 DEFAULT_CPU_PRESET = "8vcpu-32gb"  # the spec's default for a worker pool
+PROBLEM_FIELDS = {
+    "Name": "#pool-name",
+    "Platform": "#pool-platform",
+    "Preset": "#pool-preset",
+    "Size": "#pool-size",
+    "Fabric": "#pool-fabric",
+    "Capacity": "#pool-capacity",
+}
+"""Which field a `build()` problem (prefixed "Field: …") is about."""
 
 
 def capacity_mode(pool: dict[str, Any]) -> str:
@@ -62,13 +81,18 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
         platform = pool.get("platform") or default
         mode = capacity_mode(pool)
         with Vertical(classes="dialog wide", id="pool-editor"):
-            yield Label(self.title_text, classes="dialog-title")
-            with VerticalScroll():
+            with Horizontal(id="pool-title-row"):
+                yield Label(self.title_text, classes="dialog-title")
+                yield Static(
+                    "[b]ctrl+s[/b] save · [b]esc[/b] cancel · [b]tab[/b] next field",
+                    id="pool-keys",
+                )
+            with VerticalScroll(id="pool-form"):
                 yield Label("Name (Slurm nodes are called <name>-<index>)")
                 yield Input(pool.get("name", ""), id="pool-name", max_length=40)
                 yield Label(f"Platform (offered in {self.pool_region or 'the region'})")
                 yield Select(
-                    [(p, p) for p in platforms],
+                    [(f"{p}  ({self.catalog.platform_offer(p)})", p) for p in platforms],
                     value=platform if platform in platforms else Select.NULL,
                     id="pool-platform",
                     allow_blank=not platforms,
@@ -105,8 +129,9 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
                 )
             yield Static("", id="pool-error", classes="inline-error")
             with Horizontal(classes="buttons"):
-                yield Button("Cancel", id="pool-cancel")
-                yield Button("Save pool", id="pool-save", variant="primary")
+                yield Button("Cancel (esc)", id="pool-cancel", compact=True)
+                yield Button("Save pool (ctrl+s)", id="pool-save", variant="primary", compact=True)
+        yield AppFooter()
 
     def _cache_value(self, pool: dict[str, Any]) -> int:
         gib = int(pool.get("docker_cache_gib") or 4 * DOCKER_CACHE_STEP_GIB)
@@ -161,6 +186,11 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
         keep = self.pool.get("preset") if current is Select.NULL else str(current)
         self._platform_changed(keep)
         self._sync_visibility()
+
+    @on(Input.Submitted)
+    def _next_field(self) -> None:
+        # Enter in a text field moves on, as in a form; saving stays an explicit ctrl+s
+        self.focus_next()
 
     @on(RadioSet.Changed, "#pool-capacity")
     @on(Switch.Changed, "#pool-cache")
@@ -234,6 +264,12 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
         pool, problem = self.build()
         if pool is None:
             self.query_one("#pool-error", Static).update(problem)
+            # put the cursor on the field that needs fixing
+            field = PROBLEM_FIELDS.get(problem.split(":", 1)[0])
+            if field is not None:
+                widget = self.query_one(field)
+                if widget.display and widget.focusable:
+                    widget.focus()
             return
         self.dismiss(pool)
 

@@ -1,0 +1,27 @@
+"""The footer every screen uses: compact below 100 columns so 80x24 shows `?` and `q` too.
+
+Below 100 columns the "^p Commands" hint gives its room to the screen's keys; `?` (help)
+still names ctrl+p.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Footer
+
+COMPACT_BELOW = 100
+
+
+class AppFooter(Footer):
+    """Textual's Footer, switching to its compact style on narrow terminals."""
+
+    def on_mount(self) -> None:
+        self._fit(self.app.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        narrow = width < COMPACT_BELOW
+        self.compact = narrow
+        self.show_command_palette = not narrow
