@@ -9,6 +9,7 @@ real YAML booleans, numbers real numbers, and unknown keys are errors with a did
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import typing
 from dataclasses import dataclass, field
@@ -610,4 +611,24 @@ def dump_spec_yaml(spec: SoperatorSpec, *, include_secrets: bool = False) -> str
     if not include_secrets:
         for pool in ordered.get("workers", []):
             pool.pop("capacity_block_group", None)
-    return yaml.safe_dump(ordered, sort_keys=False, default_flow_style=False)
+    for key in VERSION_FIELDS:
+        if isinstance(ordered.get(key), str):
+            ordered[key] = _Quoted(ordered[key])
+    return yaml.dump(ordered, Dumper=_make_dumper(), sort_keys=False, default_flow_style=False)
+
+
+class _Quoted(str):
+    """A version string: always written quoted, so `1.30` never becomes the number 1.3."""
+
+
+@functools.cache
+def _make_dumper() -> type:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(
+        _Quoted, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, '"')
+    )
+    return Dumper

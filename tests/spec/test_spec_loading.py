@@ -287,3 +287,19 @@ workers:
     assert all(f.file == str(path) and f.line and f.column for f in found)
     by_path = {f.path: f.line for f in found}
     assert by_path["name"] == 2 and by_path["workers[1].fabric"] == 13  # pool has no fabric
+
+
+def test_dump_quotes_version_strings() -> None:
+    # An unquoted 1.30 would read back as the number 1.3; dumped specs never rely on luck.
+    spec = parse_spec_text(
+        "apiVersion: npa.soperator/v0.0.1\nname: q1\nworkers: [{name: cpu}]\n"
+        'slurm_operator_version: "4.1.6"\nk8s_version: "1.30"\nnode_group_version: "72"\n'
+    ).spec
+    dumped = dump_spec_yaml(spec)
+    for line in (
+        'slurm_operator_version: "4.1.6"',
+        'k8s_version: "1.30"',
+        'node_group_version: "72"',
+    ):
+        assert line in dumped
+    assert parse_spec_text(dumped).spec.k8s_version == "1.30"
