@@ -367,8 +367,11 @@ class Backend:
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
+        from npa_sop_tui.render import capacity_from_env
 
-        return LifecycleOptions()
+        # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
+        # them at run time from NPA_CAPACITY_BLOCK_GROUPS.
+        return LifecycleOptions(capacity=capacity_from_env())
 
     async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
         """Run plan; returns the plan summary as a ProgressEvent of kind 'plan'."""

@@ -62,3 +62,24 @@ def cluster_dir(name: str) -> Path:
 
 def known_hosts_path() -> Path:
     return npa_home() / "known_hosts"
+
+
+# Sandbox clusters live in their own npa home (`<home>/sandbox`), shared by the app and the
+# headless `--sandbox` commands, so they never mix with real clusters. Once entered, the
+# marker keeps a nested entry (CLI flag, then the app's sandbox backend) from nesting again.
+SANDBOX_HOME_ENV = "NPA_SANDBOX_HOME"
+
+
+def sandbox_home() -> Path:
+    """The sandbox's npa home: the one already entered, else `<npa home>/sandbox`."""
+    entered = os.environ.get(SANDBOX_HOME_ENV)
+    return Path(entered) if entered else npa_home() / "sandbox"
+
+
+def enter_sandbox_home() -> Path:
+    """Make the sandbox home this process's npa home (idempotent); returns it."""
+    home = sandbox_home()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ[NPA_HOME_ENV] = str(home)
+    os.environ[SANDBOX_HOME_ENV] = str(home)
+    return home

@@ -206,7 +206,23 @@ class Tool:
         return self.output_model_factory()
 
     def input_schema(self) -> dict[str, Any]:
-        return {"$schema": SCHEMA_DIALECT, **self.input_model.model_json_schema()}
+        schema = self.input_model.model_json_schema()
+        properties = schema.get("properties", {})
+        if "spec" in properties:
+            # The inline spec is a plain mapping in the model (so the spec loader can report
+            # positions), but agents get the real spec schema to fill it in.
+            from npa_sop_tui.spec import SoperatorSpec
+
+            spec_schema = SoperatorSpec.model_json_schema(by_alias=True)
+            defs = schema.setdefault("$defs", {})
+            defs.update(spec_schema.pop("$defs", {}))
+            defs["SoperatorSpec"] = spec_schema
+            properties["spec"] = {
+                "anyOf": [{"$ref": "#/$defs/SoperatorSpec"}, {"type": "null"}],
+                "default": None,
+                "description": properties["spec"].get("description"),
+            }
+        return {"$schema": SCHEMA_DIALECT, **schema}
 
     def output_schema(self) -> dict[str, Any]:
         return {

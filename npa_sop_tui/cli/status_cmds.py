@@ -13,6 +13,7 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         type=Path,
         default=None,
         help="installation dir whose terraform.tfstate gives workers[] capacity",
+    )
+    status.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="a sandbox cluster: Kubernetes from the sandbox's fake API server rebuilt from "
+        "its Terraform state, Slurm simulated from the spec",
     )
     add_output_flag(status)
     status.set_defaults(handler=handle_status)
@@ -238,19 +245,41 @@ async def _status(args: argparse.Namespace, settings: StatusSettings) -> int:
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.watch import StatusWatcher
 
+    if getattr(args, "sandbox", False):
+        return await _sandbox_status(args, settings)
     policy = HostKeyPolicy.accept_new() if args.accept_new_host_key else HostKeyPolicy()
-    as_json = wants_json(args)
     async with StatusWatcher(settings, host_key_policy=policy) as watcher:
-        if not args.watch:
-            async for snap in watcher.snapshots():
-                _emit(snap, as_json)
-                return exit_code_for(snap)
-            raise OperationError("status collection ended before the first snapshot")
-        if as_json:
-            async for snap in watcher.snapshots():
-                emit_json(_json_doc(snap))
-            return EXIT_OK
-        return await _watch_text(watcher)
+        return await _show(args, watcher.snapshots())
+
+
+async def _show(args: argparse.Namespace, snapshots: AsyncIterator[ClusterStatus]) -> int:
+    """One snapshot (exit code from its verdict), or every change with --watch."""
+    as_json = wants_json(args)
+    if not args.watch:
+        async for snap in snapshots:
+            _emit(snap, as_json)
+            return exit_code_for(snap)
+        raise OperationError("status collection ended before the first snapshot")
+    if as_json:
+        async for snap in snapshots:
+            emit_json(_json_doc(snap))
+        return EXIT_OK
+    return await _watch_text(snapshots)
+
+
+async def _sandbox_status(args: argparse.Namespace, settings: StatusSettings) -> int:
+    """The same view the app's sandbox dashboard shows, for a headless sandbox deploy."""
+    from npa_sop_tui import inventory
+    from npa_sop_tui.sandbox.session import SandboxBackend
+
+    inventory.require(args.name)  # a clear "no such sandbox cluster" before any server starts
+    backend = SandboxBackend()
+    try:
+        return await _show(
+            args, backend.status_snapshots(args.name, interval=settings.slurm_interval)
+        )
+    finally:
+        await backend.close()
 
 
 def _json_doc(snap: ClusterStatus) -> dict[str, Any]:
@@ -268,7 +297,7 @@ def _emit(snap: ClusterStatus, as_json: bool) -> None:
     Console().print(render_status(snap))
 
 
-async def _watch_text(watcher: Any) -> int:
+async def _watch_text(snapshots: AsyncIterator[ClusterStatus]) -> int:
     from rich.console import Console
     from rich.live import Live
 
@@ -276,7 +305,7 @@ async def _watch_text(watcher: Any) -> int:
 
     console = Console()
     with Live(console=console, auto_refresh=False, transient=False) as live:
-        async for snap in watcher.snapshots():
+        async for snap in snapshots:
             live.update(render_status(snap), refresh=True)
     return EXIT_OK
 

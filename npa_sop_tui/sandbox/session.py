@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npa_sop_tui import paths
 from npa_sop_tui.backend import (
     Backend,
     HostKeyConsent,
@@ -33,7 +34,7 @@ from npa_sop_tui.backend import (
     ProgressSink,
     _policy,
 )
-from npa_sop_tui.paths import NPA_HOME_ENV, npa_home
+from npa_sop_tui.paths import NPA_HOME_ENV
 
 NAMESPACE = "soperator"
 SLURM_CLUSTER_CR = "soperator"  # upstream's SlurmCluster is always called this
@@ -44,7 +45,7 @@ _ADDR = re.compile(
 
 
 def sandbox_home(base: Path | None = None) -> Path:
-    return (base or npa_home()) / "sandbox"
+    return base / "sandbox" if base is not None else paths.sandbox_home()
 
 
 @dataclass
@@ -282,7 +283,7 @@ class SandboxCluster:
                         state=state,
                         flags=flags,
                         display=display,
-                        partitions=["main", pool.name],
+                        partitions=["main"],
                         cpus=preset.vcpu if preset else None,
                         cpus_allocated=0,
                         memory_mb=preset.memory_gb * 1024 if preset else None,
@@ -290,22 +291,25 @@ class SandboxCluster:
                         reason=reason,
                     )
                 )
-        partitions = []
-        for pname, members in [("main", nodes)] + [
-            (p.name, [n for n in nodes if p.name in n.partitions]) for p in self.spec.workers
-        ]:
-            idle = sum(1 for n in members if n.state == "idle")
-            partitions.append(
-                SlurmPartition(
-                    name=pname,
-                    default=pname == "main",
-                    available="up",
-                    nodes_total=len(members),
-                    nodes_idle=idle,
-                    nodes_other=len(members) - idle,
-                    nodes=[n.name for n in members],
-                )
+        # Like the recipe: one visible default partition `main` with every worker (the
+        # `hidden` one for active checks is not listed by sinfo).
+        idle = sum(1 for n in nodes if n.state == "idle")
+        counts: dict[str, int] = {}
+        for node in nodes:
+            counts[node.display] = counts.get(node.display, 0) + 1
+        partitions = [
+            SlurmPartition(
+                name="main",
+                default=True,
+                available="up",
+                timelimit="infinite",
+                nodes_total=len(nodes),
+                nodes_idle=idle,
+                nodes_other=len(nodes) - idle,
+                nodes=[n.name for n in nodes],
+                state_counts=counts,
             )
+        ]
         return SlurmState(
             host="sandbox (simulated)",
             version="simulated",
@@ -368,8 +372,10 @@ class SandboxBackend(Backend):
     def __init__(self, *, sleep_seconds: float = 1.0, base: Path | None = None) -> None:
         self.home = sandbox_home(base)
         self._previous_home = os.environ.get(NPA_HOME_ENV)
+        self._previous_mark = os.environ.get(paths.SANDBOX_HOME_ENV)
         self.home.mkdir(parents=True, exist_ok=True)
         os.environ[NPA_HOME_ENV] = str(self.home)
+        os.environ[paths.SANDBOX_HOME_ENV] = str(self.home)
         self.sleep_seconds = sleep_seconds
         self.kube: Any = None
         self.clusters: dict[str, SandboxCluster] = {}
@@ -443,10 +449,12 @@ class SandboxBackend(Backend):
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
+        from npa_sop_tui.render import capacity_from_env
 
         return LifecycleOptions(
             sandbox=True,
             env={"TF_VAR_standin_sleep_seconds": f"{self.sleep_seconds:g}"},
+            capacity=capacity_from_env(),
         )
 
     async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
@@ -514,7 +522,11 @@ class SandboxBackend(Backend):
         if self.kube is not None:
             await self.kube.stop_in_loop()
             self.kube = None
-        if self._previous_home is None:
-            os.environ.pop(NPA_HOME_ENV, None)
-        else:
-            os.environ[NPA_HOME_ENV] = self._previous_home
+        for var, value in (
+            (NPA_HOME_ENV, self._previous_home),
+            (paths.SANDBOX_HOME_ENV, self._previous_mark),
+        ):
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value

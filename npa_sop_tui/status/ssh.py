@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import asyncssh
 
 MAX_CHANNELS = 8
+CHANNEL_RETRY_DELAYS = (0.1, 0.3, 0.8)  # seconds between retries of a refused channel
 
 
 @dataclass(frozen=True)
@@ -185,10 +186,9 @@ class SshSession:
         for attempt in (1, 2):
             conn = await self.connection()
             try:
-                async with self._sem:
-                    result = await conn.run(command, check=False, timeout=timeout)
+                result = await self._run_on(conn, command, timeout)
             except (
-                asyncssh.ChannelOpenError,
+                _ConnectionGone,
                 asyncssh.ConnectionLost,
                 OSError,
                 asyncssh.DisconnectError,
@@ -208,6 +208,27 @@ class SshSession:
             )
         raise AssertionError("unreachable")
 
+    async def _run_on(self, conn: Any, command: str, timeout: float) -> Any:
+        """One command on `conn`, retrying a refused channel on the same connection.
+
+        sshd counts sessions that are still closing against MaxSessions, so a burst of short
+        commands can see a channel refused while the connection itself is healthy; dropping
+        the connection for that would turn load into reconnect storms.
+        """
+        import asyncssh
+
+        for delay in (*CHANNEL_RETRY_DELAYS, None):
+            try:
+                async with self._sem:
+                    return await conn.run(command, check=False, timeout=timeout)
+            except asyncssh.ChannelOpenError as exc:
+                if delay is None or conn.is_closed():
+                    # Closed underneath us, or refused every time: treat it as a lost
+                    # connection, which `run` answers with one reconnect.
+                    raise _ConnectionGone(exc) from exc
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
     async def _drop(self, conn: Any) -> None:
         async with self._lock:
             if self._conn is conn:
@@ -223,6 +244,13 @@ class SshSession:
                 await asyncio.wait_for(conn.wait_closed(), 5)
             except (TimeoutError, OSError):
                 conn.abort()
+
+
+class _ConnectionGone(Exception):
+    """A channel could not be opened on a connection that is closed or keeps refusing."""
+
+    def __str__(self) -> str:
+        return _describe(self.args[0])
 
 
 def _text(value: Any) -> str:

@@ -23,7 +23,7 @@ from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.events import Event
 from npa_sop_tui.locks import is_locked
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("sandbox_in_home")]
 
 SEED = int(os.environ.get("NPA_TEST_SEED", time.time_ns() % 10_000))
 

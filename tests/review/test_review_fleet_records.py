@@ -11,6 +11,8 @@ import pytest
 
 from npa_sop_tui.cli import main
 
+pytestmark = pytest.mark.usefixtures("sandbox_in_home")
+
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 

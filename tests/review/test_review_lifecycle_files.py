@@ -17,7 +17,7 @@ import pytest
 
 from npa_sop_tui.cli import main
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("sandbox_in_home")]
 
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ test"
 SECRET = "capacityblockgroup-REVIEWsecret42"

@@ -19,7 +19,7 @@ from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.network import read_record
 from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("sandbox_in_home")]
 
 
 def _max_overlap(intervals: list[tuple[float, float]]) -> int:

@@ -117,3 +117,14 @@ def test_deploy_tool_refuses_an_invalid_spec_path_with_position(tmp_path: Path) 
         tools.get_tool("infra.soperator.deploy").call({"spec_path": str(path), "sandbox": True})
     assert info.value.findings[0].line == 5
     assert info.value.findings[0].file == str(path)
+
+
+@pytest.mark.parametrize("name", ["infra.soperator.validate", "infra.soperator.deploy"])
+def test_inline_spec_input_is_checked_against_the_spec_schema(name: str) -> None:
+    schema = tools.get_tool(name).describe()["input_schema"]
+    validator = jsonschema.Draft202012Validator(schema)
+    good = {"spec": spec_mapping("agent1")}
+    assert not list(validator.iter_errors(good))
+    # An agent that misspells a pool field hears it from the schema, before any call.
+    bad = {"spec": {**good["spec"], "workers": [{"name": "cpu", "preemptable": True}]}}
+    assert list(validator.iter_errors(bad))

@@ -285,3 +285,23 @@ async def test_connect_failures_back_off_instead_of_hammering() -> None:
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_refused_channels_are_retried_on_the_same_connection(
+    tmp_path: Path, substrate: Substrate
+) -> None:
+    # sshd refuses sessions beyond MaxSessions; a burst must not cost a reconnect.
+    folder = tmp_path / "sshd-small"
+    folder.mkdir()
+    sshd = PrivateSshd(folder, substrate)
+    with (folder / "sshd_config").open("a") as config:
+        config.write("MaxSessions 2\n")
+    sshd.start()
+    s = session(substrate, port=sshd.port)
+    try:
+        results = await asyncio.gather(*(s.run("echo ok") for _ in range(6)))
+        assert [r.stdout.strip() for r in results] == ["ok"] * 6
+        assert s.connects == 1
+    finally:
+        await s.close()
+        sshd.stop()

@@ -1,0 +1,27 @@
+"""The app's deploys take reservation IDs at run time, like the CLI, never from cluster.yaml."""
+
+from __future__ import annotations
+
+import pytest
+
+from npa_sop_tui.backend import Backend
+from npa_sop_tui.errors import UsageError
+from npa_sop_tui.sandbox.session import SandboxBackend
+
+
+def test_app_deploy_options_carry_capacity_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NPA_CAPACITY_BLOCK_GROUPS", "gpu=capacityblockgroup-abc123")
+    assert Backend().lifecycle_options().capacity == {"gpu": "capacityblockgroup-abc123"}
+    sandbox = SandboxBackend(sleep_seconds=0)
+    assert sandbox.lifecycle_options().capacity == {"gpu": "capacityblockgroup-abc123"}
+
+
+def test_malformed_capacity_environment_is_a_usage_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NPA_CAPACITY_BLOCK_GROUPS", "no-equals-sign")
+    with pytest.raises(UsageError) as caught:
+        Backend().lifecycle_options()
+    assert "NPA_CAPACITY_BLOCK_GROUPS" in caught.value.render()
