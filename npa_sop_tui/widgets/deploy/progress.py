@@ -93,11 +93,12 @@ class ResourceTable(DataTable[Text | str]):
 
     def on_mount(self) -> None:
         # fixed widths: rows arrive in bursts, and re-measuring columns on every burst both
-        # costs time and makes the layout jump
-        self.add_column("Resource", key="addr", width=50)
-        self.add_column("Action", key="action", width=7)
+        # costs time and makes the layout jump. The address goes last: on a narrow terminal
+        # it is the one that gets cut, never the state or the duration.
         self.add_column("State", key="state", width=9)
         self.add_column("Duration", key="dur", width=8)
+        self.add_column("Action", key="action", width=7)
+        self.add_column("Resource", key="addr", width=60)
         self.set_interval(self.SYNC_SECONDS, self.sync)
 
     def counts(self) -> dict[str, int]:
@@ -143,7 +144,7 @@ class ResourceTable(DataTable[Text | str]):
             self.update_cell(res.address, "state", state, update_width=False)
             self.update_cell(res.address, "dur", _duration(res), update_width=False)
         else:
-            self.add_row(res.address, res.action, state, _duration(res), key=res.address)
+            self.add_row(state, _duration(res), res.action, res.address, key=res.address)
 
 
 def _duration(res: _Resource) -> str:
