@@ -568,7 +568,15 @@ def load_spec(
         raw = path.read_bytes()
     except FileNotFoundError:
         raise SpecError(
-            [Finding("error", "", "spec file not found", "check the path given to --spec", source)],
+            [
+                Finding(
+                    "error",
+                    "",
+                    f"spec file not found (looked for {path.resolve()})",
+                    "check the path; relative paths start from the current folder",
+                    source,
+                )
+            ],
             source=source,
         ) from None
     except OSError as exc:
