@@ -64,40 +64,15 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class ErrorModal(ModalScreen[None]):
-    """What went wrong, where, and what to do next; one for every failed worker."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,enter", "dismiss(None)", "Close", id="modal.close")
-    ]
-
-    def __init__(self, title: str, message: str, hint: str | None = None) -> None:
-        super().__init__()
-        self.title_text = title
-        self.message = message
-        self.hint = hint
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog error"):
-            yield Label(self.title_text, classes="dialog-title")
-            with VerticalScroll(classes="dialog-body"):
-                yield Static(self.message, id="error-message", markup=False)
-                if self.hint:
-                    yield Static(f"hint: {self.hint}", id="error-hint", markup=False)
-            with Horizontal(classes="buttons"):
-                yield Button("Close", id="close", variant="primary")
-
-    @on(Button.Pressed, "#close")
-    def _close(self) -> None:
-        self.dismiss(None)
-
-
 class TextModal(ModalScreen[None]):
     """Shows a piece of text to copy, e.g. the SSH command for the login node."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,enter", "dismiss(None)", "Close", id="modal.close")
     ]
+    DIALOG_CLASSES = "dialog"
+    BODY_ID = "text-body"
+    CLOSE_LABEL = "Close (esc)"
 
     def __init__(self, title: str, text: str) -> None:
         super().__init__()
@@ -105,16 +80,36 @@ class TextModal(ModalScreen[None]):
         self.text = text
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with Vertical(classes=self.DIALOG_CLASSES):
             yield Label(self.title_text, classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
-                yield Static(self.text, id="text-body", markup=False)
+                yield Static(self.text, id=self.BODY_ID, markup=False)
+                yield from self.compose_after_body()
             with Horizontal(classes="buttons"):
-                yield Button("Close (esc)", id="close", variant="primary")
+                yield Button(self.CLOSE_LABEL, id="close", variant="primary")
+
+    def compose_after_body(self) -> ComposeResult:
+        yield from ()
 
     @on(Button.Pressed, "#close")
     def _close(self) -> None:
         self.dismiss(None)
+
+
+class ErrorModal(TextModal):
+    """What went wrong, where, and what to do next; one for every failed worker."""
+
+    DIALOG_CLASSES = "dialog error"
+    BODY_ID = "error-message"
+    CLOSE_LABEL = "Close"
+
+    def __init__(self, title: str, message: str, hint: str | None = None) -> None:
+        super().__init__(title, message)
+        self.hint = hint
+
+    def compose_after_body(self) -> ComposeResult:
+        if self.hint:
+            yield Static(f"hint: {self.hint}", id="error-hint", markup=False)
 
 
 class HostKeyModal(ModalScreen[bool]):
