@@ -227,17 +227,13 @@ def _kube_context(name: str) -> str:
 
 
 def _worker(pool: WorkerPoolSpec) -> WorkerSummary:
-    reserved = bool(pool.capacity_block_group or pool.capacity_block_group_name)
-    mode: Literal["reserved", "preemptible", "on-demand"] = (
-        "reserved" if reserved else "preemptible" if pool.preemptible else "on-demand"
-    )
     return WorkerSummary(
         name=pool.name,
         platform=pool.platform,
         preset=pool.preset,
         size=pool.size,
         preemptible=pool.preemptible,
-        capacity_mode=mode,
+        capacity_mode=pool.capacity_mode(),
     )
 
 
