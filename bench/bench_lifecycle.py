@@ -61,8 +61,8 @@ def main() -> None:
     from npa_sop_tui import lifecycle
     from npa_sop_tui.config import Identity
     from npa_sop_tui.sandbox.local_terraform import prepare
-    from npa_sop_tui.spec import spec_from_mapping
-    from npa_sop_tui.terraform import clean_env
+    from npa_sop_tui.spec.model import spec_from_mapping
+    from npa_sop_tui.terraform.runner import clean_env
 
     local = prepare()
     spec = spec_from_mapping(

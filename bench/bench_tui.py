@@ -34,7 +34,7 @@ LOG_LINES = 1_000_000
 FIRST_FRAME = r"""
 import time, asyncio
 t0 = time.perf_counter()
-from npa_sop_tui.app import NpaSopApp
+from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.screens.home import HomeScreen
 async def main():
     app = NpaSopApp()
@@ -72,7 +72,7 @@ def _rss_mib() -> float:
 
 
 def _synthetic_backend() -> Any:
-    from npa_sop_tui.backend import Backend, ProgressEvent, ProgressSink
+    from npa_sop_tui.tui.backend import Backend, ProgressEvent, ProgressSink
 
     class FloodBackend(Backend):
         """Plan: 500 resources. Deploy: events at EVENTS_PER_SECOND until cancelled."""
@@ -109,8 +109,8 @@ class _Spec:
 
 
 async def latency(presses: int = 60) -> dict[str, list[float]]:
-    from npa_sop_tui.app import NpaSopApp
     from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+    from npa_sop_tui.tui.app import NpaSopApp
 
     app = NpaSopApp(_synthetic_backend())
     paints: list[float] = []
@@ -156,9 +156,9 @@ async def latency(presses: int = 60) -> dict[str, list[float]]:
 
 
 async def memory() -> list[tuple[int, float]]:
-    from npa_sop_tui.app import NpaSopApp
-    from npa_sop_tui.backend import ProgressEvent
     from npa_sop_tui.screens.deploy import DeployScreen
+    from npa_sop_tui.tui.app import NpaSopApp
+    from npa_sop_tui.tui.backend import ProgressEvent
 
     app = NpaSopApp(_synthetic_backend())
     samples: list[tuple[int, float]] = []

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from npa_sop_tui import paths
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.findings import Finding, summary_line
-from npa_sop_tui.yaml_positions import YamlProblem, load_yaml_mapping
+from npa_sop_tui.spec.findings import Finding, summary_line
+from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
 # The solutions-library commit npa pins (npa-anchor §2); an immutable SHA, never a branch.
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
@@ -108,7 +108,7 @@ class ConfigError(UsageError):
 
 def load_config(path: str | Path | None = None) -> NpaConfig:
     """The config at `path` (default `paths.config_path()`); defaults when it does not exist."""
-    from npa_sop_tui.spec import findings_from_validation_error
+    from npa_sop_tui.spec.model import findings_from_validation_error
 
     cfg_path = Path(path) if path is not None else paths.config_path()
     source = str(cfg_path)

@@ -37,7 +37,7 @@ from npa_sop_tui.lifecycle import (
     PlanResult,
     TerraformFailed,
 )
-from npa_sop_tui.spec import SoperatorSpec, SpecError, WorkerPoolSpec
+from npa_sop_tui.spec.model import SoperatorSpec, SpecError, WorkerPoolSpec
 from npa_sop_tui.status.model import ClusterStatus
 
 SoperatorSpecError = SpecError
@@ -100,7 +100,7 @@ class ValidationResult(BaseModel):
 
 def load(spec: SpecLike) -> SoperatorSpec:
     """A `SoperatorSpec` from a spec, a mapping, or a path; `SpecError` with positions."""
-    from npa_sop_tui.spec import load_spec, spec_from_mapping
+    from npa_sop_tui.spec.model import load_spec, spec_from_mapping
 
     if isinstance(spec, SoperatorSpec):
         return spec
@@ -202,7 +202,7 @@ def _run(coro: Coroutine[Any, Any, T], async_name: str) -> T:
 
 def validate(spec: SpecLike) -> ValidationResult:
     """Parse and check a spec; never raises for spec problems: they are in `findings`."""
-    from npa_sop_tui.validate import validate_spec
+    from npa_sop_tui.spec.validate import validate_spec
 
     source = _source(spec)
     try:
@@ -221,7 +221,7 @@ def validate(spec: SpecLike) -> ValidationResult:
 
 
 def _kube_context(name: str) -> str:
-    from npa_sop_tui.spec import kube_context
+    from npa_sop_tui.spec.model import kube_context
 
     return kube_context(name)
 

@@ -132,7 +132,7 @@ EventSink = Callable[[Any], None] | None
 
 def _spec(args: SpecSource) -> Any:
     from npa_sop_tui.sdk import load
-    from npa_sop_tui.spec import parse_spec_text
+    from npa_sop_tui.spec.model import parse_spec_text
 
     if args.spec_yaml is not None:
         return parse_spec_text(args.spec_yaml, source="<spec_yaml>").spec
@@ -211,7 +211,7 @@ class Tool:
         if "spec" in properties:
             # The inline spec is a plain mapping in the model (so the spec loader can report
             # positions), but agents get the real spec schema to fill it in.
-            from npa_sop_tui.spec import SoperatorSpec
+            from npa_sop_tui.spec.model import SoperatorSpec
 
             spec_schema = SoperatorSpec.model_json_schema(by_alias=True)
             defs = schema.setdefault("$defs", {})
@@ -249,14 +249,14 @@ class Tool:
 
     def check(self, args: dict[str, Any]) -> dict[str, Any]:
         """Dry run: the input is well-formed and the spec valid; nothing runs."""
-        from npa_sop_tui.findings import errors_of
-        from npa_sop_tui.spec import SpecError
+        from npa_sop_tui.spec.findings import errors_of
+        from npa_sop_tui.spec.model import SpecError
 
         parsed = self.parse_input(args)
         summary: dict[str, Any] = {"would_run": self.name}
         if isinstance(parsed, SpecSource):
             spec = _spec(parsed)  # SpecError with positions when invalid
-            from npa_sop_tui.validate import validate_spec
+            from npa_sop_tui.spec.validate import validate_spec
 
             found = validate_spec(spec)
             if errors_of(found):
@@ -367,7 +367,7 @@ def registry() -> dict[str, Tool]:
 def get_tool(name: str) -> Tool:
     tools = registry()
     if name not in tools:
-        from npa_sop_tui.findings import one_of_hint
+        from npa_sop_tui.spec.findings import one_of_hint
 
         raise UsageError(f"unknown tool {name!r}", hint=one_of_hint(name, tools))
     return tools[name]

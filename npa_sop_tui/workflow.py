@@ -26,8 +26,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import NpaError, UsageError
-from npa_sop_tui.findings import Finding, error, errors_of
-from npa_sop_tui.yaml_positions import Positions, YamlProblem, load_yaml_mapping
+from npa_sop_tui.spec.findings import Finding, error, errors_of
+from npa_sop_tui.spec.yaml_positions import Positions, YamlProblem, load_yaml_mapping
 
 WORKFLOW_API_VERSION = "npa.workflow/v0.0.1"
 
@@ -110,7 +110,7 @@ def load_workflow(path: str | Path) -> LoadedWorkflow:
 
 def parse_workflow_text(text: str, *, source: str, base_dir: Path) -> LoadedWorkflow:
     from npa_sop_tui import tools
-    from npa_sop_tui.spec import findings_from_validation_error
+    from npa_sop_tui.spec.model import findings_from_validation_error
 
     try:
         doc = load_yaml_mapping(text, source=source, what="workflow file")
@@ -130,7 +130,7 @@ def parse_workflow_text(text: str, *, source: str, base_dir: Path) -> LoadedWork
         tool = registry.get(step.tool_ref)
         base = f"steps[{i}]"
         if tool is None:
-            from npa_sop_tui.findings import one_of_hint
+            from npa_sop_tui.spec.findings import one_of_hint
 
             findings.append(
                 _placed(

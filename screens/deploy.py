@@ -23,18 +23,18 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Static
 
-from npa_sop_tui.backend import OperationOutcome, ProgressEvent
-from npa_sop_tui.widgets.deploy.progress import (
+from npa_sop_tui.tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
 )
-from npa_sop_tui.widgets.footer import AppFooter
-from npa_sop_tui.widgets.status.panels import MiniStatus
+from npa_sop_tui.tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.widgets.status.panels import MiniStatus
 
 if TYPE_CHECKING:
-    from npa_sop_tui.app import NpaSopApp
+    from npa_sop_tui.tui.app import NpaSopApp
 
 FLUSH_SECONDS = 0.1
 MAX_PENDING = 50_000

@@ -16,12 +16,17 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static
 
-from npa_sop_tui.backend import OperationOutcome, ProgressEvent
-from npa_sop_tui.widgets.deploy.progress import DiagnosticsPanel, EventLog, PhaseBar, ResourceTable
-from npa_sop_tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.tui.widgets.deploy.progress import (
+    DiagnosticsPanel,
+    EventLog,
+    PhaseBar,
+    ResourceTable,
+)
+from npa_sop_tui.tui.widgets.footer import AppFooter
 
 if TYPE_CHECKING:
-    from npa_sop_tui.app import NpaSopApp
+    from npa_sop_tui.tui.app import NpaSopApp
 
 
 class DestroyScreen(Screen[None]):

@@ -14,12 +14,12 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
-from npa_sop_tui.backend import ClusterRow
 from npa_sop_tui.errors import NpaError
-from npa_sop_tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.backend import ClusterRow
+from npa_sop_tui.tui.widgets.footer import AppFooter
 
 if TYPE_CHECKING:
-    from npa_sop_tui.app import NpaSopApp
+    from npa_sop_tui.tui.app import NpaSopApp
 
 STATE_STYLE = {
     "deployed": "green",

@@ -22,8 +22,8 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
-from npa_sop_tui.widgets.footer import AppFooter
-from npa_sop_tui.widgets.status.panels import (
+from npa_sop_tui.tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.widgets.status.panels import (
     VERDICT_COLOURS,
     ComponentsTable,
     NodeGroupsTable,
@@ -35,7 +35,7 @@ from npa_sop_tui.widgets.status.panels import (
 )
 
 if TYPE_CHECKING:
-    from npa_sop_tui.app import NpaSopApp
+    from npa_sop_tui.tui.app import NpaSopApp
 
 INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 

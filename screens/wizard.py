@@ -32,13 +32,13 @@ from textual.widgets import (
     Switch,
 )
 
-from npa_sop_tui.backend import Issue
-from npa_sop_tui.widgets.footer import AppFooter
-from npa_sop_tui.widgets.wizard.pool_editor import PoolEditor
-from npa_sop_tui.widgets.wizard.pool_list import PoolList
+from npa_sop_tui.tui.backend import Issue
+from npa_sop_tui.tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
+from npa_sop_tui.tui.widgets.wizard.pool_list import PoolList
 
 if TYPE_CHECKING:
-    from npa_sop_tui.app import NpaSopApp
+    from npa_sop_tui.tui.app import NpaSopApp
 
 STEPS = ("cluster", "control", "pools", "options", "review")
 STEP_TITLES = {

@@ -152,7 +152,7 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
 def _capacity(args: argparse.Namespace) -> dict[str, str]:
     """Run-time reservations: NPA_CAPACITY_BLOCK_GROUPS, then the flags (flags win), the
     same sources and order as `validate` and `render`."""
-    from npa_sop_tui.render import capacity_from_env, parse_capacity_assignments
+    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
 
     capacity = capacity_from_env()
     capacity.update(parse_capacity_assignments(args.capacity_block_group))
@@ -160,7 +160,7 @@ def _capacity(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _load(args: argparse.Namespace, capacity: dict[str, str] | None = None) -> Any:
-    from npa_sop_tui.spec import load_spec
+    from npa_sop_tui.spec.model import load_spec
 
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):

@@ -85,8 +85,8 @@ def _err(line: str) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from npa_sop_tui.errors import EXIT_BAD_INPUT
-    from npa_sop_tui.findings import summary_line
-    from npa_sop_tui.spec import SpecError, load_spec
+    from npa_sop_tui.spec.findings import summary_line
+    from npa_sop_tui.spec.model import SpecError, load_spec
 
     capacity = _capacity(args)
     try:
@@ -138,7 +138,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _capacity(args: argparse.Namespace) -> dict[str, str]:
-    from npa_sop_tui.render import capacity_from_env, parse_capacity_assignments
+    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
 
     capacity = capacity_from_env()
     capacity.update(parse_capacity_assignments(args.capacity_block_group))
@@ -148,8 +148,8 @@ def _capacity(args: argparse.Namespace) -> dict[str, str]:
 def cmd_render(args: argparse.Namespace) -> int:
     from npa_sop_tui.config import load_config, resolve_identity
     from npa_sop_tui.errors import UsageError
-    from npa_sop_tui.render import TFVARS_FILE, render
-    from npa_sop_tui.spec import load_spec
+    from npa_sop_tui.recipe.render import TFVARS_FILE, render
+    from npa_sop_tui.spec.model import load_spec
     from npa_sop_tui.sshkeys import resolve_root_login_key
 
     capacity = _capacity(args)
@@ -228,7 +228,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
-    from npa_sop_tui.spec import API_VERSION, SoperatorSpec
+    from npa_sop_tui.spec.model import API_VERSION, SoperatorSpec
 
     schema = SoperatorSpec.model_json_schema(by_alias=True)
     schema = {
@@ -244,13 +244,15 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def example_text(name: str) -> str:
     from importlib import resources
 
-    return resources.files("npa_sop_tui.data").joinpath(f"example-{name}.yaml").read_text("utf-8")
+    return (
+        resources.files("npa_sop_tui.spec.data").joinpath(f"example-{name}.yaml").read_text("utf-8")
+    )
 
 
 def cmd_example(args: argparse.Namespace) -> int:
     text = example_text(args.name)
     if wants_json(args):
-        from npa_sop_tui.spec import parse_spec_text
+        from npa_sop_tui.spec.model import parse_spec_text
 
         loaded = parse_spec_text(text, source=f"example-{args.name}.yaml")
         emit_json(

@@ -44,6 +44,6 @@ def run_tui(args: argparse.Namespace) -> int:
         config = load_config()
     except ImportError:
         config = None
-    from npa_sop_tui.app import run_app
+    from npa_sop_tui.tui.app import run_app
 
     return run_app(sandbox=bool(args.sandbox), spec_path=spec, config=config)

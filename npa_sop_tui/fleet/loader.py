@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.findings import Finding, did_you_mean, error, errors_of
 from npa_sop_tui.fleet.model import (
     DNS_LABEL,
     FLEET_API_VERSION,
@@ -27,7 +26,8 @@ from npa_sop_tui.fleet.model import (
     deep_merge,
     slugify,
 )
-from npa_sop_tui.yaml_positions import Positions, YamlProblem, load_yaml_mapping
+from npa_sop_tui.spec.findings import Finding, did_you_mean, error, errors_of
+from npa_sop_tui.spec.yaml_positions import Positions, YamlProblem, load_yaml_mapping
 
 
 class FleetError(UsageError):
@@ -312,7 +312,7 @@ def _build_spec(
     target: FleetTarget, file: FleetFile, findings: list[Finding], placer: _Placer
 ) -> None:
     from npa_sop_tui.errors import NpaError
-    from npa_sop_tui.spec import spec_from_mapping
+    from npa_sop_tui.spec.model import spec_from_mapping
 
     project = file.projects[target.project_index]
     cluster = project.clusters[target.cluster_index] if project.clusters is not None else None

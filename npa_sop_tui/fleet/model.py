@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from npa_sop_tui.spec import SoperatorSpec
+    from npa_sop_tui.spec.model import SoperatorSpec
 
 FLEET_API_VERSION = "npa.fleet/v0.0.1"
 SPEC_API_VERSION = "npa.soperator/v0.0.1"

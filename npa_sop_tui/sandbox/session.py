@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui import paths
-from npa_sop_tui.backend import (
+from npa_sop_tui.paths import NPA_HOME_ENV
+from npa_sop_tui.tui.backend import (
     Backend,
     HostKeyConsent,
     OperationOutcome,
@@ -34,7 +35,6 @@ from npa_sop_tui.backend import (
     ProgressSink,
     _policy,
 )
-from npa_sop_tui.paths import NPA_HOME_ENV
 
 NAMESPACE = "soperator"
 SLURM_CLUSTER_CR = "soperator"  # upstream's SlurmCluster is always called this
@@ -449,7 +449,7 @@ class SandboxBackend(Backend):
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
-        from npa_sop_tui.render import capacity_from_env
+        from npa_sop_tui.recipe.render import capacity_from_env
 
         return LifecycleOptions(
             sandbox=True,

@@ -10,7 +10,7 @@ import pytest
 from npa_sop_tui.config import Identity
 from npa_sop_tui.events import Event
 from npa_sop_tui.lifecycle import LifecycleOptions
-from npa_sop_tui.spec import SoperatorSpec, spec_from_mapping
+from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
 
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ test"
 IDENTITY = Identity(

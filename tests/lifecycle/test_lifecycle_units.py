@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui import inventory, recipe
+from npa_sop_tui import inventory
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import Diagnostic, LogLine, parse_event
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.lifecycle import summarize_plan
 from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked
+from npa_sop_tui.recipe import source as recipe
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.sandbox import local_terraform
-from npa_sop_tui.terraform import find_terraform, required_version, satisfies
+from npa_sop_tui.terraform.runner import find_terraform, required_version, satisfies
 
 
 @pytest.mark.parametrize(

@@ -111,7 +111,7 @@ def test_deploy_tool_refuses_an_invalid_spec_path_with_position(tmp_path: Path) 
     path.write_text(
         "apiVersion: npa.soperator/v0.0.1\nname: okname\nworkers:\n  - name: cpu\n    size: -1\n"
     )
-    from npa_sop_tui.spec import SpecError
+    from npa_sop_tui.spec.model import SpecError
 
     with pytest.raises(SpecError) as info:
         tools.get_tool("infra.soperator.deploy").call({"spec_path": str(path), "sandbox": True})

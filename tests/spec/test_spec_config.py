@@ -18,7 +18,7 @@ from npa_sop_tui.config import (
     resolve_identity,
 )
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.spec import parse_spec_text
+from npa_sop_tui.spec.model import parse_spec_text
 from npa_sop_tui.sshkeys import (
     ENV_FILE,
     ENV_GENERIC,

@@ -8,7 +8,7 @@ import pytest
 from helpers_spec import ASSETS, MINIMAL
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.spec import (
+from npa_sop_tui.spec.model import (
     SoperatorSpec,
     SpecError,
     WorkerPoolSpec,

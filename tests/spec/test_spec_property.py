@@ -9,8 +9,8 @@ from helpers_spec import KEY, MINIMAL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npa_sop_tui.render import recipe_problems, render
-from npa_sop_tui.spec import SpecError, parse_spec_text, spec_from_mapping
+from npa_sop_tui.recipe.render import recipe_problems, render
+from npa_sop_tui.spec.model import SpecError, parse_spec_text, spec_from_mapping
 
 FIELDS = [
     "apiVersion",

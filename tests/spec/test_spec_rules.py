@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from helpers_spec import KEY
 
-from npa_sop_tui.catalog import load_catalog
-from npa_sop_tui.findings import Finding
-from npa_sop_tui.spec import SoperatorSpec
-from npa_sop_tui.validate import slug, validate_spec
+from npa_sop_tui.spec.catalog import load_catalog
+from npa_sop_tui.spec.findings import Finding
+from npa_sop_tui.spec.model import SoperatorSpec
+from npa_sop_tui.spec.validate import slug, validate_spec
 
 BASE: dict[str, Any] = {
     "apiVersion": "npa.soperator/v0.0.1",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from npa_sop_tui.backend import Backend
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.sandbox.session import SandboxBackend
+from npa_sop_tui.tui.backend import Backend
 
 
 def test_app_deploy_options_carry_capacity_from_the_environment(

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable
 
-from npa_sop_tui.app import NpaSopApp
-from npa_sop_tui.backend import Backend
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.screens.modals import HostKeyModal
 from npa_sop_tui.screens.status import StatusScreen
+from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.backend import Backend
 
 from .conftest import wait_for
 

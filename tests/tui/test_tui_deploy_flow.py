@@ -13,13 +13,13 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from npa_sop_tui import inventory
-from npa_sop_tui.app import NpaSopApp
 from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.screens.status import StatusScreen
-from npa_sop_tui.widgets.deploy.progress import PhaseBar, ResourceTable
+from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.widgets.deploy.progress import PhaseBar, ResourceTable
 
 from .conftest import wait_for
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from npa_sop_tui import inventory
-from npa_sop_tui.app import NpaSopApp
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.wizard import WizardScreen
+from npa_sop_tui.tui.app import NpaSopApp
 
 from .conftest import wait_for
 
@@ -128,7 +128,7 @@ async def test_palette_lists_the_current_screens_enabled_keys(npa_home: Path) ->
 
 def test_lifecycle_events_map_to_progress_events() -> None:
     from npa_sop_tui import events as ev
-    from npa_sop_tui.backend import to_progress_event
+    from npa_sop_tui.tui.backend import to_progress_event
 
     op = "op1"
     cases = [

@@ -9,17 +9,17 @@ from typing import Any
 
 from textual.widgets import Input, Select, Static
 
-from npa_sop_tui.app import NpaSopApp
 from npa_sop_tui.cli import main as npa_main
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.modals import ConfirmModal, TextModal
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.wizard import WizardScreen
-from npa_sop_tui.widgets.deploy.progress import ResourceTable
-from npa_sop_tui.widgets.status.panels import SlurmNodesTable
-from npa_sop_tui.widgets.wizard.pool_editor import PoolEditor
-from npa_sop_tui.widgets.wizard.pool_list import PoolTable
+from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
+from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
+from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
+from npa_sop_tui.tui.widgets.wizard.pool_list import PoolTable
 
 from .conftest import wait_for
 from .test_tui_snapshots import FixedBackend

@@ -15,8 +15,6 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Select
 
-from npa_sop_tui.app import NpaSopApp
-from npa_sop_tui.backend import Backend, ClusterRow, ProgressEvent, ProgressSink
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.status import StatusScreen
@@ -35,8 +33,10 @@ from npa_sop_tui.status.model import (
     SlurmState,
     Verdict,
 )
-from npa_sop_tui.widgets.deploy.progress import ResourceTable
-from npa_sop_tui.widgets.wizard.pool_editor import PoolEditor
+from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.backend import Backend, ClusterRow, ProgressEvent, ProgressSink
+from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
+from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
 from .conftest import CPU_SPEC, wait_for
 

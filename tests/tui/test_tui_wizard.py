@@ -7,11 +7,11 @@ from pathlib import Path
 import yaml
 from textual.widgets import Button, Input, Select, Static
 
-from npa_sop_tui.app import NpaSopApp
 from npa_sop_tui.cli import main as npa_main
 from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.screens.wizard import WizardScreen
-from npa_sop_tui.widgets.wizard.pool_editor import PoolEditor
+from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
 from .conftest import wait_for
 

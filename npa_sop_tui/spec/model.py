@@ -19,8 +19,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.findings import Finding, did_you_mean, error, errors_of, summary_line, warning
-from npa_sop_tui.yaml_positions import (
+from npa_sop_tui.spec.findings import Finding, did_you_mean, error, errors_of, summary_line, warning
+from npa_sop_tui.spec.yaml_positions import (
     MAX_BYTES,
     Positions,
     YamlProblem,
@@ -179,7 +179,7 @@ class SoperatorSpec(_Model):
 
     @property
     def sizing_tier(self) -> str:
-        from npa_sop_tui.catalog import load_catalog
+        from npa_sop_tui.spec.catalog import load_catalog
 
         return load_catalog().sizing_tier(self.worker_count).name
 
@@ -447,7 +447,7 @@ def _build(
         raise SpecError([error("", f"cannot read spec: {exc}")], source=source) from None
     findings = list(pre)
     if run_validation:
-        from npa_sop_tui.validate import validate_spec
+        from npa_sop_tui.spec.validate import validate_spec
 
         rules = validate_spec(spec, capacity=capacity)
         findings += [positions.place(f) for f in rules] if positions else rules
@@ -471,7 +471,7 @@ def _rules_despite_model_errors(
     """
     import copy
 
-    from npa_sop_tui.validate import validate_spec
+    from npa_sop_tui.spec.validate import validate_spec
 
     patched = copy.deepcopy(data)
     failed: list[str] = []

@@ -19,7 +19,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from npa_sop_tui.backend import Backend
+from npa_sop_tui.tui.backend import Backend
 
 APP_TITLE = "npa-sop"
 

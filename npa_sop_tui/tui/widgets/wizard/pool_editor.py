@@ -26,8 +26,8 @@ from textual.widgets import (
     Switch,
 )
 
-from npa_sop_tui.backend import DOCKER_CACHE_STEP_GIB, CatalogView
-from npa_sop_tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.backend import DOCKER_CACHE_STEP_GIB, CatalogView
+from npa_sop_tui.tui.widgets.footer import AppFooter
 
 NAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
 CACHE_STEPS = 40  # up to 3720 GiB; larger caches can still be set in the YAML

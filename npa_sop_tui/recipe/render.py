@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.catalog import Catalog, load_catalog
 from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.findings import Finding, did_you_mean, errors_of
-from npa_sop_tui.spec import SUPPORTED_VERSIONS, SoperatorSpec, SpecError, WorkerPoolSpec
-from npa_sop_tui.spec import kube_context as kube_context  # re-exported per contracts.md
+from npa_sop_tui.spec.catalog import Catalog, load_catalog
+from npa_sop_tui.spec.findings import Finding, did_you_mean, errors_of
+from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, SpecError, WorkerPoolSpec
+from npa_sop_tui.spec.model import kube_context as kube_context  # re-exported per contracts.md
 from npa_sop_tui.sshkeys import ResolvedKey
 
 TFVARS_FILE = "terraform.tfvars.json"
@@ -388,7 +388,7 @@ def render(
     unresolved capacity name, or no root login key (resolved from the spec, environment,
     config and ~/.ssh when not given).
     """
-    from npa_sop_tui.validate import validate_spec
+    from npa_sop_tui.spec.validate import validate_spec
 
     cat = catalog or load_catalog()
     findings = validate_spec(spec, catalog=cat, capacity=capacity)

@@ -42,13 +42,13 @@ from npa_sop_tui.events import (
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
 from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.paths import cluster_dir
-from npa_sop_tui.plan_analysis import PlanChanges, summarize_plan
-from npa_sop_tui.recipe import Installation, Recipe
+from npa_sop_tui.recipe.source import Installation, Recipe
 from npa_sop_tui.redact import Redactor
-from npa_sop_tui.terraform import RunResult, TerraformBinary, TerraformRunner
+from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
+from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
 
 if TYPE_CHECKING:
-    from npa_sop_tui.spec import SoperatorSpec
+    from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.sshkeys import ResolvedKey
 
 # Expected warnings of the two-phase deploy; shown as info so they don't alarm anyone.
@@ -336,8 +336,8 @@ def _config_value(config: Any, key: str) -> Any:
 async def _resolve_tools(
     options: LifecycleOptions, config: Any, *, terraform_dir: str | Path | None
 ) -> tuple[Recipe, TerraformBinary, dict[str, str]]:
-    from npa_sop_tui import recipe as recipe_mod
-    from npa_sop_tui import terraform
+    from npa_sop_tui.recipe import source as recipe_mod
+    from npa_sop_tui.terraform import runner as terraform
 
     env = dict(options.env)
     explicit_bin = options.terraform_bin
@@ -436,9 +436,9 @@ def _root_key(
 
 
 def _check_spec(spec: SoperatorSpec) -> None:
-    from npa_sop_tui.findings import errors_of
-    from npa_sop_tui.spec import SpecError
-    from npa_sop_tui.validate import validate_spec
+    from npa_sop_tui.spec.findings import errors_of
+    from npa_sop_tui.spec.model import SpecError
+    from npa_sop_tui.spec.validate import validate_spec
 
     findings = validate_spec(spec)
     if errors_of(findings):
@@ -582,8 +582,8 @@ async def _prepare(
     spec: SoperatorSpec,
     options: LifecycleOptions,
 ) -> tuple[_Context, Installation, Any]:
-    from npa_sop_tui import recipe as recipe_mod
-    from npa_sop_tui.render import render
+    from npa_sop_tui.recipe import source as recipe_mod
+    from npa_sop_tui.recipe.render import render
 
     config = None if options.identity is not None else _load_config(options)
     if _will_clone(options, config):
@@ -677,7 +677,7 @@ async def deploy(
     allow_destructive: bool = False,
 ) -> DeployResult:
     """init → plan+apply -target=module.k8s → plan+apply everything; converges on re-run."""
-    from npa_sop_tui.spec import dump_spec_yaml, kube_context
+    from npa_sop_tui.spec.model import dump_spec_yaml, kube_context
 
     options = options or LifecycleOptions()
     _check_spec(spec)
@@ -769,7 +769,7 @@ async def destroy(
     on_event: Callable[[Event], None] | None = None,
 ) -> DestroyResult:
     """terraform destroy of an inventoried cluster; fails (listing what remains) unless empty."""
-    from npa_sop_tui import recipe as recipe_mod
+    from npa_sop_tui.recipe import source as recipe_mod
 
     options = options or LifecycleOptions()
     entry = inventory.require(name)
@@ -856,7 +856,7 @@ def list_clusters() -> list[InventoryEntry]:
 
 async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
     """The resource addresses in a cluster's Terraform state (tests, status, destroy checks)."""
-    from npa_sop_tui import terraform
+    from npa_sop_tui.terraform import runner as terraform
 
     options = options or LifecycleOptions()
     entry = inventory.require(name)

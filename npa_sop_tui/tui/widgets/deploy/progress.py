@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Static
 
-from npa_sop_tui.backend import ProgressEvent
+from npa_sop_tui.tui.backend import ProgressEvent
 
 LOG_WINDOW = 5_000
 """Lines the log keeps (and can re-filter); older lines are dropped. The full log is on disk."""

@@ -167,6 +167,6 @@ def _build(raw: dict[str, Any]) -> Catalog:
 @cache
 def load_catalog() -> Catalog:
     """The packaged catalog, parsed once per process."""
-    text = resources.files("npa_sop_tui.data").joinpath("catalog.yaml").read_text("utf-8")
+    text = resources.files("npa_sop_tui.spec.data").joinpath("catalog.yaml").read_text("utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return _build(yaml.load(text, Loader=loader))

@@ -15,7 +15,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from npa_sop_tui.findings import Finding, error
+from npa_sop_tui.spec.findings import Finding, error
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 64

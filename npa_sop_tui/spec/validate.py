@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from npa_sop_tui.catalog import Catalog, load_catalog
-from npa_sop_tui.findings import Finding, did_you_mean, error, one_of_hint, warning
-from npa_sop_tui.spec import SUPPORTED_VERSIONS, SoperatorSpec, WorkerPoolSpec
+from npa_sop_tui.spec.catalog import Catalog, load_catalog
+from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
+from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, WorkerPoolSpec
 from npa_sop_tui.sshkeys import KeyProblem, check_public_key
 
 COMPANY_NAME_RE = re.compile(r"^[a-z][a-z\d-]*[a-z\d]+$")

@@ -285,7 +285,7 @@ class Backend:
     # -- spec ---------------------------------------------------------------------------------
 
     def kube_context(self, name: str) -> str:
-        from npa_sop_tui.render import kube_context
+        from npa_sop_tui.recipe.render import kube_context
 
         return kube_context(name)
 
@@ -306,7 +306,7 @@ class Backend:
 
     def load_spec(self, path: Path) -> dict[str, Any]:
         """Read cluster.yaml as a mapping; every setting in the file is kept."""
-        from npa_sop_tui.spec import load_spec
+        from npa_sop_tui.spec.model import load_spec
 
         # validate=False: a file with rule errors still opens, and the wizard shows them
         loaded = load_spec(Path(path), validate=False)
@@ -319,8 +319,8 @@ class Backend:
     def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Issue]]:
         """Parse and validate a mapping: (spec or None, every finding)."""
         from npa_sop_tui.errors import NpaError
-        from npa_sop_tui.spec import spec_from_mapping
-        from npa_sop_tui.validate import validate_spec
+        from npa_sop_tui.spec.model import spec_from_mapping
+        from npa_sop_tui.spec.validate import validate_spec
 
         try:
             spec = spec_from_mapping(dict(mapping), source="wizard", validate=False)
@@ -332,7 +332,7 @@ class Backend:
         return spec, [_issue(f) for f in validate_spec(spec)]
 
     def dump_yaml(self, spec: Any) -> str:
-        from npa_sop_tui.spec import dump_spec_yaml
+        from npa_sop_tui.spec.model import dump_spec_yaml
 
         return dump_spec_yaml(spec)
 
@@ -358,7 +358,7 @@ class Backend:
 
     def catalog(self) -> CatalogView:
         if not hasattr(self, "_catalog"):
-            from npa_sop_tui.catalog import load_catalog
+            from npa_sop_tui.spec.catalog import load_catalog
 
             self._catalog = CatalogView(load_catalog())
         return self._catalog
@@ -367,7 +367,7 @@ class Backend:
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
-        from npa_sop_tui.render import capacity_from_env
+        from npa_sop_tui.recipe.render import capacity_from_env
 
         # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
         # them at run time from NPA_CAPACITY_BLOCK_GROUPS.

@@ -1,0 +1,1 @@
+"""The cluster spec: model, YAML with positions, validation rules, catalog."""

@@ -1,0 +1,1 @@
+"""Terraform itself: the binary, the supervised -json runner, plan and state reading."""
