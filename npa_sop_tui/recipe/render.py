@@ -18,6 +18,7 @@ from typing import Any
 
 from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.recipe import shapes
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, errors_of
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, SpecError, WorkerPoolSpec
@@ -168,7 +169,7 @@ def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[
 
 
 def _boot_disk(size: int) -> dict[str, Any]:
-    return {"type": "NETWORK_SSD", "size_gibibytes": size, "block_size_kibibytes": 4}
+    return {"type": shapes.BOOT_DISK_TYPE, "size_gibibytes": size, "block_size_kibibytes": 4}
 
 
 def _worker(pool: WorkerPoolSpec, cat: Catalog, reservation: str | None) -> dict[str, Any]:
@@ -266,21 +267,21 @@ def _common(
             "min_size": system.min_size,
             "max_size": system.effective_max_size,
             "resource": {"platform": "cpu-d3", "preset": system.preset},
-            "boot_disk": _boot_disk(192),
+            "boot_disk": _boot_disk(shapes.SYSTEM_BOOT_GIB),
         },
         "slurm_nodeset_controller": {
-            "size": 1,
+            "size": shapes.CONTROLLER_SIZE,
             "resource": {"platform": "cpu-d3", "preset": cp.controller.preset},
-            "boot_disk": _boot_disk(256),
+            "boot_disk": _boot_disk(shapes.CONTROLLER_BOOT_GIB),
         },
         "slurm_nodeset_login": {
-            "size": 1,
+            "size": shapes.LOGIN_SIZE,
             "resource": {"platform": "cpu-d3", "preset": cp.login.preset},
-            "boot_disk": _boot_disk(256),
+            "boot_disk": _boot_disk(shapes.LOGIN_BOOT_GIB),
         },
         "slurm_nodeset_accounting": {
             "resource": {"platform": "cpu-d3", "preset": cp.accounting.preset},
-            "boot_disk": _boot_disk(128),
+            "boot_disk": _boot_disk(shapes.ACCOUNTING_BOOT_GIB),
         },
         "slurm_nodeset_workers": [
             _worker(p, cat, reservations.get(p.name)) for p in _ordered_pools(spec)
@@ -312,10 +313,12 @@ def _filestore_spec(size: int, *, typed: bool) -> dict[str, Any]:
 
 
 def _shape_4_1_6(spec: SoperatorSpec, out: dict[str, Any]) -> None:
-    out["filestore_controller_spool"] = _filestore_spec(128, typed=False)
+    out["filestore_controller_spool"] = _filestore_spec(shapes.SPOOL_FILESTORE_GIB, typed=False)
     out["filestore_jail"] = _filestore_spec(spec.jail_size_gib, typed=False)
     out["filestore_jail_submounts"] = []
-    out["filestore_accounting"] = _filestore_spec(512, typed=False) if spec.accounting else None
+    out["filestore_accounting"] = (
+        _filestore_spec(shapes.ACCOUNTING_FILESTORE_GIB, typed=False) if spec.accounting else None
+    )
     # Flat NFS objects; main.tf lowercases nfs_in_k8s.disk_type even when disabled, so the
     # disabled object still carries every attribute (upstream-recipe §3.3).
     out["nfs"] = {
