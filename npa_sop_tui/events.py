@@ -139,6 +139,58 @@ class OperationFinished(_Event):
     duration: float
 
 
+# --- cloud preflight and the post-deploy gate (cloud/, lifecycle/post_deploy) ---------------
+
+
+class PreflightReported(_Event):
+    """The cloud preflight's report (`cloud.preflight.PreflightReport` as JSON)."""
+
+    kind: Literal["preflight"] = "preflight"
+    report: dict[str, Any]
+    blocked: bool = False
+
+    def describe(self) -> str:
+        price = self.report.get("price") or {}
+        total = f", ≈ {price['total']} {price.get('currency', '')}/hour" if price else ""
+        rows = self.report.get("rows") or []
+        short = [r["resource"] for r in rows if str(r.get("verdict", "")).startswith("short")]
+        head = "preflight: " + ("BLOCKED" if self.blocked else "passed")
+        detail = f"; short: {', '.join(short)}" if short else ""
+        return f"{head} ({len(rows)} quotas checked{detail}{total})"
+
+
+class RepairReported(_Event):
+    """One post-deploy repair and its result; a failure is a warning, never a crash."""
+
+    kind: Literal["repair"] = "repair"
+    repair: str
+    result: Literal["applied", "not-needed", "failed"]
+    message: str = ""
+
+    def describe(self) -> str:
+        return f"repair {self.repair}: {self.result}" + (
+            f" ({self.message})" if self.message else ""
+        )
+
+
+class GpuCheckReported(_Event):
+    """The GPU creation gate: one pool's discovery, or one node's checks."""
+
+    kind: Literal["gpu_check"] = "gpu_check"
+    pool: str
+    node: str | None = None
+    status: Literal["running", "PASS", "FAIL", "TIMEOUT"]
+    check: str | None = None
+    message: str = ""
+    gpus: int | None = None
+
+    def describe(self) -> str:
+        where = f"{self.pool}/{self.node}" if self.node else self.pool
+        what = f" {self.check}" if self.check else ""
+        tail = f": {self.message}" if self.message else ""
+        return f"GPU check {where}{what} {self.status}{tail}"
+
+
 Event = Annotated[
     OperationStarted
     | PhaseChanged
@@ -151,7 +203,10 @@ Event = Annotated[
     | Diagnostic
     | LogLine
     | Outputs
-    | OperationFinished,
+    | OperationFinished
+    | PreflightReported
+    | RepairReported
+    | GpuCheckReported,
     Field(discriminator="kind"),
 ]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.syntax import Syntax
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -213,6 +213,9 @@ class WizardScreen(Screen[None]):
                             yield Static("", id="yaml-preview")
                         with VerticalScroll(id="review-side"):
                             yield Static("", id="totals")
+                            price = Static("", id="price")
+                            price.display = False  # shown once the calculator answers
+                            yield price
                             yield Static("", id="findings")
                             yield Label("Write to")
                             yield Input(str(self.path or ""), id="out-path")
@@ -545,6 +548,7 @@ class WizardScreen(Screen[None]):
                 f"[b]Totals[/b]  nodes {t.nodes} · vCPU {t.vcpu} · GPUs {t.gpus} · "
                 f"disks {t.disk_gib} GiB\nkube context {backend.kube_context(self.spec.name)}"
             )
+            self._estimate_price(self.spec)
         else:
             preview.update("The spec cannot be built yet; fix the errors listed.")
             self.query_one("#totals", Static).update("")
@@ -561,6 +565,22 @@ class WizardScreen(Screen[None]):
             self._auto_out = str(backend.default_spec_path(self.data.get("name") or ""))
             out.value = self._auto_out
         self._describe_target()
+
+    @work(thread=True, exclusive=True, group="price")
+    def _estimate_price(self, spec: Any) -> None:
+        """Ask the billing calculator in a thread (the SDK's first import takes a second)."""
+        import asyncio
+
+        from textual.worker import get_current_worker
+
+        text = asyncio.run(self.npa.backend.price_estimate(spec))
+        if text is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_price, text)
+
+    def _show_price(self, text: str) -> None:
+        price = self.query_one("#price", Static)
+        price.update(text)
+        price.display = True
 
     def _target(self) -> Path:
         text = self.query_one("#out-path", Input).value.strip()

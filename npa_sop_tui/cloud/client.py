@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -58,7 +58,8 @@ class CloudSettings:
     - `profile`: a profile of the Nebius CLI config (`~/.nebius/config.yaml`); None uses
       `$NEBIUS_PROFILE`, then the file's `default`.
     - `credentials_file`: a service-account credentials JSON file (instead of a profile).
-    - `NEBIUS_IAM_TOKEN` in the environment wins over both, as it does for the CLI.
+    - `NEBIUS_IAM_TOKEN` in the environment wins over both, as it does for the CLI;
+      `iam_token` (never read from or written to a file) wins over everything.
     - `endpoint`: `host:port` that serves every service (a local test server); plaintext is
       allowed only when it is a loopback address.
     """
@@ -68,6 +69,7 @@ class CloudSettings:
     endpoint: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     cli_config: Path = CLI_CONFIG
+    iam_token: str | None = field(default=None, repr=False)  # in memory only (the sandbox)
 
     @classmethod
     def from_env(

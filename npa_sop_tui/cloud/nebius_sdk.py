@@ -80,6 +80,8 @@ class NebiusCloudClient:
 
     def _credentials(self) -> dict[str, Any]:
         s = self.settings
+        if s.iam_token:
+            return {"credentials": s.iam_token}
         if (os.environ.get(TOKEN_ENV) or "").strip():
             return {"credentials": os.environ[TOKEN_ENV].strip()}
         if s.credentials_file is not None:

@@ -77,6 +77,17 @@ class LifecycleOptions:
     parallelism: int | None = None
     recipe_version: str | None = None
     root_login_key_file: str | Path | None = None  # --root-login-ssh-public-key-file
+    # Cloud steps (lifecycle/cloud_steps.py) and the existing npa's deploy/destroy flags.
+    cloud: Any = None  # a cloud.CloudClient; None: sandbox cloud or the SDK with credentials
+    profile: str | None = None  # Nebius CLI profile (--profile)
+    cloud_timeout: float | None = None  # seconds per cloud read; None: 120
+    preflight: bool = True  # --no-preflight
+    project: str | None = None  # --project: the project ID to deploy into
+    timeout_minutes: float | None = 90  # --timeout: each Terraform plan or apply
+    source_preflight_only: bool = False  # resolve and check the recipe, then stop
+    apply_fixes: bool = True  # --apply-fixes/--skip-fixes: the post-deploy repairs
+    gpu_check_timeout: float = 1800  # --gpu-creation-check-timeout, seconds
+    slurm: Any = None  # a postdeploy.shell.SlurmShell for the gate; None: SSH to the login node
 
 
 class _Result(BaseModel):
@@ -93,6 +104,7 @@ class PlanResult(_Result):
     install_dir: str
     recipe: RecipeInfo
     terraform_version: str
+    preflight: dict[str, Any] | None = None  # cloud.preflight.PreflightReport as JSON
 
 
 class DeployResult(_Result):
@@ -102,12 +114,16 @@ class DeployResult(_Result):
     recipe: RecipeInfo
     resources: int
     phases: list[str]
+    preflight: dict[str, Any] | None = None
+    status: str = "deployed"  # source-preflight-passed when --source-preflight-only
+    deployment_status: str = "applied"
 
 
 class DestroyResult(_Result):
     install_dir: str
     destroyed: int
     remaining: list[str] = Field(default_factory=list)
+    status: str = "destroyed"  # source-preflight-passed when --source-preflight-only
 
 
 class DestructivePlanError(OperationError):
@@ -179,8 +195,14 @@ class _Operation:
         self.prev_state: str | None = None
         self.phases: list[str] = []
         self.rollback = _Rollback()
+        self.preflight: Any = None  # the cloud preflight's report, when it ran
+        self.in_flight: dict[str, float] = {}  # resource → start time (timeouts say where)
 
     def emit(self, event: Event) -> None:
+        if event.kind == "resource_started":
+            self.in_flight[event.addr] = event.ts
+        elif event.kind in ("resource_finished", "resource_failed"):
+            self.in_flight.pop(event.addr, None)
         if isinstance(event, Diagnostic) and event.summary.startswith(_EXPECTED):
             event = event.model_copy(update={"severity": "info"})
         if event.kind in ("log_line", "diagnostic", "outputs", "resource_failed"):
@@ -300,6 +322,7 @@ class _Context:
     binary: TerraformBinary
     env: dict[str, str]
     parallelism: int | None
+    timeout_minutes: float | None = None
 
     def runner(self) -> TerraformRunner:
         return TerraformRunner(
@@ -391,6 +414,14 @@ async def _resolve_tools(
 
 
 def _identity(spec: SoperatorSpec, options: LifecycleOptions, config: Any, recipe: Recipe) -> Any:
+    from npa_sop_tui.lifecycle.flags import with_project
+
+    return with_project(_identity_base(spec, options, config, recipe), spec, options.project)
+
+
+def _identity_base(
+    spec: SoperatorSpec, options: LifecycleOptions, config: Any, recipe: Recipe
+) -> Any:
     if options.identity is not None:
         return options.identity
     from npa_sop_tui.config import resolve_identity
@@ -456,6 +487,12 @@ def _capacity(spec: SoperatorSpec, options: LifecycleOptions) -> dict[str, str]:
     return dict(options.capacity)
 
 
+async def within(ctx: _Context, run: Any, what: str) -> RunResult:
+    from npa_sop_tui.lifecycle.flags import bounded
+
+    return await bounded(run, ctx.timeout_minutes, what=what, in_flight=ctx.op.in_flight)
+
+
 async def _init(ctx: _Context, install: Installation) -> None:
     ctx.op.phase("init", "Preparing Terraform (init)")
     run = await ctx.runner().run(
@@ -482,7 +519,7 @@ async def _plan(
     if ctx.parallelism:
         args.append(f"-parallelism={ctx.parallelism}")
     runner = ctx.runner()
-    run = await runner.run(args, cwd=install.dir)
+    run = await within(ctx, runner.run(args, cwd=install.dir), f"plan ({phase})")
     if not run.ok:
         raise TerraformFailed("plan", run, install.dir)
     code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
@@ -501,7 +538,9 @@ async def _apply(
     if ctx.parallelism:
         args.append(f"-parallelism={ctx.parallelism}")
     try:
-        run = await ctx.runner().run([*args, str(plan_file)], cwd=install.dir)
+        run = await within(
+            ctx, ctx.runner().run([*args, str(plan_file)], cwd=install.dir), f"apply ({phase})"
+        )
     finally:
         plan_file.unlink(missing_ok=True)
     if not run.ok:
@@ -594,6 +633,11 @@ async def _prepare(
     recipe, binary, env = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
     identity = _identity(spec, options, config, recipe)
     capacity = _capacity(spec, options)
+    from npa_sop_tui.lifecycle import cloud_steps
+
+    capacity, op.preflight = await cloud_steps.preflight(
+        op, spec, identity, capacity, options, sandboxed=options.sandbox or recipe.is_standin
+    )
     key = _root_key(spec, options, config, sandboxed=options.sandbox or recipe.is_standin)
     op.note(f"root login key {key.describe()}")
     rendered = render(
@@ -614,7 +658,14 @@ async def _prepare(
     install = await asyncio.to_thread(
         recipe_mod.prepare_installation, recipe, spec.name, rendered.tfvars, rendered.env
     )
-    ctx = _Context(op=op, recipe=recipe, binary=binary, env=env, parallelism=options.parallelism)
+    ctx = _Context(
+        op=op,
+        recipe=recipe,
+        binary=binary,
+        env=env,
+        parallelism=options.parallelism,
+        timeout_minutes=options.timeout_minutes,
+    )
     op.emit(
         RecipeResolved(
             operation_id=op.id,
@@ -660,6 +711,7 @@ async def plan(
             install_dir=str(install.dir),
             recipe=ctx.recipe_info(),
             terraform_version=ctx.binary.version,
+            preflight=_report_json(op),
         )
     except BaseException as caught:
         exc = caught
@@ -681,6 +733,8 @@ async def deploy(
 
     options = options or LifecycleOptions()
     _check_spec(spec)
+    if options.source_preflight_only:
+        return await _source_preflight(spec, options)
     op = _Operation("deploy", spec.name, on_event, Redactor(options.capacity.values()))
     op.start()
     exc: BaseException | None = None
@@ -779,6 +833,22 @@ async def destroy(
             hint="it may never have been deployed; remove its inventory folder if it is gone",
         )
     install_dir = Path(entry.install_dir)
+    if options.source_preflight_only:
+        started = time.time()
+        recipe, _, _ = await _resolve_tools(
+            options,
+            options.config,
+            terraform_dir=options.terraform_dir or (entry.recipe.path if entry.recipe else None),
+        )
+        recipe_mod.existing_installation(recipe, install_dir, name)
+        return DestroyResult(
+            operation_id="source-preflight",
+            name=name,
+            duration=time.time() - started,
+            install_dir=str(install_dir),
+            destroyed=0,
+            status="source-preflight-passed",
+        )
     op = _Operation("destroy", name, on_event, Redactor(options.capacity.values()))
     op.start()
     exc: BaseException | None = None
@@ -825,11 +895,29 @@ async def destroy(
         args = ["destroy", "-input=false", "-json", "-auto-approve"]
         if ctx.parallelism:
             args.append(f"-parallelism={ctx.parallelism}")
-        run = await ctx.runner().run(args, cwd=install_dir)
+        from npa_sop_tui.lifecycle import cloud_steps
+
+        owned = cloud_steps.owned_resources(install_dir)
+        run = await within(
+            _Context(op, recipe, binary, env, ctx.parallelism, options.timeout_minutes),
+            ctx.runner().run(args, cwd=install_dir),
+            "destroy",
+        )
         remaining = await state_list(ctx, install)
         if remaining or not run.ok:
             reason = run.error_text() if not run.ok else "resources are still in state"
             raise DestroyIncomplete(name, remaining, reason)
+        leftovers = await cloud_steps.verify_destroyed(
+            op,
+            name,
+            cloud_steps.identity_from_env(secrets_env, options),
+            owned,
+            options,
+            sandboxed=options.sandbox or recipe.is_standin,
+            terraform_removed_all=True,
+        )
+        if leftovers:
+            raise DestroyIncomplete(name, leftovers, "still present in Nebius after destroy")
         op.entry.state = "destroyed"
         op.entry.outputs = {}
         shutil.rmtree(install_dir / ".npa-plan", ignore_errors=True)
@@ -847,6 +935,37 @@ async def destroy(
         raise
     finally:
         op.finish(exc, message)
+
+
+async def _source_preflight(spec: SoperatorSpec, options: LifecycleOptions) -> DeployResult:
+    """--source-preflight-only: resolve and check the recipe source, then stop (no lock, no
+    log, nothing planned or applied)."""
+    from npa_sop_tui.recipe import source as recipe_mod
+    from npa_sop_tui.spec.model import kube_context
+
+    started = time.time()
+    config = None if options.identity is not None else _load_config(options)
+    recipe, _, _ = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
+    info = RecipeInfo(
+        origin=recipe.origin, path=str(recipe.root), ref=recipe.ref, version=recipe.version
+    )
+    return DeployResult(
+        operation_id="source-preflight",
+        name=spec.name,
+        duration=time.time() - started,
+        kube_context=kube_context(spec.name),
+        outputs={},
+        install_dir=str(recipe_mod.installation_dir(recipe, spec.name)),
+        recipe=info,
+        resources=0,
+        phases=[],
+        status="source-preflight-passed",
+        deployment_status="not-applied",
+    )
+
+
+def _report_json(op: _Operation) -> dict[str, Any] | None:
+    return op.preflight.model_dump(mode="json") if op.preflight is not None else None
 
 
 def list_clusters() -> list[InventoryEntry]:

@@ -27,7 +27,6 @@ from npa_sop_tui.cloud.model import (
     Mk8sCluster,
     NodeGroup,
     PlatformOffer,
-    PresetOffer,
     Quota,
     ResourceAdvice,
     WhoAmI,
@@ -129,21 +128,6 @@ def _short(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _catalog_platforms(region: str) -> list[PlatformOffer]:
-    from npa_sop_tui.spec.catalog import load_catalog
-
-    cat = load_catalog()
-    offers = []
-    for name in cat.platforms_in_region(region):
-        plat = cat.platforms[name]
-        presets = tuple(
-            PresetOffer(p.name, p.vcpu, p.memory_gb, p.gpus, p.gpu_cluster_compatible)
-            for p in plat.presets.values()
-        )
-        offers.append(PlatformOffer(name, presets, preemptible_allowed=plat.is_gpu))
-    return offers
-
-
 def default_state(
     *,
     region: str = "eu-north1",
@@ -151,10 +135,11 @@ def default_state(
     project_id: str = "project-sandbox",
 ) -> FakeCloudState:
     """A cloud where every preflight read answers and every check passes."""
+    from npa_sop_tui.cloud.catalog_cache import catalog_platforms
     from npa_sop_tui.cloud.needs import gpu_quota_name
     from npa_sop_tui.spec.catalog import load_catalog
 
-    platforms = _catalog_platforms(region)
+    platforms = catalog_platforms(region)
     quotas = [Quota(name, region, limit, 0, "active") for name, limit in _DEFAULT_LIMITS.items()]
     gpu_quotas = {gpu_quota_name(p.name) for p in platforms if p.name.startswith("gpu-")}
     quotas += [Quota(n, region, _DEFAULT_GPU_LIMIT, 0, "active") for n in sorted(gpu_quotas)]
