@@ -132,6 +132,14 @@ class TextProgress:
                 self._line(f"  {event.text}", style="dim")
         elif isinstance(event, OperationFinished):
             self.in_flight.clear()
+        elif event.kind in ("preflight", "repair", "gpu_check"):
+            # cloud preflight, post-deploy repairs, GPU gate: one line each, as they happen
+            failed = getattr(event, "blocked", False) or getattr(event, "status", "") in (
+                "FAIL",
+                "TIMEOUT",
+            )
+            failed = failed or getattr(event, "result", "") == "failed"
+            self._line(f"  {event.describe()}", style="red" if failed else None)  # type: ignore[union-attr]
         if self._live is not None:
             self._live.refresh()
 

@@ -115,8 +115,14 @@ class DeployResult(_Result):
     resources: int
     phases: list[str]
     preflight: dict[str, Any] | None = None
-    status: str = "deployed"  # source-preflight-passed when --source-preflight-only
+    # The existing npa's result fields (postdeploy/model.py): ready | degraded-validation,
+    # or source-preflight-passed when --source-preflight-only stopped before anything ran.
+    status: str = "ready"
     deployment_status: str = "applied"
+    validation: dict[str, Any] | None = None
+    gpu_creation_checks: list[dict[str, Any]] = Field(default_factory=list)
+    post_deploy_fixes: str = "skipped"
+    post_deploy_fix_warnings: list[str] = Field(default_factory=list)
 
 
 class DestroyResult(_Result):
@@ -254,6 +260,8 @@ class _Operation:
                 if isinstance(exc, DestructivePlanError) and self.prev_state is not None:
                     # Nothing was applied: the cluster is exactly as it was.
                     self.entry.state = self.prev_state  # type: ignore[assignment]
+                elif _degraded(exc):
+                    pass  # applied, GPU check failed: `degraded-validation` stands
                 elif exc is not None and self.kind != "plan":
                     self.entry.state = {
                         "deploy": "interrupted" if result == "interrupted" else "failed",
@@ -277,6 +285,12 @@ class _Operation:
     @property
     def duration(self) -> float:
         return time.time() - self.started
+
+
+def _degraded(exc: BaseException | None) -> bool:
+    from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
+
+    return isinstance(exc, DeploymentDegraded)
 
 
 class _Rollback:
@@ -789,10 +803,18 @@ async def deploy(
             resources = await state_list(ctx, install)
         entry.outputs = outputs
         entry.state = "deployed"
+        from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded, post_deploy
+
+        post = await post_deploy(
+            op, spec, options, outputs, entry.kube_context,
+            sandboxed=options.sandbox or ctx.recipe.is_standin,
+        )  # fmt: skip
+        entry.validation = post.model_dump(mode="json", exclude={"post_deploy_fix_warnings"})
         message = (
-            f"deployed {spec.name!r}: {len(resources)} resources, context {entry.kube_context}"
+            f"deployed {spec.name!r}: {len(resources)} resources, context {entry.kube_context}, "
+            f"{post.status}"
         )
-        return DeployResult(
+        result = DeployResult(
             operation_id=op.id,
             name=spec.name,
             duration=op.duration,
@@ -803,7 +825,13 @@ async def deploy(
             recipe=ctx.recipe_info(),
             resources=len(resources),
             phases=list(op.phases),
+            preflight=_report_json(op),
+            **post.model_dump(),
         )
+        if post.status != "ready":
+            entry.state = "degraded-validation"
+            raise DeploymentDegraded(result)
+        return result
     except BaseException as caught:
         exc = caught
         if not applied:

@@ -202,6 +202,16 @@ def to_progress_event(event: Any) -> ProgressEvent:
             )
         case "outputs":
             return ProgressEvent("outputs", ts, outputs=dict(get("outputs", {}) or {}))
+        case "preflight" | "repair" | "gpu_check":
+            # the cloud preflight, post-deploy repairs and the GPU gate: a line each, live
+            bad = bool(get("blocked", False)) or get("status") in ("FAIL", "TIMEOUT")
+            bad = bad or get("result") == "failed"
+            return ProgressEvent(
+                "diagnostic" if bad else "log",
+                ts,
+                text=event.describe(),
+                level="error" if bad else "info",
+            )
         case "operation_finished":
             return ProgressEvent(
                 "operation_finished",
