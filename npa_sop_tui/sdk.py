@@ -42,6 +42,10 @@ from npa_sop_tui.status.model import ClusterStatus
 
 SoperatorSpecError = SpecError
 """The anchor SDK's name for a spec problem; here it carries positioned findings."""
+from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked  # noqa: E402
+from npa_sop_tui.lifecycle.post_deploy_step import (  # noqa: E402
+    DeploymentDegraded as SoperatorDeploymentValidationError,
+)
 
 SpecLike = SoperatorSpec | Mapping[str, Any] | str | os.PathLike[str]
 EventCallback = Callable[[Event], None]
@@ -181,6 +185,8 @@ def describe_event(event: Event) -> str:
             return f"{event.severity}: {event.summary}" if event.severity != "info" else ""
         case "operation_finished":
             return f"{event.result}: {event.message}"
+        case "preflight" | "repair" | "gpu_check":
+            return event.describe()
     return ""
 
 
@@ -285,8 +291,13 @@ async def adeploy(
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
     capacity: Mapping[str, str] | None = None,
+    **npa_flags: Any,
 ) -> DeployResult:
+    """`npa_flags`: the existing npa's deploy keywords (timeout_minutes,
+    gpu_creation_check_timeout_seconds, apply_fixes, source_preflight_only, project, profile)
+    and preflight. A failed GPU check raises `SoperatorDeploymentValidationError` (`.result`)."""
     from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle.flags import with_npa_flags
 
     opts = _options(
         options,
@@ -297,6 +308,7 @@ async def adeploy(
         parallelism=parallelism,
         capacity=capacity,
     )
+    opts = with_npa_flags(opts, npa_flags)
     return await lifecycle.deploy(
         load(spec),
         options=opts,
@@ -315,8 +327,11 @@ async def adestroy(
     sandbox: bool | None = None,
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
+    **npa_flags: Any,
 ) -> DestroyResult:
+    """`npa_flags`: timeout_minutes, source_preflight_only, profile (the existing npa's)."""
     from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle.flags import with_npa_flags
 
     opts = _options(
         options,
@@ -327,6 +342,7 @@ async def adestroy(
         parallelism=parallelism,
         capacity=None,
     )
+    opts = with_npa_flags(opts, npa_flags)
     return await lifecycle.destroy(_name(name), options=opts, on_event=_sink(on_event, on_status))
 
 
@@ -460,6 +476,8 @@ __all__ = [
     "OperationFinished",
     "OperationStream",
     "PlanResult",
+    "PreflightBlocked",
+    "SoperatorDeploymentValidationError",
     "SoperatorSpec",
     "SoperatorSpecError",
     "SpecError",

@@ -89,3 +89,29 @@ def with_project(identity: Any, spec: Any, project: str | None) -> Any:
     if identity is None:
         return None
     return identity.model_copy(update={"project_id": project})
+
+
+# The existing npa SDK's keyword names → LifecycleOptions fields.
+NPA_KEYWORDS = {
+    "timeout_minutes": "timeout_minutes",
+    "gpu_creation_check_timeout_seconds": "gpu_check_timeout",
+    "apply_fixes": "apply_fixes",
+    "source_preflight_only": "source_preflight_only",
+    "project": "project",
+    "profile": "profile",
+    "preflight": "preflight",
+}
+
+
+def with_npa_flags(options: Any, flags: dict[str, Any]) -> Any:
+    """`options` with the existing npa's keywords applied; an unknown keyword is an error."""
+    import dataclasses
+
+    unknown = sorted(set(flags) - set(NPA_KEYWORDS))
+    if unknown:
+        raise UsageError(
+            f"unknown keyword(s): {', '.join(unknown)}",
+            hint="deploy/destroy accept " + ", ".join(sorted(NPA_KEYWORDS)),
+        )
+    changes = {NPA_KEYWORDS[k]: v for k, v in flags.items() if v is not None}
+    return dataclasses.replace(options, **changes)

@@ -93,6 +93,7 @@ class StatusWatcher:
         self._closed = False
         self._workers: list[WorkerCapacity] = []
         self._capacity_status: Literal["applied", "unknown"] = "unknown"
+        self._gpu_validation: dict[str, object] | None = None
         self.polls = 0
         self._closing: set[asyncio.Task[None]] = set()
 
@@ -115,6 +116,7 @@ class StatusWatcher:
             capacity_for, self.settings.name, self.settings.terraform_dir
         )
         self._capacity_status = "applied" if status == "applied" else "unknown"
+        self._gpu_validation = await asyncio.to_thread(_last_validation, self.settings.name)
         s = self.settings
         if s.kube_enabled:
             self._kube = KubeCollector(
@@ -220,6 +222,7 @@ class StatusWatcher:
             slurm=self._slurm,
             freshness=freshness,
             verdict=verdict,
+            gpu_validation=self._gpu_validation,
         )
 
     # --- kube ----------------------------------------------------------------------------
@@ -346,3 +349,14 @@ class StatusWatcher:
         self._slurm_fresh = Freshness(
             state="stale", updated_at=prev.updated_at, stale_since=since, error=message
         )
+
+
+def _last_validation(name: str) -> dict[str, object] | None:
+    """The last deploy's GPU creation check result from the inventory (None if none)."""
+    from npa_sop_tui import inventory
+
+    try:
+        entry = inventory.get(name)
+    except Exception:  # a damaged record is reported by `list`; status goes on without it
+        return None
+    return entry.validation if entry is not None else None

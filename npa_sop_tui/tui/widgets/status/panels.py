@@ -127,7 +127,45 @@ class SlurmClusterPanel(Static):
             mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
             reason = f" ({escape(cond.reason)})" if cond.reason else ""
             lines.append(f"  {mark} {escape(cond.type)}{reason}")
+        lines += checks_lines(status)
         self.update("\n".join(lines))
+
+
+def checks_lines(status: Any) -> list[str]:
+    """Active checks (what a running apply waits on, failures with per-node reasons) and
+    the last deploy's GPU creation check. Nothing when there is neither."""
+    from npa_sop_tui.status.active_checks import results_by_node
+
+    lines: list[str] = []
+    kube = getattr(status, "kube", None)
+    checks = kube.active_checks if kube is not None else []
+    if checks:
+        waiting = set(kube.waiting_on)
+        lines.append("[b]Active checks[/b]")
+        slurm_nodes = status.slurm.nodes if getattr(status, "slurm", None) else []
+        for c in checks:
+            state = c.status or "not run"
+            mark = {"Complete": "[green]✓[/]", "Failed": "[red]✗[/]", "Error": "[red]✗[/]"}.get(
+                state, "[yellow]…[/]"
+            )
+            job = f" job {escape(c.last_run_id)}" if c.last_run_id else ""
+            wait = "  [yellow]← the apply waits on it[/]" if c.name in waiting else ""
+            lines.append(f"  {mark} {escape(c.name)} {escape(state)}{job}{wait}")
+            for node, reason in sorted(results_by_node(c.name, slurm_nodes).items()):
+                lines.append(f"      {escape(node)}: {escape(reason)}")
+    gpu = getattr(status, "gpu_validation", None)
+    if gpu:
+        colour = "green" if gpu.get("status") == "ready" else "red"
+        pools = ", ".join(
+            f"{escape(str(c['pool']))} {escape(str(c['status']))} {len(c.get('nodes') or [])}"
+            for c in gpu.get("gpu_creation_checks") or []
+        )
+        lines.append(f"[b]GPU creation check[/b] [{colour}]{escape(str(gpu.get('status')))}[/]"
+                     + (f"  {pools}" if pools else ""))  # fmt: skip
+        message = (gpu.get("validation") or {}).get("message")
+        if message:
+            lines.append(f"  {escape(str(message))}")
+    return lines
 
 
 class PartitionsTable(DataTable[Any]):
@@ -291,6 +329,8 @@ class MiniStatus(Static):
                 lines.append(f"  pods {escape(c.component)}: {c.ready}/{c.total}")
             sc = kube.slurm_cluster
             lines.append(f"  SlurmCluster: {escape(sc.phase or '—') if sc else 'not yet'}")
+            if kube.waiting_on:
+                lines.append(f"  apply waits on: {escape(', '.join(kube.waiting_on))}")
         if status.slurm is not None:
             usable = sum(1 for n in status.slurm.nodes if n.usable)
             lines.append(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}")
