@@ -199,9 +199,11 @@ def _identity(spec: Any, args: argparse.Namespace) -> Any:
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     from npa_sop_tui.cli.interrupts import run_interruptible
+    from npa_sop_tui.cloud.client import warm_up
     from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
     from npa_sop_tui.spec.model import load_spec
 
+    warm_up()  # the SDK's import overlaps with loading the spec and the config
     capacity = capacity_from_env()
     capacity.update(parse_capacity_assignments(args.capacity_block_group))
     loaded = load_spec(args.spec, capacity=capacity)

@@ -139,3 +139,37 @@ def connect(settings: CloudSettings | None = None) -> CloudClient:
     from npa_sop_tui.cloud.nebius_sdk import NebiusCloudClient
 
     return NebiusCloudClient(settings or CloudSettings.from_env())
+
+
+_warming: list[object] = []
+
+
+def warm_up() -> None:
+    """Import the SDK and the API modules preflight uses in a background thread, once per
+    process, so the import (about a second) overlaps with whatever the caller does next
+    (recipe resolution, Terraform discovery) instead of adding to it."""
+    if _warming:
+        return
+    import threading
+
+    def load() -> None:
+        import contextlib
+
+        with contextlib.suppress(Exception):  # a broken install shows up on the real call
+            from nebius.api.nebius.billing import v1 as billing
+            from nebius.api.nebius.capacity import v1 as capacity
+            from nebius.api.nebius.compute import v1 as compute
+            from nebius.api.nebius.quotas import v1 as quotas
+            from nebius.sdk import SDK  # noqa: F401
+
+            # Message classes are built on first use: build the ones preflight sends.
+            quotas.ListQuotaAllowancesRequest(parent_id="x")
+            capacity.ListCapacityBlockGroupsRequest(parent_id="x")
+            capacity.ListResourceAdviceRequest(parent_id="x")
+            compute.ListPlatformsRequest(parent_id="x")
+            billing.EstimateBatchRequest(currency="usd")
+            compute.CreateInstanceRequest()
+
+    thread = threading.Thread(target=load, name="npa-nebius-sdk-import", daemon=True)
+    _warming.append(thread)
+    thread.start()

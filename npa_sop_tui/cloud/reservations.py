@@ -182,6 +182,8 @@ def resolve_names(
 
     resolved: dict[str, str] = {}
     for pool in pools:
+        if not pool.capacity_block_group_name:
+            continue  # on-demand, preemptible, or reserved by ID
         kind, matches = _find(pool, capacity, groups)
         if kind != "name":
             continue

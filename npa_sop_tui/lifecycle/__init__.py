@@ -644,6 +644,10 @@ async def _prepare(
         from npa_sop_tui.config import resolve_identity
 
         resolve_identity(spec, config)
+    if options.preflight and options.cloud is None:
+        from npa_sop_tui.cloud.client import warm_up
+
+        warm_up()  # the SDK's import overlaps with the recipe and Terraform discovery
     recipe, binary, env = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
     identity = _identity(spec, options, config, recipe)
     capacity = _capacity(spec, options)

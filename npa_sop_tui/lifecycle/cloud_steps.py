@@ -10,6 +10,7 @@ the user's credentials (`options.profile`, `NEBIUS_IAM_TOKEN`, a service-account
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -52,12 +53,17 @@ async def cloud_client(
     identity: Any = None,
     state: Any = None,
 ) -> AsyncIterator[CloudClient]:
-    """The cloud for one step. `state`: a sandbox cloud state to serve (destroy check)."""
+    """The cloud for one step. `state`: a sandbox cloud state to serve (destroy check).
+
+    In the sandbox, `NPA_NEBIUS_ENDPOINT` (a local server you started) replaces the
+    simulated cloud, as a configured `login.host` replaces the simulated login node."""
     supplied = getattr(options, "cloud", None)
     if supplied is not None:
         yield supplied
         return
-    if sandboxed:
+    from npa_sop_tui.cloud.client import ENDPOINT_ENV
+
+    if sandboxed and not os.environ.get(ENDPOINT_ENV):  # an explicit endpoint wins, as login.host
         from npa_sop_tui.sandbox.cloud import sandbox_cloud, sandbox_state
 
         if state is None:

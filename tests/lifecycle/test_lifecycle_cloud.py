@@ -93,8 +93,13 @@ def test_cli_deploy_refusal_exit_2_and_plan_table(
 async def test_no_preflight_still_resolves_names(
     make_spec: Any, sandbox_options: Any, recorder: Any
 ) -> None:
+    spec = named_gpu(make_spec, "pfskip")
+    spec.workers.append(spec.workers[0].model_copy(
+        update={"name": "cpu", "platform": "cpu-d3", "preset": "8vcpu-32gb", "fabric": None,
+                "capacity_block_group_name": None}
+    ))  # fmt: skip
     planned = await lifecycle.plan(
-        named_gpu(make_spec, "pfskip"), options=sandbox_options(preflight=False), on_event=recorder
+        spec, options=sandbox_options(preflight=False), on_event=recorder
     )
     assert planned.preflight is None and "preflight" not in recorder.phases()
     assert recorder.kinds("preflight") == []
