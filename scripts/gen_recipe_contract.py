@@ -233,7 +233,7 @@ def parse_type(text: str) -> Any:
 
 
 _ENUM = re.compile(
-    r'^\$\{\s*(?:var\.(?P<pre>\w+)\s*==\s*null\s*\|\|\s*)?contains\(\s*\[(?P<items>[^\]]*)\]\s*,'
+    r"^\$\{\s*(?:var\.(?P<pre>\w+)\s*==\s*null\s*\|\|\s*)?contains\(\s*\[(?P<items>[^\]]*)\]\s*,"
     r"\s*var\.(?P<var>\w+)\s*\)\s*\}$"
 )
 
@@ -386,9 +386,10 @@ def _conditions_at(text: str, pos: int) -> tuple[list[tuple[str, bool]], bool]:
             else:
                 depth -= 1
         elif depth == 0 and not frame_done:
-            if ch == "=" and text[i - 1] not in "=!<>" and text[i + 1 : i + 2] not in ("=", ">"):
-                frame_done = True
-            elif ch == "," or (ch == "\n" and _statement_start(text, i)):
+            assignment = (
+                ch == "=" and text[i - 1] not in "=!<>" and text[i + 1 : i + 2] not in ("=", ">")
+            )
+            if assignment or ch == "," or (ch == "\n" and _statement_start(text, i)):
                 frame_done = True
             elif ch == ":":
                 pending_colons += 1
@@ -420,8 +421,7 @@ def _condition_before(text: str, qmark: int) -> str:
                 break
             depth -= 1
         elif depth == 0 and (
-            ch in ",?:"
-            or (ch == "=" and text[i - 1] not in "=!<>" and text[i + 1 : i + 2] != "=")
+            ch in ",?:" or (ch == "=" and text[i - 1] not in "=!<>" and text[i + 1 : i + 2] != "=")
         ):
             break
         i -= 1
@@ -446,7 +446,12 @@ def _split_top(cond: str, op: str) -> list[str]:
             continue
         i += 1
     parts.append(cond[start:])
-    return [p.strip().strip("()").strip() if p.strip().startswith("(") and p.strip().endswith(")") else p.strip() for p in parts]
+    return [
+        p.strip().strip("()").strip()
+        if p.strip().startswith("(") and p.strip().endswith(")")
+        else p.strip()
+        for p in parts
+    ]
 
 
 def _guard(path: str, conditions: list[tuple[str, bool]]) -> tuple[bool, list[dict[str, Any]]]:
@@ -468,7 +473,7 @@ def _guard(path: str, conditions: list[tuple[str, bool]]) -> tuple[bool, list[di
     return False, flags
 
 
-_BLOCK = re.compile(r'(?m)^(?:module|resource|data)\b[^{\n]*\{')
+_BLOCK = re.compile(r"(?m)^(?:module|resource|data)\b[^{\n]*\{")
 _COUNT = re.compile(r"^\s*(?:count|for_each)\s*=\s*(.+?)\s*\?", re.M)
 
 
@@ -508,7 +513,9 @@ def null_dereferences(main_tf: str, variables: dict[str, Any]) -> list[dict[str,
         conditions += [(cond, True) for start, end, cond in blocks if start <= match.start() < end]
         # A function such as lower() or a string template rejects a null argument, so the
         # last element counts as read through as well.
-        as_argument = re.search(r"\b(?:" + "|".join(_NULL_REJECTING) + r")\(\s*$", text[: match.start()])
+        as_argument = re.search(
+            r"\b(?:" + "|".join(_NULL_REJECTING) + r")\(\s*$", text[: match.start()]
+        )
         last = len(chain) + 1 if as_argument else len(chain)
         for depth in range(1, last):
             path = ".".join(chain[:depth])

@@ -99,6 +99,10 @@ class WorkerPoolSpec(_Model):
     capacity_block_group_name: str | None = Field(
         default=None, description="capacity block group name; resolved to an ID before render"
     )
+    # gpu-gb300 workers get local NVMe (the recipe turns it on for that platform), and the
+    # recipe needs the device layout to size ephemeral storage.
+    local_nvme_device_count: int | None = Field(default=None, description="gpu-gb300 only")
+    local_nvme_device_gb: int | None = Field(default=None, description="gpu-gb300 only, in GB")
 
     _strip = field_validator("fabric", "capacity_block_group", "capacity_block_group_name")(
         _blank_to_none
@@ -157,7 +161,9 @@ class SoperatorSpec(_Model):
     accounting: bool = False
     telemetry: bool = False
     slurm_rest_enabled: bool | None = Field(default=None, description="None → follows accounting")
-    use_default_apparmor_profile: bool = False
+    use_default_apparmor_profile: bool | None = Field(
+        default=None, description="None → the recipe's default (true)"
+    )
     jail_size_gib: int = 512
     slurm_operator_version: str = DEFAULT_OPERATOR_VERSION
     k8s_version: str | None = Field(default=None, description="None → the recipe's default")
