@@ -112,7 +112,6 @@ def test_new_shapes_for_4_1_12_and_later() -> None:
         if version == "4.1.12":
             assert spool == {
                 "spec": {
-                    "type": "NETWORK_SSD",
                     "size_gibibytes": 128,
                     "block_size_kibibytes": 4,
                     "forbid_deletion": False,
