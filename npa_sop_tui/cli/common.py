@@ -62,3 +62,12 @@ def run_handler(args: argparse.Namespace) -> int:
 def _extra(exc: NpaError) -> dict[str, Any]:
     extra = getattr(exc, "json_extra", None)
     return extra() if callable(extra) else {}
+
+
+def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--recipe-ref",
+        metavar="SHA",
+        help="the nebius-solutions-library commit to use (default: the commit that ships the "
+        "spec's slurm_operator_version; config recipe.ref)",
+    )

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, add_recipe_ref_flag, emit_json, wants_json
 from npa_sop_tui.errors import OperationError, UsageError
 
 T = TypeVar("T")
@@ -85,6 +85,7 @@ def _spec_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a nebius-solutions-library checkout or its soperator/ folder",
     )
+    add_recipe_ref_flag(p)
     p.add_argument(
         "--root-login-ssh-public-key-file",
         metavar="FILE",
@@ -143,6 +144,7 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
 
     return LifecycleOptions(
         terraform_dir=getattr(args, "terraform_dir", None),
+        recipe_ref=getattr(args, "recipe_ref", None),
         sandbox=bool(getattr(args, "sandbox", False)),
         root_login_key_file=getattr(args, "root_login_ssh_public_key_file", None),
         **extra,

