@@ -9,7 +9,8 @@ renderer checks its output against (npa_sop_tui/recipe/contract.py):
 
 - every declared variable: its HCL type as a tree (with `optional()` attributes and their
   defaults), whether it is required (no default), its default, and nullability;
-- the validation rules that are plain enumerations (`contains([...], var.x)`);
+- the validation rules that are plain enumerations (`contains([...], var.x)`) or prefixes
+  (`startswith(var.x, "…")`);
 - from main.tf: which nullable variables (or nullable attributes of them) it dereferences
   without a null guard, and under which flag (e.g. only when `accounting_enabled`);
 - from terraform.tf: `required_version`; from terraform.tfvars: the Soperator version.
@@ -274,6 +275,13 @@ def _variable(name: str, body: dict[str, Any]) -> dict[str, Any]:
     enums = [e for v in body.get("validation", []) or [] if (e := _enum(name, v)) is not None]
     if enums:
         var["one_of"] = enums[0]
+    for validation in body.get("validation", []) or []:
+        prefix = re.match(
+            rf'^\$\{{\s*startswith\(\s*var\.{name}\s*,\s*"([^"]+)"\s*\)\s*\}}$',
+            str(validation.get("condition", "")).strip(),
+        )
+        if prefix:
+            var["prefix"] = prefix.group(1)
     return var
 
 

@@ -145,6 +145,9 @@ def check(
                 add(name, "", "is null, but the variable is not nullable")
             continue
         _convert(value, decl["type"], name, "", add)
+        prefix = decl.get("prefix")
+        if prefix and isinstance(value, str) and not value.startswith(prefix):
+            add(name, "", f"must start with {prefix!r}")
         allowed = decl.get("one_of")
         if allowed is not None and value not in allowed:
             add(name, "", f"{value!r} is not one of {', '.join(map(str, allowed))}")

@@ -139,6 +139,14 @@ def _variables_tf(contract: Contract) -> str:
                 f'    error_message = "The {name} must be one of: {", ".join(allowed)}."',
                 "  }",
             ]
+        prefix = decl.get("prefix")
+        if prefix:
+            lines += [
+                "  validation {",
+                f'    condition     = substr(var.{name}, 0, {len(prefix)}) == "{prefix}"',
+                f'    error_message = "The {name} must start with {prefix}."',
+                "  }",
+            ]
         lines.append("}\n")
         out.append("\n".join(lines))
     out.append(
@@ -197,7 +205,7 @@ def _main_tf(contract: Contract) -> str:
     return (
         template.replace("@JAIL@", jail)
         .replace("@STORAGE_CLASS@", storage_class)
-        .replace("@READS@", reads_block)
+        .replace("@READS@", reads_block.replace("    ", "    ", 1))
         .replace("@LOGIN_ON_WORKERS@", login_on_workers)
         .replace("@COMMIT@", contract.commit)
     )

@@ -248,9 +248,8 @@ def first_error_block(lines: Sequence[str] | deque[str]) -> str:
         starts = text.lstrip("╷╵ ").startswith("Error:")
         if starts and out:
             break
-        if starts or out:
-            if text.strip("╷╵ "):
-                out.append(text.strip("╷╵"))
+        if (starts or out) and text.strip("╷╵ "):
+            out.append(text.strip("╷╵"))
     return "\n".join(out)
 
 

@@ -281,6 +281,8 @@ def test_lifecycle_installation_layout(tmp_path: Path) -> None:
 
     checkout = tmp_path / "checkout"
     shutil.copytree(local_terraform.STANDIN_RECIPE, checkout)
+    # A stand-in is one because of its marker file; without it the copy is a plain checkout.
+    (checkout / "soperator" / ".npa-standin").unlink()
     writable = recipe.resolve(checkout, recipe.RecipeSettings())
     install = recipe.prepare_installation(writable, "c1", {"company_name": "c1"}, {"TF_VAR_x": "1"})
     # beside the example, as the recipe's README asks; no example tfvars; private vars

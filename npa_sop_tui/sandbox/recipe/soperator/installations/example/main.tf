@@ -50,18 +50,6 @@ locals {
   nfs_storage_class = replace(lower("compute-csi-${var.nfs_in_k8s.disk_type}-${var.nfs_in_k8s.filesystem_type}"), "_", "-")
 }
 
-# What the real main.tf reads without a null guard, read the same way: a null here fails the
-# plan as it would upstream.
-resource "null_resource" "contract_reads" {
-  triggers = {
-    read_0 = (var.accounting_enabled) ? tostring(length(keys(var.filestore_accounting))) : ""
-    read_1 = length(keys(var.nfs))
-    read_2 = length(keys(var.nfs_in_k8s))
-    read_3 = lower(var.nfs_in_k8s.disk_type)
-    read_4 = lower(var.nfs_in_k8s.filesystem_type)
-  }
-}
-
 module "k8s" {
   source = "../../modules/k8s"
 
@@ -85,6 +73,16 @@ module "k8s" {
   fabrics            = local.fabrics
   per_node_resources = var.standin_per_node_resources
   sleep_seconds      = var.standin_sleep_seconds
+
+  # What the real main.tf reads without a null guard, read the same way: a null there fails
+  # the plan as it would upstream.
+  reads = {
+    read_0 = (var.accounting_enabled) ? tostring(length(keys(var.filestore_accounting))) : ""
+    read_1 = length(keys(var.nfs))
+    read_2 = length(keys(var.nfs_in_k8s))
+    read_3 = lower(var.nfs_in_k8s.disk_type)
+    read_4 = lower(var.nfs_in_k8s.filesystem_type)
+  }
 }
 
 module "slurm" {
@@ -105,7 +103,7 @@ module "slurm" {
   jail_size_gibibytes = try(var.filestore_jail.spec.size_gibibytes, 0)
   sleep_seconds       = var.standin_sleep_seconds
 
-  depends_on = [module.k8s, null_resource.contract_reads]
+  depends_on = [module.k8s]
 }
 
 module "login_script" {

@@ -133,10 +133,18 @@ variable "iam_merge_request_url" {
 
 variable "iam_project_id" {
   type = string
+  validation {
+    condition     = substr(var.iam_project_id, 0, 8) == "project-"
+    error_message = "The iam_project_id must start with project-."
+  }
 }
 
 variable "iam_tenant_id" {
   type = string
+  validation {
+    condition     = substr(var.iam_tenant_id, 0, 7) == "tenant-"
+    error_message = "The iam_tenant_id must start with tenant-."
+  }
 }
 
 variable "k8s_cluster_node_ssh_access_public_ip" {
@@ -214,6 +222,10 @@ variable "nvidia_config_lines" {
 
 variable "o11y_iam_tenant_id" {
   type = string
+  validation {
+    condition     = substr(var.o11y_iam_tenant_id, 0, 7) == "tenant-"
+    error_message = "The o11y_iam_tenant_id must start with tenant-."
+  }
 }
 
 variable "o11y_profile" {
@@ -511,6 +523,10 @@ variable "use_preinstalled_gpu_drivers" {
 
 variable "vpc_subnet_id" {
   type = string
+  validation {
+    condition     = substr(var.vpc_subnet_id, 0, 10) == "vpcsubnet-"
+    error_message = "The vpc_subnet_id must start with vpcsubnet-."
+  }
 }
 
 variable "standin_sleep_seconds" {

@@ -9,6 +9,10 @@ variable "system" {
   type = object({ min_size = number, max_size = number, preset = string })
 }
 variable "controller_preset" { type = string }
+variable "reads" {
+  type    = map(string)
+  default = {}
+}
 variable "login_enabled" {
   type    = bool
   default = true
@@ -49,6 +53,7 @@ resource "null_resource" "cluster" {
     region    = var.region
     subnet_id = var.subnet_id
     version   = coalesce(var.k8s_version, "1.34")
+    reads     = jsonencode(var.reads)
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
