@@ -21,7 +21,7 @@ from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
 # The solutions-library commit npa pins (npa-anchor §2); an immutable SHA, never a branch.
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"  # = recipe.source.DEFAULT_RECIPE_REF
 
 IDENTITY_ENV = {
     "region": "NPA_REGION",

@@ -152,8 +152,13 @@ def _recipe_ref(args: argparse.Namespace, config: Any) -> str | None:
 
     if args.recipe_ref:
         return check_ref(args.recipe_ref)
+    # A configured pin counts only where the table has a contract for it (an old default
+    # pin of another version must not change what a spec renders for).
+    from npa_sop_tui.recipe.table import load_table
+
     ref = config.recipe.ref
-    return None if ref == DEFAULT_RECIPE_REF else ref
+    info = load_table().commit(ref) if ref and ref != DEFAULT_RECIPE_REF else None
+    return ref if info is not None and info.has_contract else None
 
 
 def cmd_render(args: argparse.Namespace) -> int:
