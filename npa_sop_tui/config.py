@@ -19,9 +19,9 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.findings import Finding, summary_line
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
-# The solutions-library commit npa pins (npa-anchor §2); an immutable SHA, never a branch.
+# The default recipe commit (the table's 4.1.6 default, = recipe.source.DEFAULT_RECIPE_REF).
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"  # = recipe.source.DEFAULT_RECIPE_REF
+DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 
 IDENTITY_ENV = {
     "region": "NPA_REGION",
