@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui import paths
+from npa_sop_tui.events import Event, EventSink, ResourceFinished
 from npa_sop_tui.paths import NPA_HOME_ENV
 from npa_sop_tui.tui.backend import (
     Backend,
     HostKeyConsent,
     OperationOutcome,
-    ProgressEvent,
-    ProgressSink,
     _policy,
 )
 
@@ -60,14 +59,16 @@ class SandboxCluster:
 
     # -- event → fake Kubernetes objects ---------------------------------------------------
 
-    def on_event(self, ev: ProgressEvent) -> None:
-        if ev.kind != "finished" or not ev.address:
-            return
-        match = _ADDR.match(ev.address)
+    def on_event(self, ev: Event) -> None:
+        if isinstance(ev, ResourceFinished):
+            self.resource_finished(ev.addr, ev.action)
+
+    def resource_finished(self, address: str, action: str) -> None:
+        match = _ADDR.match(address)
         if match is None:
             return
         module, name, key = match["module"], match["name"], match["key"]
-        deleting = ev.action == "delete"
+        deleting = action == "delete"
         handler = getattr(self, f"_{module}_{name}", None)
         if handler is not None:
             handler(key, deleting)
@@ -440,7 +441,7 @@ class SandboxBackend(Backend):
             # a cluster deployed in an earlier session: its fake objects come back from
             # what Terraform's state says exists, so the dashboard shows it again
             for address in state_addresses(spec.name):
-                cluster.on_event(ProgressEvent("finished", address=address, action="create"))
+                cluster.resource_finished(address, "create")
         cluster.spec = spec
         kube.write_kubeconfig(self.kubeconfig_path(), self.kube_context(spec.name))
         return cluster
@@ -457,22 +458,22 @@ class SandboxBackend(Backend):
             capacity=capacity_from_env(),
         )
 
-    async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
+    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
         cluster = await self._cluster(spec)
 
-        def both(ev: ProgressEvent) -> None:
+        def both(ev: Event) -> None:
             cluster.on_event(ev)
             sink(ev)
 
         return await super().deploy(spec, both, allow_destructive=allow_destructive)
 
-    async def destroy(self, name: str, sink: ProgressSink) -> OperationOutcome:
+    async def destroy(self, name: str, sink: EventSink) -> OperationOutcome:
         cluster = self.clusters.get(name)
         if cluster is None:
             spec, _ = self.check(self.spec_for_cluster(name))
             cluster = await self._cluster(spec) if spec is not None else None
 
-        def both(ev: ProgressEvent) -> None:
+        def both(ev: Event) -> None:
             if cluster is not None:
                 cluster.on_event(ev)
             sink(ev)
