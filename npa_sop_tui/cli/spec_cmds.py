@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, add_recipe_ref_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import (
+    add_output_flag,
+    add_recipe_ref_flag,
+    capacity_flag,
+    emit_json,
+    open_environment,
+    wants_json,
+)
 
 EXAMPLES = ("cluster", "cpu-minimal", "gpu-reserved")
 
@@ -89,7 +96,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from npa_sop_tui.spec.findings import summary_line
     from npa_sop_tui.spec.model import SpecError, load_spec
 
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     try:
         loaded = load_spec(args.spec, capacity=capacity)
     except SpecError as exc:
@@ -138,52 +145,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _capacity(args: argparse.Namespace) -> dict[str, str]:
-    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
-
-    capacity = capacity_from_env()
-    capacity.update(parse_capacity_assignments(args.capacity_block_group))
-    return capacity
-
-
-def _recipe_ref(args: argparse.Namespace, config: Any) -> str | None:
-    from npa_sop_tui.recipe.compat import check_ref
-    from npa_sop_tui.recipe.source import DEFAULT_RECIPE_REF
-
-    if args.recipe_ref:
-        return check_ref(args.recipe_ref)
-    # A configured pin counts only where the table has a contract for it (an old default
-    # pin of another version must not change what a spec renders for).
-    from npa_sop_tui.recipe.table import load_table
-
-    ref = config.recipe.ref
-    info = load_table().commit(ref) if ref and ref != DEFAULT_RECIPE_REF else None
-    return ref if info is not None and info.has_contract else None
-
-
 def cmd_render(args: argparse.Namespace) -> int:
-    from npa_sop_tui.config import load_config, resolve_identity
     from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.recipe.compat import render_ref
     from npa_sop_tui.recipe.render import TFVARS_FILE, render
     from npa_sop_tui.spec.model import load_spec
-    from npa_sop_tui.sshkeys import resolve_root_login_key
 
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     loaded = load_spec(args.spec, capacity=capacity)
     spec = loaded.spec
-    config = load_config()
-    identity = resolve_identity(spec, config, require=False)
-    key = resolve_root_login_key(
-        spec_key=spec.root_login_ssh_public_key
-        or (spec.ssh_public_keys[0] if spec.ssh_public_keys else None),
-        cli_file=args.root_login_ssh_public_key_file,
-        config_path=config.ssh_public_key_path,
-    )
+    environment = open_environment(args)
+    key = environment.root_login_key(spec)
     rendered = render(
         spec,
-        identity=identity,
+        identity=environment.settings.identity(spec),
         recipe_version=args.recipe_version,
-        recipe_ref=_recipe_ref(args, config),
+        recipe_ref=render_ref(*environment.recipe_refs()),
         capacity=capacity,
         root_login_key=key,
     )

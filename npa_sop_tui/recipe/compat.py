@@ -111,20 +111,9 @@ def settings_for(settings: Any, spec_version: str | None, explicit_ref: str | No
     return replace(settings, ref=ref_for(spec_version, explicit_ref, settings.ref))
 
 
-def sandbox_recipe_dir(spec_version: str | None) -> Path:
-    """The stand-in the sandbox runs a spec of this version on."""
-    from npa_sop_tui.sandbox import local_terraform
-    from npa_sop_tui.sandbox.standin import standin_for_version
-
-    if spec_version is None:
-        return local_terraform.standin_recipe_dir()
-    return standin_for_version(spec_version)
-
-
 def check_recipe_for_spec(recipe: Any, spec: Any, binary: Any) -> str | None:
     """`check_recipe` for a resolved recipe; returns the commit whose contract to render
     (a stand-in's marker commit, or the checkout's HEAD)."""
-    from npa_sop_tui.sandbox.standin import marker
     from npa_sop_tui.terraform.runner import required_version
 
     check_recipe(
@@ -134,6 +123,20 @@ def check_recipe_for_spec(recipe: Any, spec: Any, binary: Any) -> str | None:
         required=required_version(recipe.example_dir),
         ref=recipe.ref,
     )
-    standin = marker(recipe.root)
-    ref = standin.get("commit") if standin is not None else recipe.ref
+    ref = recipe.standin_commit if recipe.is_standin else recipe.ref
     return ref if isinstance(ref, str) and SHA_RE.match(ref) else None
+
+
+def render_ref(explicit: str | None, configured: str | None) -> str | None:
+    """The commit whose contract a render follows when no recipe is resolved: an explicit
+    ref; a configured pin only where the table has a contract for it (an old default pin of
+    another version must not change what a spec renders for); else None (the spec's version
+    picks)."""
+    from npa_sop_tui.recipe.source import DEFAULT_RECIPE_REF
+
+    if explicit:
+        return check_ref(explicit)
+    if not configured or configured == DEFAULT_RECIPE_REF:
+        return None
+    info = load_table().commit(configured)
+    return configured if info is not None and info.has_contract else None

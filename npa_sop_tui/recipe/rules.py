@@ -163,7 +163,9 @@ def _worker_problems(tfvars: Mapping[str, Any], contract: Contract, cat: Catalog
             if spec.get("disk_type") not in cat.image_disk_types:
                 out.append(f"{label}: image disk type must be NRD or IO_M3")
             if spec.get("size_gibibytes", 0) % cat.disk_granularity_gib:
-                out.append(f"{label}: image disk size is not a multiple of 93")
+                out.append(
+                    f"{label}: image disk size is not a multiple of {cat.disk_granularity_gib}"
+                )
             if spec.get("filesystem_type") not in cat.filesystem_types:
                 out.append(f"{label}: image disk filesystem must be ext4 or xfs")
         for attr in ("boot_disk", "node_local_jail_submounts"):

@@ -35,6 +35,7 @@ DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
 # Deploys pick the commit for the spec's version (recipe/compat.py); a config may pin one.
 DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 EXAMPLE = Path("installations") / "example"
+STANDIN_MARKER = ".npa-standin"
 # Files of the example that never belong in a cluster's installation.
 _SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
 _SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
@@ -56,11 +57,16 @@ class Recipe:
         return self.root / EXAMPLE
 
     @property
-    def is_standin(self) -> bool:
-        """A stand-in recipe says so with a marker file in its folder."""
-        from npa_sop_tui.sandbox.standin import marker
+    def standin_commit(self) -> str | None:
+        """The upstream commit a stand-in recipe models (from its marker), else None."""
+        data = standin_marker(self.root)
+        commit = data.get("commit") if data else None
+        return commit if isinstance(commit, str) else None
 
-        return marker(self.root) is not None
+    @property
+    def is_standin(self) -> bool:
+        """A stand-in (null resources, no cloud) says so with a marker file in its folder."""
+        return (self.root / STANDIN_MARKER).is_file()
 
     def describe(self) -> str:
         ref = f" at {self.ref[:12]}" if self.ref else ""
@@ -113,7 +119,7 @@ def resolve(
 ) -> Recipe:
     """Find the recipe without touching the network unless a clone is needed (blocking)."""
     if terraform_dir is not None:
-        root = _soperator_folder(Path(terraform_dir), "--terraform-dir")
+        root = _soperator_folder(Path(terraform_dir), "terraform_dir")
         return _recipe(root, origin or "terraform-dir")
     if settings.path:
         root = _soperator_folder(Path(settings.path), "config recipe.path")
@@ -147,10 +153,21 @@ def _soperator_folder(path: Path, source: str) -> Path:
     )
 
 
-def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
-    from npa_sop_tui.sandbox.standin import marker
+def standin_marker(root: Path) -> dict[str, Any] | None:
+    """The stand-in marker of a `soperator/` folder (JSON: commit, version), None for a real
+    recipe; an unreadable marker still marks a stand-in (an empty mapping)."""
+    path = root / STANDIN_MARKER
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
-    if origin == "sandbox" or marker(root) is not None:
+
+def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
+    if (root / STANDIN_MARKER).is_file():
         from npa_sop_tui import __version__
 
         ref = ref or f"npa-sop-tui {__version__} stand-in"
@@ -185,7 +202,7 @@ def clone_recipe(url: str, ref: str) -> Path:
     if shutil.which("git") is None:
         raise UsageError(
             "git is needed to fetch the Terraform recipe but is not installed",
-            hint="install git, or pass --terraform-dir with a local checkout",
+            hint="install git, or point terraform_dir (or recipe.path) at a local checkout",
         )
     if not re.fullmatch(r"[A-Za-z0-9._/-]+", ref) or ref.startswith("-"):
         raise UsageError(f"recipe ref {ref!r} is not a valid git ref or commit")
@@ -221,7 +238,8 @@ def clone_recipe(url: str, ref: str) -> Path:
                 raise OperationError(
                     f"could not fetch the recipe {url} at {ref}: "
                     f"{(done.stderr or done.stdout).strip()[-400:]}",
-                    hint="check the URL and ref in ~/.npa/config.yaml, or use --terraform-dir",
+                    hint="check recipe.url and recipe.ref in the npa config, or point "
+                    "terraform_dir (or recipe.path) at a local checkout",
                 )
         os.replace(tmp, target)
     finally:

@@ -22,22 +22,10 @@ from typing import Any
 
 from npa_sop_tui.paths import npa_home
 from npa_sop_tui.recipe.contract import Contract, load_contract
+from npa_sop_tui.recipe.source import STANDIN_MARKER as MARKER
 
-MARKER = ".npa-standin"
 PACKAGED = Path(__file__).parent / "recipe" / "soperator"
 _GEN_VERSION = "1"  # bump when the generated text changes
-
-
-def marker(root: Path) -> dict[str, Any] | None:
-    """The stand-in marker of a `soperator/` folder, or None for a real recipe."""
-    path = root / MARKER
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def standin_recipe_dir(commit: str, version: str | None = None) -> Path:
@@ -124,6 +112,11 @@ def hcl(value: Any, indent: int = 2) -> str:
     return "{\n" + body + pad[2:] + "}"
 
 
+def _unknown(name: str) -> str:
+    # upstream's words for a region outside its list; the generic ones for other enums
+    return "Unknown region." if name == "region" else f"The {name} is not allowed."
+
+
 def _variables_tf(contract: Contract) -> str:
     out = [f"# Variables of {contract.commit} (generated from its contract).\n"]
     for name, decl in contract.variables.items():
@@ -131,12 +124,18 @@ def _variables_tf(contract: Contract) -> str:
         if not decl["required"]:
             lines.append(f"  default = {hcl(decl.get('default'), 4)}")
         allowed = decl.get("one_of")
+        if name == "region" and not allowed:
+            # Upstream checks the region against its resources module's list of regions (a
+            # precondition); the stand-in checks the same list, from the catalog.
+            from npa_sop_tui.spec.catalog import load_catalog
+
+            allowed = sorted(load_catalog().regions)
         if allowed:
             values = ", ".join(json.dumps(v) for v in allowed)
             lines += [
                 "  validation {",
                 f"    condition     = var.{name} == null ? true : contains([{values}], var.{name})",
-                f'    error_message = "The {name} must be one of: {", ".join(allowed)}."',
+                f'    error_message = "{_unknown(name)} Use one of: {", ".join(allowed)}."',
                 "  }",
             ]
         prefix = decl.get("prefix")

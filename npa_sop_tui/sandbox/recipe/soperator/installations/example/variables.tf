@@ -10,7 +10,7 @@ variable "active_checks_scope" {
   default = "prod_quick"
   validation {
     condition     = var.active_checks_scope == null ? true : contains(["dev", "testing", "prod_quick", "prod_acceptance", "essential"], var.active_checks_scope)
-    error_message = "The active_checks_scope must be one of: dev, testing, prod_quick, prod_acceptance, essential."
+    error_message = "The active_checks_scope is not allowed. Use one of: dev, testing, prod_quick, prod_acceptance, essential."
   }
 }
 
@@ -29,7 +29,7 @@ variable "backups_enabled" {
   default = "auto"
   validation {
     condition     = var.backups_enabled == null ? true : contains(["auto", "force_enable", "force_disable"], var.backups_enabled)
-    error_message = "The backups_enabled must be one of: auto, force_enable, force_disable."
+    error_message = "The backups_enabled is not allowed. Use one of: auto, force_enable, force_disable."
   }
 }
 
@@ -172,7 +172,7 @@ variable "maintenance" {
   default = "none"
   validation {
     condition     = var.maintenance == null ? true : contains(["downscaleAndDeletePopulateJail", "downscaleAndOverwritePopulateJail", "downscale", "none", "skipPopulateJail"], var.maintenance)
-    error_message = "The maintenance must be one of: downscaleAndDeletePopulateJail, downscaleAndOverwritePopulateJail, downscale, none, skipPopulateJail."
+    error_message = "The maintenance is not allowed. Use one of: downscaleAndDeletePopulateJail, downscaleAndOverwritePopulateJail, downscale, none, skipPopulateJail."
   }
 }
 
@@ -300,6 +300,10 @@ variable "public_o11y_enabled" {
 
 variable "region" {
   type = string
+  validation {
+    condition     = var.region == null ? true : contains(["eu-north1", "eu-north2", "eu-west1", "eu-west2", "me-west1", "uk-south1", "us-central1", "us-north1"], var.region)
+    error_message = "Unknown region. Use one of: eu-north1, eu-north2, eu-west1, eu-west2, me-west1, uk-south1, us-central1, us-north1."
+  }
 }
 
 variable "sizing_tier_override" {
