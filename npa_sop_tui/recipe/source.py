@@ -85,30 +85,6 @@ class RecipeSettings:
     ref: str | None = None
 
 
-def settings_from_config(config: Any) -> RecipeSettings:
-    """Read recipe settings from an NpaConfig-like object or dict, whatever its exact shape."""
-    if config is None:
-        return RecipeSettings()
-    recipe = _get(config, "recipe")
-    if recipe is None:
-        return RecipeSettings(
-            path=_get(config, "recipe_path"),
-            url=_get(config, "recipe_url"),
-            ref=_get(config, "recipe_ref"),
-        )
-    if isinstance(recipe, str):
-        return RecipeSettings(path=recipe)
-    return RecipeSettings(
-        path=_get(recipe, "path"), url=_get(recipe, "url"), ref=_get(recipe, "ref")
-    )
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
-
-
 # ---------------------------------------------------------------------------------------------
 # Resolution
 
