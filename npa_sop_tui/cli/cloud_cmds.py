@@ -175,65 +175,69 @@ def lifecycle_options(args: argparse.Namespace) -> dict[str, Any]:
 # --- handlers ---------------------------------------------------------------------------------
 
 
-def _identity(spec: Any, args: argparse.Namespace) -> Any:
-    from npa_sop_tui.config import load_config, resolve_identity
+def _identity(environment: Any, spec: Any, project: str | None) -> Any:
+    """Region, tenant and project for the cloud reads (the sandbox's placeholders there)."""
+    from npa_sop_tui.config import Identity
     from npa_sop_tui.lifecycle.flags import with_project
 
-    sandbox = bool(getattr(args, "sandbox", False))
-    config = load_config()
-    if sandbox:
-        from npa_sop_tui.sandbox.local_terraform import sandbox_identity
-
-        identity = sandbox_identity(resolve_identity(spec, config, require=False))
+    if environment.is_sandbox:
+        identity = environment.identity(spec)
     else:
-        identity = resolve_identity(spec, config, require=False)
+        identity = environment.settings.identity(spec)
         missing = [f for f in ("region", "tenant_id", "project_id") if not getattr(identity, f)]
-        if missing and not getattr(args, "project", None):
+        if project:
+            missing = [f for f in missing if f != "project_id"]
+        if missing:
             raise UsageError(
-                f"preflight needs the cluster's {', '.join(missing)}",
+                f"the cloud reads need the cluster's {', '.join(missing)}",
                 hint="set them in the spec, as NPA_REGION/NPA_TENANT_ID/NPA_PROJECT_ID, or in "
                 "~/.npa/config.yaml",
             )
-    return with_project(identity, spec, getattr(args, "project", None))
+        if project and not identity.project_id:
+            identity = Identity(**{**identity.model_dump(), "project_id": project})
+    return with_project(identity, spec, project)
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
+    from npa_sop_tui.cli.common import capacity_flag, open_environment
     from npa_sop_tui.cli.interrupts import run_interruptible
     from npa_sop_tui.cloud.client import warm_up
-    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
     from npa_sop_tui.spec.model import load_spec
 
-    warm_up()  # the SDK's import overlaps with loading the spec and the config
-    capacity = capacity_from_env()
-    capacity.update(parse_capacity_assignments(args.capacity_block_group))
+    warm_up()  # the SDK's import overlaps with loading the spec and the settings
+    capacity = capacity_flag(args)
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
             sys.stderr.write(finding.render() + "\n")
     spec = loaded.spec
-    identity = _identity(spec, args)
 
     async def run() -> Any:
         from npa_sop_tui.cloud.preflight import run_preflight
-        from npa_sop_tui.lifecycle.cloud_steps import cloud_client, cluster_in_use
-        from npa_sop_tui.lifecycle.flags import with_project
+        from npa_sop_tui.lifecycle.cloud_steps import cloud_client, cluster_in_use, reads_for
 
-        existing, in_use = cluster_in_use(spec.name, capacity)
-        options = argparse.Namespace(profile=args.profile, cloud_timeout=args.cloud_timeout)
-        async with cloud_client(
-            options, sandboxed=args.sandbox, spec=spec, capacity=capacity, identity=identity
-        ) as client:
-            outcome = await run_preflight(
-                spec,
-                client,
-                tenant_id=identity.tenant_id,
-                project_id=with_project(identity, spec, args.project).project_id,
-                region=identity.region,
-                capacity=capacity,
-                existing=existing,
-                in_use=in_use,
+        environment = open_environment(args)
+        try:
+            identity = _identity(environment, spec, args.project)
+            existing, in_use = cluster_in_use(spec.name, capacity)
+            options = argparse.Namespace(
+                environment=environment, profile=args.profile, cloud_timeout=args.cloud_timeout
             )
-        return outcome.report
+            reads = reads_for(options, spec=spec, capacity=capacity, identity=identity)
+            async with cloud_client(options, environment, reads) as client:
+                outcome = await run_preflight(
+                    spec,
+                    client,
+                    tenant_id=identity.tenant_id,
+                    project_id=identity.project_id,
+                    region=identity.region,
+                    capacity=capacity,
+                    existing=existing,
+                    in_use=in_use,
+                )
+            return outcome.report
+        finally:
+            await environment.aclose()
 
     report = run_interruptible(run, interrupted="preflight interrupted")
     code = EXIT_BAD_INPUT if report.blocked else EXIT_OK
@@ -247,24 +251,37 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_catalog_refresh(args: argparse.Namespace) -> int:
+    from npa_sop_tui.cli.common import open_environment
     from npa_sop_tui.cli.interrupts import run_interruptible
     from npa_sop_tui.cloud.catalog_cache import write_cache
 
-    identity = _identity(None, argparse.Namespace(**{**vars(args), "sandbox": args.sandbox}))
-    region = args.region or identity.region
-    if not region or not identity.project_id:
-        raise UsageError(
-            "catalog refresh needs a region and a project",
-            hint="pass --region and --project, or set NPA_REGION/NPA_PROJECT_ID",
-        )
+    async def run() -> tuple[str, Any]:
+        from npa_sop_tui.lifecycle.cloud_steps import cloud_client, reads_for
 
-    async def run() -> Any:
-        from npa_sop_tui.lifecycle.cloud_steps import cloud_client
+        environment = open_environment(args)
+        try:
+            identity = environment.settings.identity(None)
+            if environment.is_sandbox:
+                identity = environment.identity(None)
+            region = args.region or identity.region
+            project = args.project or identity.project_id
+            if not region or not project:
+                raise UsageError(
+                    "catalog refresh needs a region and a project",
+                    hint="pass --region and --project, or set NPA_REGION/NPA_PROJECT_ID",
+                )
+            options = argparse.Namespace(
+                environment=environment, profile=args.profile, cloud_timeout=args.cloud_timeout
+            )
+            async with cloud_client(
+                options, environment, reads_for(options, identity=identity)
+            ) as client:
+                offers = await client.platforms(project)
+            return region, offers
+        finally:
+            await environment.aclose()
 
-        async with cloud_client(args, sandboxed=args.sandbox, identity=identity) as client:
-            return await client.platforms(identity.project_id)
-
-    offers = run_interruptible(run, interrupted="catalog refresh interrupted")
+    region, offers = run_interruptible(run, interrupted="catalog refresh interrupted")
     path = write_cache(region, offers, source="sandbox" if args.sandbox else "nebius")
     presets = sum(len(o.presets) for o in offers)
     if wants_json(args):

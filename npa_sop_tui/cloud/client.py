@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from npa_sop_tui.cloud.model import (
     CapacityBlockGroup,
@@ -100,6 +100,20 @@ class CloudSettings:
             return ipaddress.ip_address(host).is_loopback
         except ValueError:
             return False
+
+
+@dataclass(frozen=True)
+class CloudReads:
+    """What one operation step reads the cloud for: the spec (the sandbox's simulated cloud
+    seeds its reservations from it), its run-time reservations, where the cluster lives, and
+    how to reach Nebius (profile, per-read timeout)."""
+
+    spec: Any = None
+    capacity: Mapping[str, str] = field(default_factory=dict)
+    identity: Any = None
+    name: str | None = None  # the cluster the step is about (destroy verification)
+    profile: str | None = None
+    timeout: float | None = None
 
 
 @runtime_checkable

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from npa_sop_tui.cloud.model import PriceRequest
-from npa_sop_tui.recipe import shapes
+from npa_sop_tui.recipe import footprint
+from npa_sop_tui.recipe.shape import BOOT_DISK_TYPE
 
 if TYPE_CHECKING:
     from npa_sop_tui.spec.model import SoperatorSpec
@@ -62,7 +63,7 @@ def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> 
         whys.setdefault(name, []).append(why)
 
     fabrics: set[str] = set()
-    for group in shapes.node_groups(spec):
+    for group in footprint.node_groups(spec):
         n = group.count
         label = f"{group.name} ×{n}"
         add("compute.instance.count", n, "count", label)
@@ -76,11 +77,11 @@ def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> 
             if group.fabric and preset is not None and preset.gpu_cluster_compatible:
                 fabrics.add(group.fabric)
         add("compute.disk.count", n * (1 + len(group.extra_disks)), "count", label)
-        add(disk_quota_name(shapes.BOOT_DISK_TYPE), n * group.boot_disk_gib * GIB, "bytes", label)
+        add(disk_quota_name(BOOT_DISK_TYPE), n * group.boot_disk_gib * GIB, "bytes", label)
         for disk_type, gib in group.extra_disks:
             add(disk_quota_name(disk_type), n * gib * GIB, "bytes", f"{group.name} image cache")
     add("compute.gpucluster.count", len(fabrics), "count", ", ".join(sorted(fabrics)))
-    for fs in shapes.filesystems(spec):
+    for fs in footprint.filesystems(spec):
         add("compute.filesystem.count", 1, "count", fs.role)
         add(filesystem_quota_name(fs.type), fs.size_gib * GIB, "bytes", fs.role)
     add("mk8s.cluster.count", 1, "count", f"soperator-{spec.name}")
@@ -98,5 +99,5 @@ def price_requests(spec: SoperatorSpec) -> list[PriceRequest]:
             g.count,
             preemptible=g.preemptible,
         )
-        for g in shapes.node_groups(spec)
+        for g in footprint.node_groups(spec)
     ]

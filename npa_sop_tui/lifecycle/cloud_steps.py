@@ -1,16 +1,16 @@
 """The lifecycle's cloud steps: preflight before render, destroy verification after destroy.
 
-The operations in this package call these with their `_Operation` (events, notes, redactor)
+The operations in this package call these with their `Operation` (events, notes, redactor)
 and the resolved identity; the cloud work itself is in `npa_sop_tui.cloud`. Which cloud:
-`options.cloud` when the caller supplies a client (the Environment, tests); the sandbox's
-simulated cloud for sandbox and stand-in runs; otherwise Nebius through the official SDK with
-the user's credentials (`options.profile`, `NEBIUS_IAM_TOKEN`, a service-account file).
+`options.cloud` when the caller supplies a client (tests); otherwise the environment's
+session (`Environment.cloud_session`): Nebius through the official SDK with the user's
+credentials (`options.profile`, `NEBIUS_IAM_TOKEN`, a service-account file), or a simulated
+cloud where there is no real one.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,8 +21,9 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import Diagnostic, PreflightReported
 
 if TYPE_CHECKING:
-    from npa_sop_tui.cloud.client import CloudClient
+    from npa_sop_tui.cloud.client import CloudClient, CloudReads
     from npa_sop_tui.cloud.preflight import PreflightReport
+    from npa_sop_tui.environment import Environment
     from npa_sop_tui.spec.model import SoperatorSpec
 
 
@@ -45,42 +46,86 @@ class PreflightBlocked(UsageError):
 
 @asynccontextmanager
 async def cloud_client(
-    options: Any,
-    *,
-    sandboxed: bool,
-    spec: SoperatorSpec | None = None,
-    capacity: dict[str, str] | None = None,
-    identity: Any = None,
-    state: Any = None,
+    options: Any, environment: Environment, reads: CloudReads, recipe: Any = None
 ) -> AsyncIterator[CloudClient]:
-    """The cloud for one step. `state`: a sandbox cloud state to serve (destroy check).
-
-    In the sandbox, `NPA_NEBIUS_ENDPOINT` (a local server you started) replaces the
-    simulated cloud, as a configured `login.host` replaces the simulated login node."""
+    """The cloud for one step: the caller's client (`options.cloud`), else the
+    environment's session (Nebius, or the simulated cloud where there is no real one)."""
     supplied = getattr(options, "cloud", None)
     if supplied is not None:
         yield supplied
         return
-    from npa_sop_tui.cloud.client import ENDPOINT_ENV
-
-    if sandboxed and not os.environ.get(ENDPOINT_ENV):  # an explicit endpoint wins, as login.host
-        from npa_sop_tui.sandbox.cloud import sandbox_cloud, sandbox_state
-
-        if state is None:
-            state = sandbox_state(spec, capacity, identity)
-        async with sandbox_cloud(state) as client:
-            yield client
-        return
-    from npa_sop_tui.cloud.client import CloudSettings, connect
-
-    settings = CloudSettings.from_env(
-        profile=getattr(options, "profile", None), timeout=getattr(options, "cloud_timeout", None)
-    )
-    client = connect(settings)
-    try:
+    async with environment.cloud_session(reads, recipe) as client:
         yield client
-    finally:
-        await client.close()
+
+
+def reads_for(options: Any, **fields: Any) -> CloudReads:
+    from npa_sop_tui.cloud.client import CloudReads
+
+    return CloudReads(
+        profile=getattr(options, "profile", None),
+        timeout=getattr(options, "cloud_timeout", None),
+        **fields,
+    )
+
+
+async def source_preflight(spec: SoperatorSpec, options: Any) -> Any:
+    """`--source-preflight-only` for deploy: resolve and check the recipe source, then stop
+    (no lock, no log, nothing planned or applied)."""
+    import time
+
+    from npa_sop_tui.inventory import RecipeInfo
+    from npa_sop_tui.lifecycle.results import DeployResult
+    from npa_sop_tui.lifecycle.steps import environment_of
+    from npa_sop_tui.recipe import source
+    from npa_sop_tui.recipe.compat import check_recipe_for_spec
+    from npa_sop_tui.spec.model import kube_context
+
+    started = time.time()
+    environment = environment_of(options)
+    recipe = await environment.recipe(None, spec_version=spec.slurm_operator_version)
+    setup = await environment.terraform(recipe)
+    check_recipe_for_spec(recipe, spec, setup.binary)
+    return DeployResult(
+        operation_id="source-preflight",
+        name=spec.name,
+        duration=time.time() - started,
+        kube_context=kube_context(spec.name),
+        outputs={},
+        install_dir=str(source.installation_dir(recipe, spec.name)),
+        recipe=RecipeInfo(
+            origin=recipe.origin, path=str(recipe.root), ref=recipe.ref, version=recipe.version
+        ),
+        resources=0,
+        phases=[],
+        status="source-preflight-passed",
+        deployment_status="not-applied",
+    )
+
+
+async def source_preflight_destroy(entry: Any, install_dir: Path, options: Any) -> Any:
+    """`--source-preflight-only` for destroy: the recipe the cluster was deployed with
+    resolves and holds its installation; nothing is destroyed."""
+    import time
+
+    from npa_sop_tui.lifecycle.results import DestroyResult
+    from npa_sop_tui.lifecycle.steps import environment_of
+    from npa_sop_tui.recipe import source
+
+    started = time.time()
+    environment = environment_of(options)
+    recorded = entry.recipe.path if entry.recipe is not None else None
+    where = environment.settings.terraform_dir or recorded
+    recipe = await environment.recipe(Path(where) if where else None)
+    await environment.terraform(recipe)
+    source.existing_installation(recipe, install_dir, entry.name)
+    return DestroyResult(
+        operation_id="source-preflight",
+        name=entry.name,
+        duration=time.time() - started,
+        install_dir=str(install_dir),
+        destroyed=0,
+        status="source-preflight-passed",
+    )
 
 
 def cluster_in_use(name: str, capacity: dict[str, str]) -> tuple[bool, dict[str, int]]:
@@ -117,8 +162,8 @@ async def preflight(
     identity: Any,
     capacity: dict[str, str],
     options: Any,
-    *,
-    sandboxed: bool,
+    environment: Environment,
+    recipe: Any = None,
 ) -> tuple[dict[str, str], PreflightReport | None]:
     """Run the preflight (unless `options.preflight` is False) and resolve reservation names.
 
@@ -134,9 +179,8 @@ async def preflight(
     tenant = getattr(identity, "tenant_id", None)
     project = getattr(identity, "project_id", None)
     region = getattr(identity, "region", None)
-    async with cloud_client(
-        options, sandboxed=sandboxed, spec=spec, capacity=capacity, identity=identity
-    ) as client:
+    reads = reads_for(options, spec=spec, capacity=capacity, identity=identity)
+    async with cloud_client(options, environment, reads, recipe) as client:
         if not enabled:
             from npa_sop_tui.cloud.reservations import resolve_names
 
@@ -180,7 +224,6 @@ class Owned:
 
     cluster_ids: list[str] = field(default_factory=list)
     filesystem_ids: list[str] = field(default_factory=list)
-    had_cluster: bool = False  # the stand-in's cluster resource (sandbox)
 
 
 def owned_resources(install_dir: Path) -> Owned:
@@ -198,8 +241,6 @@ def owned_resources(install_dir: Path) -> Owned:
                 owned.cluster_ids.append(rid)
             elif res.get("type") == "nebius_compute_v1_filesystem" and rid:
                 owned.filesystem_ids.append(rid)
-            elif res.get("type") == "null_resource" and res.get("name") == "cluster":
-                owned.had_cluster = True
     return owned
 
 
@@ -209,27 +250,17 @@ async def verify_destroyed(
     identity: Any,
     owned: Owned,
     options: Any,
-    *,
-    sandboxed: bool,
-    terraform_removed_all: bool,
+    environment: Environment,
+    recipe: Any = None,
 ) -> list[str]:
     """What is still in Nebius after Terraform's destroy ([] when all is gone)."""
     from npa_sop_tui.cloud.client import CloudError
     from npa_sop_tui.cloud.destroy_check import leftovers
 
-    state = None
-    if sandboxed and getattr(options, "cloud", None) is None:
-        from npa_sop_tui.sandbox.cloud import sandbox_state
-
-        state = sandbox_state(None, None, identity)
-        if owned.had_cluster:
-            state.create_cluster(name)
-            if terraform_removed_all:
-                state.delete_cluster(name)  # the sandbox cloud follows Terraform's destroy
-        owned = Owned(cluster_ids=list(state.clusters), filesystem_ids=list(state.filesystems))
     op.phase("verify", "Checking that the cluster is gone from Nebius")
+    reads = reads_for(options, identity=identity, name=name)
     try:
-        async with cloud_client(options, sandboxed=sandboxed, state=state) as client:
+        async with cloud_client(options, environment, reads, recipe) as client:
             remaining = await leftovers(
                 client,
                 project_id=getattr(identity, "project_id", None),

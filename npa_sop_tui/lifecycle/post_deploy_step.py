@@ -1,23 +1,24 @@
 """The deploy's post-deploy step: repairs and the GPU creation gate, reported as events.
 
-Where Slurm is reached: `options.slurm` when the caller supplies a shell (tests, the
-Environment); else SSH to `login.host` from the npa config when it is set (in the sandbox too,
-like `status`); else the sandbox's simulated login node for sandbox and stand-in runs; else
-SSH to the deploy's `login_ip` output.
-Kubernetes: the kube context the recipe wrote (`nebius-<name>-slurm`), or for the sandbox a
-short-lived fake API server.
+Where Slurm is reached: `options.slurm` when the caller supplies a shell (tests); else the
+environment's login node (`Environment.login_shell`: SSH to `login.host` from the settings,
+else to the deploy's `login_ip` output; a simulated one where there is no real cluster).
+Kubernetes: the kube context the recipe wrote (`nebius-<name>-slurm`), through the
+environment's `cluster_api`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import GpuCheckReported, RepairReported
 from npa_sop_tui.postdeploy import run_post_deploy
 from npa_sop_tui.postdeploy.model import PostDeployResult
+
+if TYPE_CHECKING:
+    from npa_sop_tui.environment import Environment
 
 
 class DeploymentDegraded(OperationError):
@@ -46,7 +47,13 @@ class DeploymentDegraded(OperationError):
 
 
 async def post_deploy(
-    op: Any, spec: Any, options: Any, outputs: dict[str, Any], context: str, *, sandboxed: bool
+    op: Any,
+    spec: Any,
+    options: Any,
+    outputs: dict[str, Any],
+    context: str,
+    environment: Environment,
+    recipe: Any = None,
 ) -> PostDeployResult:
     op.phase("post-deploy", "Repairs and the GPU creation check")
 
@@ -57,38 +64,16 @@ async def post_deploy(
     def on_gpu(**fields: Any) -> None:
         op.emit(GpuCheckReported(operation_id=op.id, **fields))
 
-    shell = getattr(options, "slurm", None)
-    reason = ""
-    owned_shell = None
-    kubeconfig: Path | None = None
-    with contextlib.ExitStack() as stack:
-        if shell is None:
-            from npa_sop_tui.config import load_config
-            from npa_sop_tui.postdeploy.shell import login_shell
-
-            config = load_config()
-            configured = getattr(getattr(config, "login", None), "host", None)
-            if sandboxed and not configured:
-                from npa_sop_tui.paths import npa_home
-                from npa_sop_tui.sandbox.fake_cloud_state import scenario_from_env
-                from npa_sop_tui.sandbox.slurm_login import SimulatedLogin
-
-                folder = npa_home() / "sandbox-gpu" / spec.name
-                shell = SimulatedLogin(spec, folder, scenario_from_env())
-            else:
-                # a configured login.host wins even in the sandbox (a real Slurm to test on)
-                owned_shell = shell = login_shell(spec.name, outputs, config)
-                if shell is None:
-                    reason = (
-                        "no login node address: set login.host in the npa config or check "
-                        "the login Service (soperator-login-svc)"
-                    )
-        fixes = getattr(options, "apply_fixes", True)
-        if sandboxed and fixes and spec.slurm_operator_version.startswith("4.1."):
-            from npa_sop_tui.sandbox.cluster_api import sandbox_cluster_api
-
-            kubeconfig = stack.enter_context(sandbox_cluster_api(context))
-        try:
+    shell, reason, owned = getattr(options, "slurm", None), "", False
+    if shell is None:
+        shell, reason = environment.login_shell(outputs, spec, recipe)
+        owned = shell is not None
+    fixes = getattr(options, "apply_fixes", True)
+    try:
+        with contextlib.ExitStack() as stack:
+            kubeconfig = None
+            if fixes and spec.slurm_operator_version.startswith("4.1."):
+                kubeconfig = stack.enter_context(environment.cluster_api(context, recipe))
             return await run_post_deploy(
                 spec,
                 shell=shell,
@@ -100,7 +85,6 @@ async def post_deploy(
                 on_repair=on_repair,
                 on_gpu=on_gpu,
             )
-        finally:
-            if owned_shell is not None:
-                await owned_shell.close()
-    raise AssertionError("unreachable")
+    finally:
+        if owned and shell is not None:
+            await shell.close()

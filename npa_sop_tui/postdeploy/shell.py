@@ -33,8 +33,8 @@ class SshSlurmShell:
         await self.session.close()
 
 
-def login_shell(name: str, outputs: dict[str, Any], config: Any) -> SshSlurmShell | None:
-    """An SSH shell to the login node: `login.host` from the config, else the deploy's
+def login_shell(outputs: dict[str, Any], settings: Any) -> SshSlurmShell | None:
+    """An SSH shell to the login node: `login.host` from the settings, else the deploy's
     `login_ip` output. None when neither is known (the caller says so).
 
     The login node of a cluster that was just created has a host key nobody has seen: it is
@@ -46,15 +46,14 @@ def login_shell(name: str, outputs: dict[str, Any], config: Any) -> SshSlurmShel
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-    login = getattr(config, "login", None)
-    host = getattr(login, "host", None) or outputs.get("login_ip")
+    host = settings["login.host"] or outputs.get("login_ip")
     if not host:
         return None
-    key = getattr(config, "ssh_private_key_path", None)
+    key = settings["ssh_private_key_path"]
     target = SshTarget(
         host=str(host),
-        port=int(getattr(login, "port", 22) or 22),
-        user=str(getattr(login, "user", "root") or "root"),
+        port=int(settings["login.port"] or 22),
+        user=str(settings["login.user"] or "root"),
         identity_file=Path(key).expanduser() if key else None,
     )
     return SshSlurmShell(SshSession(target, policy=HostKeyPolicy.accept_new()))

@@ -97,3 +97,11 @@ class SimulatedLogin:
 
     async def close(self) -> None:
         return None
+
+
+def simulated_login(spec: Any) -> SimulatedLogin:
+    """The sandbox's login node for `spec`, its fake GPU tools under the npa home."""
+    from npa_sop_tui.paths import npa_home
+    from npa_sop_tui.sandbox.fake_cloud_state import scenario_from_env
+
+    return SimulatedLogin(spec, npa_home() / "sandbox-gpu" / spec.name, scenario_from_env())

@@ -12,7 +12,7 @@ from textual.widgets import Static
 from npa_sop_tui.events import GpuCheckReported, RepairReported
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
-from npa_sop_tui.tui.backend import to_progress_event
+from npa_sop_tui.tui.widgets.deploy.progress import log_lines
 
 from .conftest import wait_for
 
@@ -36,12 +36,14 @@ async def test_review_step_shows_the_sandbox_price(sandbox_backend: Any, spec_fi
 
 
 def test_gate_events_reach_the_deploy_screen() -> None:
-    bad = to_progress_event(
-        GpuCheckReported(operation_id="x", pool="gpu", node="gpu-1", status="FAIL",
-                         check="vectorAdd.result", message="boom")
+    lines = log_lines(
+        [
+            GpuCheckReported(operation_id="x", pool="gpu", node="gpu-1", status="FAIL",
+                             check="vectorAdd.result", message="boom"),
+            RepairReported(operation_id="x", repair="worker-recovery", result="not-needed"),
+        ]
     )  # fmt: skip
-    assert (bad.kind, bad.level) == ("diagnostic", "error")
-    assert bad.text == "GPU check gpu/gpu-1 vectorAdd.result FAIL: boom"
-    ok = to_progress_event(RepairReported(operation_id="x", repair="worker-recovery",
-                                          result="not-needed"))  # fmt: skip
-    assert (ok.kind, ok.text) == ("log", "repair worker-recovery: not-needed")
+    assert lines == [
+        ("error", "GPU check gpu/gpu-1 vectorAdd.result FAIL: boom"),
+        ("info", "repair worker-recovery: not-needed"),
+    ]

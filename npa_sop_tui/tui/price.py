@@ -1,4 +1,4 @@
-"""The price line of the wizard's review step (the TUI backend calls this)."""
+"""The price line of the wizard's review step (the backend adapter calls this)."""
 
 from __future__ import annotations
 
@@ -10,20 +10,20 @@ from npa_sop_tui.cloud.report_text import money
 from npa_sop_tui.errors import UsageError
 
 
-async def price_text(spec: Any, *, sandboxed: bool, profile: str | None = None) -> str:
-    """`Hourly price ≈ $X (gpu $Y, cpu $Z, control plane $W)`, or why it is unknown."""
+async def price_text(spec: Any, environment: Any, *, profile: str | None = None) -> str:
+    """`Hourly price ≈ $X: gpu $Y, cpu $Z, control plane $W`, or why it is unknown."""
     import argparse
 
-    from npa_sop_tui.lifecycle.cloud_steps import cloud_client
+    from npa_sop_tui.lifecycle.cloud_steps import cloud_client, reads_for
 
-    identity = None
-    if sandboxed:
-        from npa_sop_tui.sandbox.local_terraform import sandbox_identity
-
-        identity = sandbox_identity(spec)
-    options = argparse.Namespace(cloud=None, profile=profile, cloud_timeout=30)
+    sandboxed = bool(environment.is_sandbox)
+    identity = environment.identity(spec) if sandboxed else environment.settings.identity(spec)
+    options = argparse.Namespace(
+        cloud=None, environment=environment, profile=profile, cloud_timeout=30
+    )
     try:
-        async with cloud_client(options, sandboxed=sandboxed, identity=identity) as client:
+        reads = reads_for(options, identity=identity)
+        async with cloud_client(options, environment, reads) as client:
             quote = await client.estimate_hourly(price_requests(spec))
     except (CloudError, CloudCredentialsMissing, UsageError) as exc:
         return f"Hourly price: unknown ({exc.message})"

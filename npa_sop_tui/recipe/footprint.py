@@ -1,8 +1,8 @@
 """What the recipe creates in the cloud for a spec: node groups, their disks, filesystems.
 
-`render.py` writes these sizes into the recipe's variables; the preflight counts them
-against quotas and prices them. Both read the constants here, so a size changes in one place.
-Control-plane presets left unset are the sizing tier's (catalog), as the recipe picks them.
+`shape.py` writes these sizes into the recipe's variables; the cloud preflight counts them
+against quotas and prices them, reading the same constants. Control-plane presets left unset
+are the sizing tier's (catalog), as the recipe picks them.
 """
 
 from __future__ import annotations
@@ -10,20 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from npa_sop_tui.recipe.shape import (
+    ACCOUNTING_BOOT_GIB,
+    ACCOUNTING_GIB,
+    CONTROLLER_BOOT_GIB,
+    LOGIN_BOOT_GIB,
+    SPOOL_GIB,
+    SYSTEM_BOOT_GIB,
+)
+
 if TYPE_CHECKING:
     from npa_sop_tui.spec.model import SoperatorSpec
 
-BOOT_DISK_TYPE = "NETWORK_SSD"
-SYSTEM_BOOT_GIB = 192
-CONTROLLER_BOOT_GIB = 256
-LOGIN_BOOT_GIB = 256
-ACCOUNTING_BOOT_GIB = 128
 CONTROLLER_SIZE = 1
 LOGIN_SIZE = 1
 CONTROL_PLANE_PLATFORM = "cpu-d3"
 FILESTORE_TYPE = "NETWORK_SSD"
-SPOOL_FILESTORE_GIB = 128
-ACCOUNTING_FILESTORE_GIB = 512
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def filesystems(spec: SoperatorSpec) -> list[FilesystemShape]:
     out = [FilesystemShape("jail", spec.jail_size_gib)]
     if spec.recipe_generation == "4.1.12":
         return out
-    out.append(FilesystemShape("controller-spool", SPOOL_FILESTORE_GIB))
+    out.append(FilesystemShape("controller-spool", SPOOL_GIB))
     if spec.accounting:
-        out.append(FilesystemShape("accounting", ACCOUNTING_FILESTORE_GIB))
+        out.append(FilesystemShape("accounting", ACCOUNTING_GIB))
     return out
