@@ -21,9 +21,9 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import PhaseBar, ResourceTable
 
-from .conftest import wait_for
+from testkit.tui import click_again, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.terraform, pytest.mark.tui]
 
 
 def _spec(backend: Any, path: Path) -> Any:
@@ -53,14 +53,15 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         deploy = await _plan_and_apply(pilot, app, spec)
         planned = deploy.plan.add  # type: ignore[union-attr]
+        # held now: once the dashboard replaces the deploy screen its widgets are unmounted
+        table = deploy.query_one(ResourceTable)
+        bar = deploy.query_one(PhaseBar)
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen), timeout=120)
 
         progressed = [m for m in messages if isinstance(m, DeployScreen.ResourceProgressed)]
         assert progressed, "no progress batches were posted"
-        table = deploy.query_one(ResourceTable)
         counts = table.counts()
         assert counts["failed"] == 0 and counts["done"] >= planned
-        bar = deploy.query_one(PhaseBar)
         assert bar.total >= planned and bar.done == bar.total
         assert deploy.outcome is not None and deploy.outcome.result == "ok"
 
@@ -90,8 +91,8 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         destroy = app.screen
         destroy.query_one("#confirm-name").value = "demo-typo"
         await pilot.click("#destroy")
-        await pilot.pause(0.5)
-        assert "Nothing was destroyed" in str(destroy.query_one("#destroy-error", Static).render())
+        error = destroy.query_one("#destroy-error", Static)
+        await wait_for(pilot, lambda: "Nothing was destroyed" in str(error.render()))
         assert destroy.outcome is None and not destroy.running
         entry = inventory.get("demo")
         assert entry is not None and entry.state == "deployed"
@@ -99,7 +100,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
 
         # the right name destroys, and the fake cluster empties as Terraform deletes
         destroy.query_one("#confirm-name").value = "demo"
-        await pilot.click("#destroy")
+        await click_again(pilot, "#destroy")
         await wait_for(pilot, lambda: destroy.outcome is not None, timeout=90)
         assert destroy.outcome.result == "ok", destroy.outcome  # type: ignore[union-attr]
         assert inventory.get("demo").state == "destroyed"  # type: ignore[union-attr]

@@ -38,7 +38,10 @@ from npa_sop_tui.tui.backend import Backend, ClusterRow, ProgressEvent, Progress
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
-from .conftest import CPU_SPEC, wait_for
+from testkit.tui import CPU_SPEC, home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
+
 
 SIZES = [(80, 24), (120, 40)]
 T0 = 1_800_000_000.0
@@ -168,8 +171,9 @@ def _no_blink(app: NpaSopApp) -> None:
 
 
 async def _settle(pilot: Any) -> None:
+    """Still cursors, then let the app finish what it is doing (no timed wait)."""
     _no_blink(pilot.app)
-    await pilot.pause(0.2)
+    await pilot.pause()
 
 
 def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
@@ -182,7 +186,11 @@ def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_snapshot_home(snap_compare: Any, size: tuple[int, int], tmp_path: Path) -> None:
-    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=_settle)
+    async def before(pilot: Any) -> None:
+        await home_loaded(pilot)
+        await _settle(pilot)
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=before)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from textual.widgets import Button, Input, Select, Static
 
@@ -13,7 +14,9 @@ from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
-from .conftest import wait_for
+from testkit.tui import click_again, home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
 
 
 async def _type(pilot, selector: str, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -40,7 +43,7 @@ async def test_wizard_happy_path_writes_a_file_that_validates(tmp_path: Path) ->
     messages: list[object] = []
     app = NpaSopApp()
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen))
         wizard = app.screen
@@ -78,7 +81,7 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
     out = tmp_path / "cluster.yaml"
     app = NpaSopApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen))
         wizard = app.screen
@@ -101,7 +104,7 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
         # the size field accepts digits only: letters are impossible to enter
         await _type(pilot, "#pool-size", "x3")
         assert app.screen.query_one("#pool-size", Input).value == "3"
-        await pilot.click("#pool-save")
+        await click_again(pilot, "#pool-save")
         await pilot.pause()
         assert isinstance(app.screen, WizardScreen)
         # the name is still invalid: writing is refused and nothing is written
