@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Button, Input, Select
 
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
@@ -171,8 +171,15 @@ def _no_blink(app: NpaSopApp) -> None:
 
 
 async def _settle(pilot: Any) -> None:
-    """Still cursors, then let the app finish what it is doing (no timed wait)."""
+    """Still cursors, no button caught mid-press, and the app done with what it is doing."""
     _no_blink(pilot.app)
+    # a pressed button is drawn highlighted for a moment (also under a modal): wait it out
+    await wait_for(
+        pilot,
+        lambda: (
+            not any(b.has_class("-active") for s in pilot.app.screen_stack for b in s.query(Button))
+        ),
+    )
     await pilot.pause()
 
 
