@@ -13,6 +13,9 @@ from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
 
 from testkit.fleets import ASSETS, fleet_text
 
+# sandbox runs keep their state in the test's npa home, where the tests look
+pytestmark = pytest.mark.usefixtures("sandbox_in_home")
+
 
 def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "fleet.yaml"

@@ -68,6 +68,8 @@ def test_installation_layout(tmp_path: Path) -> None:
 
     checkout = tmp_path / "checkout"
     shutil.copytree(local_terraform.STANDIN_RECIPE, checkout)
+    # a checkout of a real recipe: the same layout, without the stand-in's marker
+    (checkout / "soperator" / recipe.STANDIN_MARKER).unlink()
     writable = recipe.resolve(checkout, recipe.RecipeSettings())
     install = recipe.prepare_installation(writable, "c1", {"company_name": "c1"}, {"TF_VAR_x": "1"})
     # beside the example, as the recipe's README asks; no example tfvars; private vars

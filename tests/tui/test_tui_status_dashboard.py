@@ -15,7 +15,7 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 
-from testkit.tui import wait_for
+from testkit.tui import click, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -24,6 +24,7 @@ class FakeKubeBackend(Backend):
     """The real backend, pointed at a kubeconfig for the fake API server; Slurm off."""
 
     def __init__(self, kubeconfig: Path) -> None:
+        super().__init__()
         self.kubeconfig = kubeconfig
 
     def status_settings(self, name: str, *, interval: float) -> Any:
@@ -216,7 +217,7 @@ async def test_host_key_consent_is_a_modal_and_only_an_explicit_yes_trusts() -> 
         await wait_for(pilot, lambda: bool(answers))
         task = asyncio.ensure_future(ask())
         await wait_for(pilot, lambda: isinstance(app.screen, HostKeyModal))
-        await pilot.click("#yes")
+        await click(pilot, "#yes")
         await wait_for(pilot, lambda: len(answers) == 2)
         await task
     assert answers == [False, True]
