@@ -155,7 +155,7 @@ def connect(settings: CloudSettings | None = None) -> CloudClient:
     return NebiusCloudClient(settings or CloudSettings.from_env())
 
 
-_warming: list[object] = []
+_warming: list[Any] = []  # the warm-up thread, once started
 
 
 def warm_up() -> None:
@@ -187,3 +187,10 @@ def warm_up() -> None:
     thread = threading.Thread(target=load, name="npa-nebius-sdk-import", daemon=True)
     _warming.append(thread)
     thread.start()
+
+
+def wait_for_warm_up() -> None:
+    """Let a running warm-up finish before importing the SDK or gRPC here: two threads
+    importing gRPC's extension modules at once is not something to rely on."""
+    for thread in _warming:
+        thread.join()

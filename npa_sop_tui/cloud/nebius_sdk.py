@@ -119,6 +119,9 @@ class NebiusCloudClient:
         async with self._lock:
             if self._sdk is not None:
                 return self._sdk
+            from npa_sop_tui.cloud.client import wait_for_warm_up
+
+            await asyncio.to_thread(wait_for_warm_up)
             # gRPC core prints INFO lines (GOAWAY …) on stderr unless told otherwise.
             os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
             from nebius.sdk import SDK

@@ -39,6 +39,9 @@ class FakeNebius:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> FakeNebius:
+        from npa_sop_tui.cloud.client import wait_for_warm_up
+
+        wait_for_warm_up()  # never import gRPC beside the SDK's background import
         os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC core logs INFO lines
         import grpc
 

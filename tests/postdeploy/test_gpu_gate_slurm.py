@@ -15,7 +15,7 @@ from npa_sop_tui.spec.model import spec_from_mapping
 
 from .conftest import GpuLab
 
-pytestmark = [pytest.mark.slurm, pytest.mark.integration]
+pytestmark = pytest.mark.slurm
 
 
 def gpu_spec(size: int = 2) -> Any:

@@ -14,7 +14,7 @@ from npa_sop_tui.status.render import render_status
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 from npa_sop_tui.tui.widgets.status.panels import checks_lines
 
-from .conftest import CONTEXT
+from testkit.kube import CONTEXT
 
 
 def check(name: str, kind: str, status: dict[str, Any], **spec: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import log_lines
 
-from .conftest import wait_for
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 
