@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 
 from npa_sop_tui import __version__
@@ -60,13 +59,6 @@ def _enum(value: Any, *prefixes: str) -> str:
             name = name[len(prefix) :]
             break
     return name.lower()
-
-
-def _decimal(text: str) -> Decimal | None:
-    try:
-        return Decimal(text) if text else None
-    except InvalidOperation:
-        return None
 
 
 class NebiusCloudClient:
@@ -421,55 +413,6 @@ class NebiusCloudClient:
     async def estimate_hourly(self, requests: list[PriceRequest]) -> PriceQuote:
         """Hourly price: one priced instance per request (billing v1 EstimateBatch), times
         its count."""
-        from nebius.api.nebius.billing.v1 import (
-            CalculatorServiceClient,
-            EstimateBatchRequest,
-            FilterAggregationUnit,
-            ResourceSpec,
-        )
-        from nebius.api.nebius.compute.v1 import (
-            CreateInstanceRequest,
-            InstanceSpec,
-            PreemptibleSpec,
-            ResourcesSpec,
-        )
-        from nebius.base.protos.dynamic import REGISTRY
+        from npa_sop_tui.cloud.nebius_price import estimate_hourly
 
-        if not requests:
-            return PriceQuote()
-        specs = []
-        for r in requests:
-            instance = InstanceSpec(resources=ResourcesSpec(platform=r.platform, preset=r.preset))
-            if r.preemptible:
-                instance.preemptible = PreemptibleSpec()
-            specs.append(ResourceSpec(spec=REGISTRY.pack_any(CreateInstanceRequest(spec=instance))))
-        hour = FilterAggregationUnit.FilterAggregationUnitValue.FILTER_AGGREGATION_UNIT_HOUR
-        request = EstimateBatchRequest(
-            resource_specs=specs,
-            currency="usd",
-            filter_aggregation_unit=FilterAggregationUnit(filter_aggregation_unit_values=[hour]),
-        )
-        resp = await self._call(
-            "price estimate (billing CalculatorService.EstimateBatch)",
-            lambda sdk, t: CalculatorServiceClient(sdk).estimate_batch(request, timeout=t),
-        )
-        if len(resp.resource_costs) != len(requests):
-            raise CloudError(
-                f"price estimate answered {len(resp.resource_costs)} costs for "
-                f"{len(requests)} resources"
-            )
-        hourly: dict[str, Decimal] = {}
-        for r, cost in zip(requests, resp.resource_costs, strict=True):
-            per_instance = None
-            if cost.general is not None:
-                per_instance = _decimal(cost.general.total.cost)
-            elif cost.fixed_instance is not None:
-                per_instance = _decimal(cost.fixed_instance.per_instance.cost)
-            if per_instance is None:
-                raise CloudError(f"price estimate has no cost for {r.platform}/{r.preset}")
-            hourly[r.key] = hourly.get(r.key, Decimal(0)) + per_instance * r.count
-        return PriceQuote(
-            hourly=hourly,
-            total_hourly=sum(hourly.values(), Decimal(0)),
-            currency=resp.currency or "usd",
-        )
+        return await estimate_hourly(self._call, requests)
