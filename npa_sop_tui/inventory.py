@@ -9,15 +9,23 @@ Layout per cluster:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
+from npa_sop_tui.errors import NpaError, UsageError
+from npa_sop_tui.fsutil import (
+    SECRET_MODE,
+    atomic_write_text,
+    ensure_dir,
+    is_disk_full,
+    release_reserve,
+)
 from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
 
 INVENTORY_FILE = "inventory.json"
@@ -46,6 +54,7 @@ class OperationRecord(BaseModel):
     result: Literal["running", "ok", "failed", "interrupted"] = "running"
     summary: str = ""
     log: str | None = None
+    pid: int | None = None  # the npa process that ran it (names a killed run afterwards)
 
 
 class RecipeInfo(BaseModel):
@@ -162,6 +171,68 @@ def save_spec(name: str, spec_yaml: str) -> None:
     atomic_write_text(cluster_dir(name) / SPEC_FILE, spec_yaml, mode=SECRET_MODE)
 
 
+# What a record left `running` by a dead process becomes, and what to do next.
+_AFTER_DEATH: dict[str, ClusterState] = {
+    "deploying": "interrupted",
+    "destroying": "destroy-incomplete",
+}
+
+
+def next_step(entry: InventoryEntry) -> str:
+    """The command that moves a cluster on from where its last operation left it."""
+    sandbox = " --sandbox" if entry.recipe is not None and entry.recipe.origin == "sandbox" else ""
+    last = entry.last_operation
+    if entry.state in ("destroying", "destroy-incomplete") or (last and last.kind == "destroy"):
+        return f"`npa soperator destroy --name {entry.name}{sandbox}` finishes the teardown"
+    spec = cluster_dir(entry.name) / SPEC_FILE
+    return (
+        f"`npa soperator deploy --spec {spec}{sandbox}` converges (pass capacity block groups "
+        f"again), or `npa soperator destroy --name {entry.name}{sandbox}` removes it"
+    )
+
+
+def settle_dead_operation(entry: InventoryEntry) -> str | None:
+    """Mark a last operation still `running` as interrupted; only call with the cluster lock
+    held (or known free), which proves its process is gone. Returns the note, else None."""
+    last = entry.last_operation
+    if last is None or last.result != "running":
+        return None
+    who = f"pid {last.pid}" if last.pid else "its npa process"
+    last.result = "interrupted"
+    last.ended = time.time()
+    entry.state = _AFTER_DEATH.get(entry.state, entry.state)
+    note = (
+        f"{last.kind} {last.id} did not finish: npa ({who}) stopped before recording a result "
+        f"(killed or crashed). Next: {next_step(entry)}"
+    )
+    last.summary = note[:300]
+    entry.record(last)
+    return note
+
+
+def _settle_if_unlocked(entry: InventoryEntry) -> InventoryEntry:
+    """`scan` shows the truth: a `running` record nobody holds the lock for is settled."""
+    last = entry.last_operation
+    if last is None or last.result != "running":
+        return entry
+    from npa_sop_tui.locks import ClusterBusy, ClusterLock
+
+    lock = ClusterLock(entry.name, operation="list")
+    try:
+        lock.acquire()
+    except (ClusterBusy, OSError):
+        return entry  # really running (or cannot tell): leave it
+    try:
+        fresh = get(entry.name) or entry
+        if settle_dead_operation(fresh) is not None:
+            save(fresh)
+        return fresh
+    except (OSError, NpaError):
+        return entry  # a read-only or full disk: show the record as it is
+    finally:
+        lock.release()
+
+
 def list_clusters() -> list[InventoryEntry]:
     """Every cluster with an inventory record, sorted by name; damaged records are skipped
     (`damaged_records()` names them, so callers can say so)."""
@@ -188,27 +259,50 @@ def scan() -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
             damaged.append(exc)
             continue
         if entry is not None:
-            entries.append(entry)
+            entries.append(_settle_if_unlocked(entry))
     return entries, damaged
 
 
 class EventLog:
-    """Append-only NDJSON log of one operation; lines are written already redacted."""
+    """Append-only NDJSON log of one operation; lines are written already redacted.
+
+    A full disk does not stop the operation: the reserve is given up once, and if the log
+    still cannot be written it stops (`failed` says why) while the operation goes on.
+    """
 
     def __init__(self, name: str, operation_id: str) -> None:
         self.path = operations_dir(name) / f"{operation_id}.ndjson"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.path.parent)
         # Created 0600 before anything is written to it.
-        self.path.touch(mode=SECRET_MODE, exist_ok=True)
-        self.path.chmod(SECRET_MODE)
-        self._handle = self.path.open("a", encoding="utf-8")
+        self._fd: int | None = os.open(
+            self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, SECRET_MODE
+        )
+        os.fchmod(self._fd, SECRET_MODE)
+        self.failed: OSError | None = None
 
     def write(self, data: dict[str, object]) -> None:
-        if self._handle.closed:
+        if self._fd is None:
             return
-        self._handle.write(json.dumps(data, default=str) + "\n")
-        self._handle.flush()
+        line = (json.dumps(data, default=str) + "\n").encode()
+        for attempt in (1, 2):
+            try:
+                _write_all(self._fd, line)
+                return
+            except OSError as exc:
+                if attempt == 1 and is_disk_full(exc) and release_reserve(self.path.parent):
+                    continue
+                self.failed = exc
+                self.close()
+                return
 
     def close(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -40,10 +40,11 @@ from npa_sop_tui.events import (
     RecipeResolved,
 )
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
+from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.paths import cluster_dir
 from npa_sop_tui.recipe.source import Installation, Recipe
-from npa_sop_tui.redact import Redactor
+from npa_sop_tui.redact import Redactor, sensitive_variables
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
 from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
 
@@ -134,6 +135,7 @@ class TerraformFailed(OperationError):
             hint=f"fix the problem and run it again; Terraform's folder is {install_dir}",
         )
         self.diagnostics = [d.model_dump(mode="json") for d in run.errors]
+        self.no_space, self.errored_state = run.no_space, run.errored_state  # recovery.py
 
     def json_extra(self) -> dict[str, Any]:
         return {"diagnostics": self.diagnostics}
@@ -174,7 +176,7 @@ class _Operation:
         self.lock = ClusterLock(name, operation=kind)
         self.log: inventory.EventLog | None = None
         self.started = time.time()
-        self.record = OperationRecord(id=self.id, kind=kind, started=self.started)
+        self.record = OperationRecord(id=self.id, kind=kind, started=self.started, pid=os.getpid())
         self.entry: InventoryEntry | None = None
         self.prev_state: str | None = None
         self.phases: list[str] = []
@@ -197,14 +199,21 @@ class _Operation:
     def note(self, text: str) -> None:
         self.emit(LogLine(operation_id=self.id, stream="npa", text=text))
 
+    def warn(self, text: str) -> None:
+        self.emit(Diagnostic(operation_id=self.id, severity="warning", summary=text))
+
     def start(self) -> None:
-        self.lock.acquire()  # raises ClusterBusy at once when someone else holds it
+        # Raises ClusterBusy at once when someone else holds the lock; settles what a killed
+        # run left behind (recovery.py).
+        notes = recovery.begin(self.lock, self.name)
         try:
             self.log = inventory.EventLog(self.name, self.id)
             self.record.log = str(self.log.path)
             self.entry = inventory.get(self.name)
             self.prev_state = self.entry.state if self.entry is not None else None
             self.emit(OperationStarted(operation_id=self.id, operation=self.kind, name=self.name))
+            for note in notes:
+                self.warn(note)
         except BaseException:
             self.lock.release()
             raise
@@ -212,7 +221,7 @@ class _Operation:
     def save_entry(self) -> None:
         if self.entry is not None:
             self.entry.record(self.record)
-            inventory.save(self.entry)
+            recovery.safe_save(self.entry, self.warn)  # a full disk warns, never hides the outcome
 
     def finish(self, exc: BaseException | None, message: str) -> None:
         """Record the outcome, emit the final event, release the lock — on every path."""
@@ -238,6 +247,8 @@ class _Operation:
                         "destroy": "destroy-incomplete",
                     }[self.kind]  # type: ignore[assignment]
                 self.save_entry()
+            if (log_problem := recovery.log_warning(self.log)) is not None:
+                self.warn(log_problem)
             self.phase("done", f"{self.kind} {result}")
             self.emit(
                 OperationFinished(
@@ -308,6 +319,7 @@ class _Context:
             on_event=self.op.emit,
             env=self.env,
             text_filter=self.op.redactor.text,
+            lock=self.op.lock,  # a Terraform that outlives npa keeps the cluster locked
         )
 
     def recipe_info(self) -> RecipeInfo:
@@ -463,6 +475,8 @@ async def _init(ctx: _Context, install: Installation) -> None:
     )
     if not run.ok:
         raise TerraformFailed("init", run, install.dir)
+    # State Terraform could not save last time (disk full) goes back before anything else.
+    await recovery.push_errored_state(ctx.runner().capture, install.dir, ctx.op.warn)
 
 
 def _plan_dir(install: Installation) -> Path:
@@ -605,6 +619,7 @@ async def _prepare(
     )
     op.redactor.add(*rendered.secrets, *capacity.values())
     env = {**rendered.env, **env}
+    op.redactor.add_environment(env, sensitive_variables(recipe.example_dir))
     target = recipe_mod.installation_dir(recipe, spec.name)
     op.rollback.keep(
         target / "terraform.tfvars.json",
@@ -662,7 +677,9 @@ async def plan(
             terraform_version=ctx.binary.version,
         )
     except BaseException as caught:
-        exc = caught
+        exc = recovery.translate_error(caught)  # a raw "no space left" becomes DiskFull
+        if exc is not caught:
+            raise exc from None
         raise
     finally:
         op.rollback.restore()  # a plan changes nothing, not even the local files
@@ -751,12 +768,14 @@ async def deploy(
             phases=list(op.phases),
         )
     except BaseException as caught:
-        exc = caught
+        exc = recovery.translate_error(caught)  # a raw "no space left" becomes DiskFull
         if not applied:
             # Refused or failed before any apply: the cluster is as it was, so are its files.
             # Once an apply started, the new variables describe the (partial) state and a
             # re-run converges from them.
             op.rollback.restore()
+        if exc is not caught:
+            raise exc from None
         raise
     finally:
         op.finish(exc, message)
@@ -798,6 +817,7 @@ async def destroy(
         install = recipe_mod.existing_installation(recipe, install_dir, name)
         secrets_env = install.read_env()
         env = {**secrets_env, **env}
+        op.redactor.add_environment(env, sensitive_variables(recipe.example_dir))
         ctx = _Context(
             op=op, recipe=recipe, binary=binary, env=env, parallelism=options.parallelism
         )
@@ -843,7 +863,9 @@ async def destroy(
             destroyed=len(before),
         )
     except BaseException as caught:
-        exc = caught
+        exc = recovery.translate_error(caught)  # a raw "no space left" becomes DiskFull
+        if exc is not caught:
+            raise exc from None
         raise
     finally:
         op.finish(exc, message)

@@ -1,0 +1,177 @@
+"""Self-recovery at the start and end of every operation.
+
+What an earlier, killed or crashed, run can leave behind, and what happens to it here:
+
+- the cluster lock, still held by that run's Terraform supervisor while Terraform saves
+  state: the lock refuses at once and names it (locks.py);
+- an inventory record still `running` (cluster `deploying`/`destroying`): once we hold the
+  lock its process is provably gone, so it becomes `interrupted` (or `destroy-incomplete`)
+  with the next step spelled out;
+- the rest of Terraform's output after npa died (`.npa-run/<op>.orphaned.log`): named;
+- temp files of atomic writes (`.<name>.<pid>-*.tmp`) whose writer is gone: removed;
+- `errored.tfstate`, the state Terraform could not save (disk full): pushed back into
+  Terraform's state before anything else runs, so a resource it created is never forgotten.
+
+And before anything is written, enough free disk space is checked for, so a deploy does not
+start on a disk it is bound to fill.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from npa_sop_tui import fsutil, inventory
+from npa_sop_tui.errors import NpaError, OperationError
+from npa_sop_tui.fsutil import DiskFull, free_bytes, is_disk_full, sweep_temp_files
+from npa_sop_tui.locks import ClusterLock
+from npa_sop_tui.paths import cluster_dir, npa_home
+from npa_sop_tui.terraform import supervision
+
+MIN_FREE_BYTES = 16 * 1024 * 1024  # logs, plans, variables, state backups of a small cluster
+STATE_FILE = "terraform.tfstate"
+ERRORED_GLOB = "errored*.tfstate"
+
+
+def required_free_bytes(install_dir: Path | None) -> int:
+    """A plan file and a state backup are each about the state's size; keep room for both
+    and for the state itself."""
+    state = 0
+    if install_dir is not None:
+        with contextlib.suppress(OSError):
+            state = (install_dir / STATE_FILE).stat().st_size
+    return MIN_FREE_BYTES + 3 * state
+
+
+def check_free_space(folder: Path, install_dir: Path | None) -> None:
+    """`DiskFull` (before anything is written) when the disk cannot take the operation."""
+    needed = required_free_bytes(install_dir)
+    for where in {folder, *([install_dir] if install_dir else [])}:
+        free = free_bytes(where)
+        if free is not None and free < needed:
+            raise DiskFull(where, needed=needed, free=free)
+
+
+def begin(lock: ClusterLock, name: str) -> list[str]:
+    """Take the cluster's lock and tidy up after any earlier run; returns notes for the user.
+
+    Raises `ClusterBusy` (naming the holder, or the Terraform a killed run left) or
+    `DiskFull`; the lock is not held when it raises.
+    """
+    lock.acquire()
+    try:
+        return _tidy(name)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _tidy(name: str) -> list[str]:
+    notes: list[str] = []
+    entry = inventory.get(name)
+    install_dir = Path(entry.install_dir) if entry is not None and entry.install_dir else None
+    folders = [npa_home(), cluster_dir(name)]
+    if install_dir is not None:
+        folders += [install_dir, supervision.run_dir(install_dir)]
+    removed = [p for folder in folders for p in sweep_temp_files(folder)]
+    if removed:
+        notes.append(f"removed {len(removed)} temp file(s) left by interrupted writes")
+    check_free_space(
+        cluster_dir(name), install_dir if install_dir and install_dir.is_dir() else None
+    )
+    if entry is not None:
+        dead = entry.last_operation
+        note = inventory.settle_dead_operation(entry)
+        if note is not None:
+            inventory.save(entry)
+            notes.append(note)
+            if dead is not None and install_dir is not None:
+                notes += _orphan_report(install_dir, dead.id)
+    return notes
+
+
+def _orphan_report(install_dir: Path, operation_id: str) -> list[str]:
+    spool = supervision.spool_path(install_dir, operation_id)
+    try:
+        lines = spool.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    ended = [line for line in lines if line.startswith("# npa supervisor: Terraform exited")]
+    how = ended[-1].removeprefix("# npa supervisor: ") if ended else "Terraform did not report"
+    return [
+        f"after npa stopped, its supervisor stopped Terraform gracefully ({how}); "
+        f"Terraform's output from then on is in {spool}"
+    ]
+
+
+async def push_errored_state(
+    capture: Callable[..., object], install_dir: Path, note: Callable[[str], None]
+) -> None:
+    """Push `errored*.tfstate` (state Terraform could not save) back, oldest first.
+
+    `capture` is `TerraformRunner.capture`. Terraform itself refuses a state of another
+    lineage or an older serial, so nothing newer is overwritten; then this raises with the
+    commands to finish by hand.
+    """
+    dumps = sorted(
+        (p for p in install_dir.glob(ERRORED_GLOB) if p.is_file() and p.stat().st_size > 0),
+        key=lambda p: p.stat().st_mtime,
+    )
+    for dump in dumps:
+        code, _out, err = await capture(["state", "push", dump.name], cwd=install_dir)  # type: ignore[misc]
+        if code != 0:
+            raise OperationError(
+                f"Terraform's saved state {dump} could not be pushed back: "
+                f"{err.strip()[-400:] or f'exit {code}'}",
+                hint=f"compare it with {install_dir / STATE_FILE}; if it is the newer one, "
+                f"`cd {install_dir} && terraform state push -force {dump.name}`, then run "
+                "the command again",
+            )
+        kept = supervision.run_dir(install_dir) / f"{dump.stem}-pushed-{int(time.time())}.tfstate"
+        fsutil.ensure_dir(kept.parent)
+        os.replace(dump, kept)
+        note(
+            f"pushed the state Terraform could not save ({dump.name}) back into its state; "
+            f"the file is kept as {kept}"
+        )
+
+
+def translate_error(exc: BaseException, install_dir: Path | None = None) -> BaseException:
+    """A raw "no space left" (ours or Terraform's) becomes one `DiskFull`; others unchanged."""
+    if isinstance(exc, DiskFull):
+        return exc
+    if is_disk_full(exc):
+        assert isinstance(exc, OSError)
+        where = Path(exc.filename) if exc.filename else (install_dir or npa_home())
+        return DiskFull(where, needed=required_free_bytes(install_dir))
+    errored = getattr(exc, "errored_state", None)
+    if getattr(exc, "no_space", False) and isinstance(exc, NpaError):
+        where = install_dir or npa_home()
+        full = DiskFull(where, needed=required_free_bytes(install_dir))
+        if errored:
+            full.message += (
+                f"; Terraform could not save its state, npa kept it in {errored} and pushes it "
+                "back on the next run"
+            )
+        full.errored_state = errored  # type: ignore[attr-defined]
+        return full
+    return exc
+
+
+def safe_save(entry: inventory.InventoryEntry, warn: Callable[[str], None]) -> None:
+    """Save the inventory record at the end of an operation; a failure is a warning (the next
+    command settles a record left `running`), never an exception that hides the outcome."""
+    try:
+        inventory.save(entry)
+    except (OSError, NpaError) as exc:
+        text = exc.render() if isinstance(exc, NpaError) else str(exc)
+        warn(f"could not record the result in the inventory: {text}")
+
+
+def log_warning(log: inventory.EventLog | None) -> str | None:
+    if log is None or log.failed is None:
+        return None
+    return f"the operation log {log.path} is incomplete: {log.failed.strerror or log.failed}"
