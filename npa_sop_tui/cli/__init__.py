@@ -22,6 +22,7 @@ from npa_sop_tui.cli import (
     workflow_cmds,
 )
 from npa_sop_tui.cli.common import run_handler
+from npa_sop_tui.cli.interrupts import guard_std_streams
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    guard_std_streams()  # a closed stdout (`| head`) must not crash a running deploy
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
     return run_handler(args)

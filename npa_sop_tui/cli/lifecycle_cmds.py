@@ -119,8 +119,14 @@ def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
     return progress, progress
 
 
-def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argparse.Namespace) -> T:
-    """Run one lifecycle coroutine; each Ctrl-C cancels it (1st: graceful, 2nd: force)."""
+def _run(
+    factory: Callable[[Callable[[Any], None]], Awaitable[T]],
+    args: argparse.Namespace,
+    *,
+    final: bool = True,
+) -> T:
+    """Run one lifecycle coroutine; each Ctrl-C (or SIGTERM, SIGHUP) cancels it (1st:
+    graceful, 2nd: force). `final=False` for a preview that a prompt follows."""
     from npa_sop_tui.cli.interrupts import run_interruptible
 
     sink, progress = _sink(args)
@@ -129,6 +135,7 @@ def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argpars
         return run_interruptible(
             lambda: factory(sink),
             interrupted="operation interrupted; Terraform stopped and the run was recorded",
+            final=final,
             **({"notify": progress.note} if progress is not None else {}),
         )
 
@@ -225,7 +232,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     spec = _load(args, capacity)
     options = _options(args, capacity=capacity)
     if not args.yes and not wants_json(args) and _interactive():
-        preview = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
+        preview = _run(
+            lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args, final=False
+        )
         _print_plan(preview.changes, spec.name)
         if preview.changes.destructive and not args.allow_destructive:
             print(
@@ -321,4 +330,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    unsettled = [e for e in entries if e.state in ("interrupted", "failed", "destroy-incomplete")]
+    for e in unsettled:
+        print(f"next for {e.name}: {inventory.next_step(e)}")
     return 0

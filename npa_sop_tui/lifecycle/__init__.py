@@ -229,7 +229,9 @@ class _Operation:
             if exc is None:
                 result: Literal["ok", "failed", "interrupted"] = "ok"
             elif isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
-                result, message = "interrupted", "interrupted by the user"
+                # The CLI cancels with the signal's name (cli/interrupts.py).
+                how = f"by {exc.args[0]}" if exc.args and exc.args[0] else "by the user"
+                result, message = "interrupted", f"interrupted {how}"
             else:
                 result = "failed"
                 message = exc.message if isinstance(exc, NpaError) else f"internal error: {exc!r}"

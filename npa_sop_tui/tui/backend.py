@@ -313,8 +313,13 @@ class Backend:
         return self.to_mapping(loaded.spec)
 
     def to_mapping(self, spec: Any) -> dict[str, Any]:
-        # exclude_unset: the file written back has what the user set, no more
-        return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        from npa_sop_tui.spec.model import REVEAL_SECRETS
+
+        # exclude_unset: the file written back has what the user set, no more; secrets kept
+        # as they are (a capacity block ID in the file must survive a round trip).
+        return spec.model_dump(
+            mode="json", by_alias=True, exclude_unset=True, context={REVEAL_SECRETS: True}
+        )
 
     def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Issue]]:
         """Parse and validate a mapping: (spec or None, every finding)."""
