@@ -29,8 +29,8 @@ SECRET_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
 RESERVE_NAME = "reserve"
 RESERVE_BYTES = 2 * 1024 * 1024
-# Pruned when tightening an existing home: their own tools manage them, and nothing in them
-# is reachable once their parent is 0700.
+# Not descended into when tightening an existing home: their own tools manage what is inside,
+# and nothing in them is reachable once they are 0700.
 _NOT_OURS = frozenset({".git", ".terraform", "tf-mirror"})
 _TEMP_WITH_PID = re.compile(r"^\..+\.(\d+)-[A-Za-z0-9_]+\.tmp$")
 _TEMP_LEGACY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # before the pid was in the name
@@ -148,9 +148,9 @@ def tighten_tree(root: Path | str) -> None:
     root = Path(root)
     _tighten(root)
     for folder, dirs, _files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in _NOT_OURS]
         for name in dirs:
             _tighten(Path(folder) / name)
+        dirs[:] = [d for d in dirs if d not in _NOT_OURS]  # tightened, not descended into
 
 
 # ---------------------------------------------------------------------------------------------

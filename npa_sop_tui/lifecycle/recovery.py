@@ -9,6 +9,8 @@ What an earlier, killed or crashed, run can leave behind, and what happens to it
   with the next step spelled out;
 - the rest of Terraform's output after npa died (`.npa-run/<op>.orphaned.log`): named;
 - temp files of atomic writes (`.<name>.<pid>-*.tmp`) whose writer is gone: removed;
+- processes of a run whose supervisor is gone (only if the supervisor itself was killed;
+  it reaps them otherwise): stopped and named;
 - `errored.tfstate`, the state Terraform could not save (disk full): pushed back into
   Terraform's state before anything else runs, so a resource it created is never forgotten.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +33,7 @@ from npa_sop_tui.fsutil import DiskFull, free_bytes, is_disk_full, sweep_temp_fi
 from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.paths import cluster_dir, npa_home
 from npa_sop_tui.terraform import supervision
+from npa_sop_tui.terraform._supervisor import MARK_ENV
 
 MIN_FREE_BYTES = 16 * 1024 * 1024  # logs, plans, variables, state backups of a small cluster
 STATE_FILE = "terraform.tfstate"
@@ -79,6 +83,8 @@ def _tidy(name: str) -> list[str]:
     removed = [p for folder in folders for p in sweep_temp_files(folder)]
     if removed:
         notes.append(f"removed {len(removed)} temp file(s) left by interrupted writes")
+    if install_dir is not None:
+        notes += reap_orphans(install_dir)
     check_free_space(
         cluster_dir(name), install_dir if install_dir and install_dir.is_dir() else None
     )
@@ -90,6 +96,52 @@ def _tidy(name: str) -> list[str]:
             notes.append(note)
             if dead is not None and install_dir is not None:
                 notes += _orphan_report(install_dir, dead.id)
+    return notes
+
+
+def _proc_field(pid: str, name: str) -> str:
+    try:
+        if name == "cwd":
+            return os.readlink(f"/proc/{pid}/cwd")
+        with open(f"/proc/{pid}/{name}", "rb") as handle:
+            return handle.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def reap_orphans(install_dir: Path) -> list[str]:
+    """Stop processes of an earlier run in `install_dir` whose supervisor is gone.
+
+    Normally the supervisor reaps everything Terraform leaves; only if the supervisor itself
+    was killed can a provider plugin or a provisioner linger. Each process of a run carries
+    its supervisor's pid and start time (`NPA_SUPERVISOR`), so nothing else is touched.
+    Linux only (/proc); elsewhere a no-op.
+    """
+    from npa_sop_tui.locks import process_alive
+
+    notes: list[str] = []
+    root = str(install_dir.resolve())
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return notes
+    for pid in pids:
+        cwd = _proc_field(pid, "cwd")
+        if cwd != root and not cwd.startswith(root + os.sep):
+            continue
+        environ = _proc_field(pid, "environ").split("\0")
+        mark = next((v for v in environ if v.startswith(f"{MARK_ENV}=")), None)
+        if mark is None:
+            continue
+        sup_pid, _, start = mark.partition("=")[2].partition(":")
+        if not sup_pid.isdigit() or process_alive(
+            int(sup_pid), int(start) if start.isdigit() else None
+        ):
+            continue
+        argv0 = os.path.basename(_proc_field(pid, "cmdline").split("\0", 1)[0])
+        with contextlib.suppress(OSError):
+            os.kill(int(pid), signal.SIGKILL)
+            notes.append(f"stopped {argv0} (pid {pid}), left running by an earlier run")
     return notes
 
 

@@ -43,6 +43,16 @@ PR_SET_CHILD_SUBREAPER = 36
 STATE_DUMP_MARK = b'"Emergency state dump"'
 ORPHAN_GRACE = 3600.0  # seconds an orphaned Terraform gets to stop before SIGKILL
 READ_SIZE = 1 << 16
+MARK_ENV = "NPA_SUPERVISOR"  # pid:start-ticks of the supervisor, in each process of a run
+
+
+def _start_ticks(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+        return raw[raw.rfind(b")") + 2 :].split()[19].decode()
+    except (OSError, IndexError):
+        return "?"
 
 
 def _prctl() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
@@ -59,8 +69,13 @@ PRCTL = _prctl()
 
 
 def _tie_to_parent() -> None:
-    """preexec_fn of Terraform: SIGTERM when we die (this process is single-threaded)."""
+    """preexec_fn of Terraform (this process is single-threaded, so it is safe here)."""
+    # We ignore the terminal's signals; an ignored signal stays ignored across exec, and
+    # Terraform's provisioners must still be stoppable by the SIGINT we send.
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
     if PRCTL is not None:
+        # SIGTERM, which Terraform treats like Ctrl-C, if this supervisor dies.
         PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
@@ -179,9 +194,13 @@ class Supervisor:
         signal.signal(signal.SIGTERM, lambda *_: self.interrupt())
         if PRCTL is not None:
             PRCTL(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        # Every process of this run (Terraform, plugins, provisioners) carries this mark, so
+        # the next npa can find and stop them should this supervisor itself be killed.
+        env = dict(os.environ, **{MARK_ENV: f"{os.getpid()}:{_start_ticks(os.getpid())}"})
         try:
             self.proc = subprocess.Popen(
                 self.argv,
+                env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
