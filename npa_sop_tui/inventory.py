@@ -19,13 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import NpaError, UsageError
-from npa_sop_tui.fsutil import (
-    SECRET_MODE,
-    atomic_write_text,
-    ensure_dir,
-    is_disk_full,
-    release_reserve,
-)
+from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text, ensure_dir
 from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
 
 INVENTORY_FILE = "inventory.json"
@@ -266,8 +260,9 @@ def scan() -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
 class EventLog:
     """Append-only NDJSON log of one operation; lines are written already redacted.
 
-    A full disk does not stop the operation: the reserve is given up once, and if the log
-    still cannot be written it stops (`failed` says why) while the operation goes on.
+    A full disk does not stop the operation: the log stops (`failed` says why) and the
+    operation goes on. It leaves the disk reserve alone: that is for Terraform's state and
+    the inventory record, which matter more than the rest of the log.
     """
 
     def __init__(self, name: str, operation_id: str) -> None:
@@ -283,17 +278,11 @@ class EventLog:
     def write(self, data: dict[str, object]) -> None:
         if self._fd is None:
             return
-        line = (json.dumps(data, default=str) + "\n").encode()
-        for attempt in (1, 2):
-            try:
-                _write_all(self._fd, line)
-                return
-            except OSError as exc:
-                if attempt == 1 and is_disk_full(exc) and release_reserve(self.path.parent):
-                    continue
-                self.failed = exc
-                self.close()
-                return
+        try:
+            _write_all(self._fd, (json.dumps(data, default=str) + "\n").encode())
+        except OSError as exc:
+            self.failed = exc
+            self.close()
 
     def close(self) -> None:
         fd, self._fd = self._fd, None

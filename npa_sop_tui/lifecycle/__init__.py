@@ -472,6 +472,7 @@ def _capacity(spec: SoperatorSpec, options: LifecycleOptions) -> dict[str, str]:
 
 async def _init(ctx: _Context, install: Installation) -> None:
     ctx.op.phase("init", "Preparing Terraform (init)")
+    recovery.restore_state_file(install.dir, ctx.op.warn)  # a state cut short by a full disk
     run = await ctx.runner().run(
         ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
     )

@@ -21,11 +21,14 @@ start on a disk it is bound to fill.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from npa_sop_tui import fsutil, inventory
 from npa_sop_tui.errors import NpaError, OperationError
@@ -159,21 +162,52 @@ def _orphan_report(install_dir: Path, operation_id: str) -> list[str]:
     ]
 
 
-async def push_errored_state(
-    capture: Callable[..., object], install_dir: Path, note: Callable[[str], None]
-) -> None:
-    """Push `errored*.tfstate` (state Terraform could not save) back, oldest first.
+def _errored_dumps(install_dir: Path) -> list[Path]:
+    """State Terraform could not save (`errored*.tfstate`, non-empty), oldest first."""
+    found = [p for p in install_dir.glob(ERRORED_GLOB) if p.is_file() and p.stat().st_size > 0]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
 
-    `capture` is `TerraformRunner.capture`. Terraform itself refuses a state of another
-    lineage or an older serial, so nothing newer is overwritten; then this raises with the
-    commands to finish by hand.
-    """
-    dumps = sorted(
-        (p for p in install_dir.glob(ERRORED_GLOB) if p.is_file() and p.stat().st_size > 0),
-        key=lambda p: p.stat().st_mtime,
+
+def _set_aside(path: Path, label: str) -> Path:
+    kept = supervision.run_dir(path.parent) / f"{path.stem}-{label}-{int(time.time())}{path.suffix}"
+    fsutil.ensure_dir(kept.parent)
+    os.replace(path, kept)
+    return kept
+
+
+def restore_state_file(install_dir: Path, note: Callable[[str], None]) -> None:
+    """Before `terraform init`: when terraform.tfstate is missing, empty or cut short (a disk
+    that filled while Terraform wrote it) and a saved dump exists, the newest dump becomes
+    terraform.tfstate again; Terraform itself would refuse to start on a broken state."""
+    dumps = _errored_dumps(install_dir)
+    if not dumps:
+        return
+    state = install_dir / STATE_FILE
+    try:
+        json.loads(state.read_text(encoding="utf-8"))
+        return  # a readable state: the dumps are pushed after init, with Terraform's checks
+    except (OSError, ValueError):
+        pass
+    newest = dumps[-1]
+    broken = _set_aside(state, "unreadable") if state.exists() else None
+    fsutil.atomic_write_bytes(state, newest.read_bytes(), mode=fsutil.SECRET_MODE)
+    kept = [_set_aside(dump, "restored") for dump in dumps]
+    where = f" (the unreadable one is kept as {broken})" if broken else ""
+    note(
+        f"restored terraform.tfstate from the state Terraform could not save ({newest.name})"
+        f"{where}; the saved dumps are kept in {kept[-1].parent}"
     )
-    for dump in dumps:
-        code, _out, err = await capture(["state", "push", dump.name], cwd=install_dir)  # type: ignore[misc]
+
+
+async def push_errored_state(
+    capture: Callable[..., Any], install_dir: Path, note: Callable[[str], None]
+) -> None:
+    """After `terraform init`: push `errored*.tfstate` back into a readable state, oldest
+    first. Terraform refuses a state of another lineage or an older serial, so nothing newer
+    is overwritten; then this raises with the commands to finish by hand.
+    """
+    for dump in _errored_dumps(install_dir):
+        code, _out, err = await capture(["state", "push", dump.name], cwd=install_dir)
         if code != 0:
             raise OperationError(
                 f"Terraform's saved state {dump} could not be pushed back: "
@@ -182,9 +216,7 @@ async def push_errored_state(
                 f"`cd {install_dir} && terraform state push -force {dump.name}`, then run "
                 "the command again",
             )
-        kept = supervision.run_dir(install_dir) / f"{dump.stem}-pushed-{int(time.time())}.tfstate"
-        fsutil.ensure_dir(kept.parent)
-        os.replace(dump, kept)
+        kept = _set_aside(dump, "pushed")
         note(
             f"pushed the state Terraform could not save ({dump.name}) back into its state; "
             f"the file is kept as {kept}"
@@ -201,7 +233,11 @@ def translate_error(exc: BaseException, install_dir: Path | None = None) -> Base
         return DiskFull(where, needed=required_free_bytes(install_dir))
     errored = getattr(exc, "errored_state", None)
     if getattr(exc, "no_space", False) and isinstance(exc, NpaError):
-        where = install_dir or npa_home()
+        # Terraform names the file it could not write ("write terraform.tfstate: no space…").
+        named = re.search(r"(?:open|write) (\S+?):? no space left on device", exc.message)
+        where = Path(named.group(1)) if named else (install_dir or npa_home())
+        if not where.is_absolute() and install_dir is not None:
+            where = install_dir / where
         full = DiskFull(where, needed=required_free_bytes(install_dir))
         if errored:
             full.message += (
