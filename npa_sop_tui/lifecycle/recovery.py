@@ -207,7 +207,12 @@ async def push_errored_state(
     is overwritten; then this raises with the commands to finish by hand.
     """
     for dump in _errored_dumps(install_dir):
-        code, _out, err = await capture(["state", "push", dump.name], cwd=install_dir)
+        args = ["state", "push", dump.name]
+        if _newer_of_same_lineage(dump, install_dir / STATE_FILE):
+            # Terraform refuses a push of the same serial; a write that failed mid-apply
+            # leaves exactly that: the dump (its final state) is the newer one.
+            args.insert(2, "-force")
+        code, _out, err = await capture(args, cwd=install_dir)
         if code != 0:
             raise OperationError(
                 f"Terraform's saved state {dump} could not be pushed back: "
@@ -221,6 +226,16 @@ async def push_errored_state(
             f"pushed the state Terraform could not save ({dump.name}) back into its state; "
             f"the file is kept as {kept}"
         )
+
+
+def _newer_of_same_lineage(dump: Path, state: Path) -> bool:
+    """True if `dump` continues `state` (same lineage) at the same or a higher serial."""
+    try:
+        mine, theirs = json.loads(dump.read_text()), json.loads(state.read_text())
+    except (OSError, ValueError):
+        return False
+    same = mine.get("lineage") and mine.get("lineage") == theirs.get("lineage")
+    return bool(same) and int(mine.get("serial", 0)) >= int(theirs.get("serial", 0))
 
 
 def translate_error(exc: BaseException, install_dir: Path | None = None) -> BaseException:

@@ -27,8 +27,11 @@ pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A 48 MiB tmpfs as the npa home (the sandbox's provider mirror takes 20 MiB of it)."""
+def small_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox_in_home: Path
+) -> Iterator[Path]:
+    """A 48 MiB tmpfs as the npa home (the sandbox's provider mirror takes 20 MiB of it);
+    after `sandbox_in_home`, which `sandbox_options` uses, so this home wins."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root (CI runs as root)")
     mount = tmp_path / "disk"

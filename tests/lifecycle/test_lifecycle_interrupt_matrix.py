@@ -246,7 +246,9 @@ def in_matrix_home(matrix_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _options() -> lifecycle.LifecycleOptions:
     """What the CLI's `--sandbox` uses (placeholder identity), with no sleeps."""
-    return lifecycle.LifecycleOptions(sandbox=True, env={"TF_VAR_standin_sleep_seconds": "0"})
+    from npa_sop_tui.environment import open_environment
+
+    return lifecycle.LifecycleOptions(environment=open_environment(sandbox=True, sleep_seconds=0))
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def test_a_hostile_login_user_in_config_is_refused(tmp_path: Path, npa_home: Pat
         timeout=30,
     )
     assert done.returncode == 2, done.stderr
-    assert "config login.user" in done.stderr and "not a valid login name" in done.stderr
+    assert "login.user (config" in done.stderr and "not a valid login name" in done.stderr
     assert not marker.exists()
 
 

@@ -153,7 +153,7 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         wizard = pilot.app.screen
         assert isinstance(wizard, WizardScreen) and wizard.step == "review"
         # the sandbox writes beside its own state, and says where
-        target = sandbox_backend.home / "specs" / "bykeys.yaml"
+        target = sandbox_backend.environment.home / "specs" / "bykeys.yaml"
         assert wizard.query_one("#out-path", Input).value == str(target)
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
         assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written
