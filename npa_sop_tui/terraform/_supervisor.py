@@ -212,20 +212,47 @@ class Supervisor:
             return 127
         assert self.proc.stdout is not None and self.proc.stderr is not None
         sel = selectors.DefaultSelector()
-        out_fd, err_fd = self.proc.stdout.fileno(), self.proc.stderr.fileno()
-        sel.register(out_fd, selectors.EVENT_READ, "out")
-        sel.register(err_fd, selectors.EVENT_READ, "err")
+        sel.register(self.proc.stdout.fileno(), selectors.EVENT_READ, "out")
+        sel.register(self.proc.stderr.fileno(), selectors.EVENT_READ, "err")
         sel.register(0, selectors.EVENT_READ, "ctl")
+        exit_fd = _pidfd(self.proc.pid)
+        if exit_fd is not None:
+            sel.register(exit_fd, selectors.EVENT_READ, "exit")
+        self._pump(sel)
+        if exit_fd is not None:
+            os.close(exit_fd)
+        code = self.proc.wait()
+        self._reap_group()
+        rc = code if code >= 0 else 128 - code
+        if self.orphaned:
+            self._to_spool(f"# npa supervisor: Terraform exited with {rc}\n".encode())
+        return rc
+
+    def _pump(self, sel: selectors.BaseSelector) -> None:
+        """Relay until Terraform has exited and its output is drained.
+
+        Not just until its pipes close: a provisioner's child that escaped the interrupt can
+        hold them open for as long as it lives. Once Terraform itself is gone, what is left
+        of its group is killed, so the pipes close soon after.
+        """
         open_streams = 2
+        drain_until: float | None = None
         while open_streams:
-            timeout = None
+            timeout = 0.5  # without a pidfd, Terraform's exit is noticed by polling
             if self.orphaned and self.stop_requested:
                 remaining = ORPHAN_GRACE - (time.monotonic() - self.stop_requested)
                 if remaining <= 0:
                     self.kill()
-                    remaining = 1.0
-                timeout = remaining
+                timeout = min(timeout, max(remaining, 0.1))
+            if drain_until is None and self.proc is not None and self.proc.poll() is not None:
+                self._reap_group()
+                drain_until = time.monotonic() + 5
+            if drain_until is not None and time.monotonic() > drain_until:
+                return  # whatever still holds the pipes is not Terraform's output
             for key, _ in sel.select(timeout):
+                if key.data == "exit":
+                    sel.unregister(key.fd)
+                    continue  # poll() above takes it from here
                 fd = int(key.fd)  # type: ignore[arg-type]
                 try:
                     chunk = os.read(fd, READ_SIZE)
@@ -244,12 +271,6 @@ class Supervisor:
                     self._flush_partial(key.data)
                     continue
                 self._relay(key.data, chunk)
-        code = self.proc.wait()
-        self._reap_group()
-        rc = code if code >= 0 else 128 - code
-        if self.orphaned:
-            self._to_spool(f"# npa supervisor: Terraform exited with {rc}\n".encode())
-        return rc
 
     def _relay(self, stream: str, chunk: bytes) -> None:
         if stream == "out":
@@ -287,6 +308,14 @@ class Supervisor:
                 except ProcessLookupError:
                     break  # the group is empty and nothing is ours to reap
                 time.sleep(0.01)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux 5.3+), else None."""
+    try:
+        return os.pidfd_open(pid)  # type: ignore[attr-defined,no-any-return]
+    except (AttributeError, OSError):
+        return None
 
 
 def _write_all(fd: int, data: bytes) -> None:
