@@ -53,9 +53,12 @@ def run_handler(args: argparse.Namespace) -> int:
             enter_sandbox_home()
         return handler(args)
     except NpaError as exc:
+        from npa_sop_tui.redact import Redactor
+
+        mask = Redactor()  # secret-looking environment values never reach a terminal
         if wants_json(args):
-            emit_json({"ok": False, **exc.to_dict(), **_extra(exc)})
-        sys.stderr.write(f"error: {exc.render()}\n")
+            emit_json(mask.value({"ok": False, **exc.to_dict(), **_extra(exc)}))
+        sys.stderr.write(f"error: {mask.text(exc.render())}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
