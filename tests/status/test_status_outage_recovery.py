@@ -21,7 +21,7 @@ from npa_sop_tui.status.model import ClusterStatus
 from npa_sop_tui.status.ssh import Backoff, backoff_cap
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
-from .conftest import PrivateSshd, Substrate
+from testkit.substrate import PrivateSshd, Substrate
 
 INTERVAL = 2.0
 OUTAGE = 12.0

@@ -22,7 +22,7 @@ from npa_sop_tui.status.ssh import (
 )
 from npa_sop_tui.status.watch import StatusSettings
 
-from .conftest import PrivateSshd, Substrate
+from testkit.substrate import PrivateSshd, Substrate
 
 NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
 HOSTILE_USERS = [
