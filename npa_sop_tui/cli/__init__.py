@@ -23,7 +23,7 @@ from npa_sop_tui.cli import (
     workflow_cmds,
 )
 from npa_sop_tui.cli.common import run_handler
-from npa_sop_tui.cli.interrupts import guard_std_streams
+from npa_sop_tui.cli.interrupts import guard_std_streams, signals_restored
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     guard_std_streams()  # a closed stdout (`| head`) must not crash a running deploy
     parser = build_parser()
     args = parser.parse_args(list(argv) if argv is not None else None)
-    return run_handler(args)
+    with signals_restored():  # late signals are swallowed only while this command runs
+        return run_handler(args)
 
 
 def tui_main(argv: Sequence[str] | None = None) -> int:

@@ -5,7 +5,8 @@
   group and waits for it to save state), the operation is recorded `interrupted`, and the
   command exits 128 + the signal's number (130, 143, 129). A second signal forces the stop.
 - Once the operation has finished, a late signal changes nothing: the result is already
-  recorded, and the command prints it and exits with its code.
+  recorded, and the command prints it and exits with its code (`signals_restored`, around
+  each CLI command, gives an in-process caller its own handlers back afterwards).
 - A closed stdout or stderr (`npa … --output json | head -c 200`) is not an error: the
   stream is swapped for /dev/null and the operation goes on; its events are still in the
   operation log.
@@ -21,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TextIO, TypeVar
 
 from npa_sop_tui.errors import Interrupted
@@ -103,9 +104,32 @@ def run_interruptible(
             raise
         finally:
             for sig, handler in previous.items():
-                signal.signal(sig, signal.SIG_IGN if final else handler)
+                # After the last operation a late signal is swallowed (a no-op handler, not
+                # SIG_IGN: that would be inherited by every process started afterwards);
+                # `signals_restored` puts the caller's handlers back when the command ends.
+                signal.signal(sig, _swallow if final else handler)
 
     return asyncio.run(main())
+
+
+def _swallow(_signum: int, _frame: object) -> None:
+    """A stop signal after the command's last operation finished: nothing left to stop."""
+
+
+@contextlib.contextmanager
+def signals_restored() -> Iterator[None]:
+    """Around one CLI command: whatever `run_interruptible` installs is undone afterwards, so
+    an in-process caller (tests, embedders) keeps its own Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            if handler is not None:
+                signal.signal(sig, handler)
 
 
 # ---------------------------------------------------------------------------------------------
