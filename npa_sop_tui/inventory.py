@@ -1,6 +1,8 @@
-"""The local record of clusters: `~/.npa/soperator/<name>/`.
+"""The record of clusters: one `InventoryEntry` per cluster, kept by the state store.
 
-Layout per cluster:
+With the local backend (the default) the records are files in `~/.npa/soperator/<name>/`;
+with the s3 backend the same documents live in the team's bucket (state/location.py).
+Layout per cluster (local):
   inventory.json          name, region, context, recipe, install dir, operations (0600)
   spec.yaml               the spec of the last deploy (0600)
   operations/<id>.ndjson  the redacted event log of each operation (0600)
@@ -11,14 +13,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
+from npa_sop_tui.fsutil import SECRET_MODE
+from npa_sop_tui.paths import cluster_dir
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
@@ -46,6 +52,8 @@ class OperationRecord(BaseModel):
     result: Literal["running", "ok", "failed", "interrupted"] = "running"
     summary: str = ""
     log: str | None = None
+    user: str | None = None  # who ran it (login name) and where: shown to the team
+    host: str | None = None
 
 
 class RecipeInfo(BaseModel):
@@ -93,9 +101,9 @@ def operations_dir(name: str) -> Path:
 
 class InventoryDamaged(UsageError):
     """`inventory.json` cannot be read or does not hold a valid record (exit 2: a file the
-    user has to repair, like a broken config)."""
+    user has to repair, like a broken config). `path` is a file, or an object's s3:// URL."""
 
-    def __init__(self, path: Path, problems: list[str]) -> None:
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
         shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
         super().__init__(
             f"{path}: the inventory record is damaged: {shown}",
@@ -117,86 +125,80 @@ def _problems(exc: ValidationError) -> list[str]:
     return out
 
 
-def get(name: str) -> InventoryEntry | None:
-    """The inventory entry of `name`, or None if there is none."""
-    path = cluster_dir(name) / INVENTORY_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InventoryDamaged(path, [f"cannot read it: {exc}"]) from None
+def parse_entry(text: str, name: str, where: Path | str) -> InventoryEntry:
+    """The record in `text` (read from `where`), checked to be the record of `name`."""
     try:
         entry = InventoryEntry.model_validate_json(text)
     except ValidationError as exc:
         # For broken JSON pydantic's message carries the line and column.
-        raise InventoryDamaged(path, _problems(exc)) from None
+        raise InventoryDamaged(where, _problems(exc)) from None
     if entry.name != name:
         raise InventoryDamaged(
-            path, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
+            where, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
         )
     return entry
 
 
-def require(name: str) -> InventoryEntry:
-    entry = get(name)
+# The functions below go through the state store the settings select (local files, or the
+# team's bucket): every reader of the inventory, whatever the backend, uses them or a store.
+
+
+def _store(store: StateStore | None) -> StateStore:
+    if store is not None:
+        return store
+    from npa_sop_tui.state import default_store
+
+    return default_store()
+
+
+def get(name: str, *, store: StateStore | None = None) -> InventoryEntry | None:
+    """The inventory entry of `name`, or None if there is none."""
+    return _store(store).get(name)
+
+
+def require(name: str, *, store: StateStore | None = None) -> InventoryEntry:
+    store = _store(store)
+    entry = store.get(name)
     if entry is None:
-        known = ", ".join(e.name for e in list_clusters()) or "none"
+        known = ", ".join(e.name for e in store.scan()[0]) or "none"
         raise UsageError(
-            f"no cluster named {name!r} in the inventory ({soperator_root()})",
+            f"no cluster named {name!r} in the inventory ({store.describe()})",
             hint=f"known clusters: {known}; `npa soperator list` shows them",
         )
     return entry
 
 
-def save(entry: InventoryEntry) -> None:
-    entry.updated = time.time()
-    atomic_write_text(
-        cluster_dir(entry.name) / INVENTORY_FILE,
-        entry.model_dump_json(indent=2) + "\n",
-        mode=SECRET_MODE,
-    )
+def save(entry: InventoryEntry, *, store: StateStore | None = None) -> None:
+    _store(store).save(entry)
 
 
-def save_spec(name: str, spec_yaml: str) -> None:
-    atomic_write_text(cluster_dir(name) / SPEC_FILE, spec_yaml, mode=SECRET_MODE)
+def save_spec(name: str, spec_yaml: str, *, store: StateStore | None = None) -> None:
+    _store(store).save_spec(name, spec_yaml)
 
 
-def list_clusters() -> list[InventoryEntry]:
+def list_clusters(*, store: StateStore | None = None) -> list[InventoryEntry]:
     """Every cluster with an inventory record, sorted by name; damaged records are skipped
     (`damaged_records()` names them, so callers can say so)."""
-    return scan()[0]
+    return scan(store=store)[0]
 
 
-def damaged_records() -> list[InventoryDamaged]:
-    return scan()[1]
+def damaged_records(*, store: StateStore | None = None) -> list[InventoryDamaged]:
+    return scan(store=store)[1]
 
 
-def scan() -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
-    """Good entries and damaged records of every cluster folder, sorted by name."""
-    root = soperator_root()
-    if not root.is_dir():
-        return [], []
-    entries: list[InventoryEntry] = []
-    damaged: list[InventoryDamaged] = []
-    for child in sorted(root.iterdir()):
-        if not (child / INVENTORY_FILE).exists() or not CLUSTER_NAME_RE.fullmatch(child.name):
-            continue  # not a cluster folder npa could have made
-        try:
-            entry = get(child.name)
-        except InventoryDamaged as exc:
-            damaged.append(exc)
-            continue
-        if entry is not None:
-            entries.append(entry)
-    return entries, damaged
+def scan(*, store: StateStore | None = None) -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
+    """Good entries and damaged records of every cluster, sorted by name."""
+    return _store(store).scan()
 
 
 class EventLog:
     """Append-only NDJSON log of one operation; lines are written already redacted."""
 
-    def __init__(self, name: str, operation_id: str) -> None:
+    def __init__(
+        self, name: str, operation_id: str, *, on_close: Callable[[Path], None] | None = None
+    ) -> None:
         self.path = operations_dir(name) / f"{operation_id}.ndjson"
+        self._on_close = on_close  # the s3 store uploads the finished log
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # Created 0600 before anything is written to it.
         self.path.touch(mode=SECRET_MODE, exist_ok=True)
@@ -212,3 +214,5 @@ class EventLog:
     def close(self) -> None:
         if not self._handle.closed:
             self._handle.close()
+            if self._on_close is not None:
+                self._on_close(self.path)

@@ -43,8 +43,11 @@ def _describe(holder: dict[str, object] | None) -> str:
         if isinstance(started, int | float)
         else "?"
     )
+    who = f"pid {holder.get('pid')}"
+    if holder.get("host"):  # a lock held in the team's bucket names the person and machine
+        who = f"{holder.get('user', '?')}@{holder.get('host')} (pid {holder.get('pid')})"
     return (
-        f"{holder.get('operation', 'an operation')} by pid {holder.get('pid')} "
+        f"{holder.get('operation', 'an operation')} by {who} "
         f"({holder.get('command', '?')}) since {when}"
     )
 
@@ -84,6 +87,7 @@ class ClusterLock:
         self.operation = operation
         self.path = cluster_dir(name) / ".lock"
         self._fd: int | None = None
+        self.lost: str | None = None  # a flock cannot be taken away while held
 
     @property
     def held(self) -> bool:

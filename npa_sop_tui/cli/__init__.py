@@ -18,6 +18,7 @@ from npa_sop_tui.cli import (
     fleet_cmds,
     lifecycle_cmds,
     spec_cmds,
+    state_cmds,
     status_cmds,
     tui_cmds,
     workflow_cmds,
@@ -41,7 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = soperator.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    for module in (spec_cmds, lifecycle_cmds, status_cmds, config_cmds, tui_cmds, agent_cmds):
+    for module in (
+        spec_cmds,
+        lifecycle_cmds,
+        state_cmds,
+        status_cmds,
+        config_cmds,
+        tui_cmds,
+        agent_cmds,
+    ):
         module.register(commands)
 
     fleet_cmds.register(groups)

@@ -85,6 +85,15 @@ def capacity_flag(args: argparse.Namespace) -> dict[str, str]:
     return {**capacity_from_env(), **parse_capacity_assignments(given)}
 
 
+def add_state_bucket_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state-bucket",
+        metavar="BUCKET",
+        help="keep Terraform state, records and locks in this Object Storage bucket "
+        "(also NPA_STATE_BUCKET, config state.bucket); default: state.backend, else local",
+    )
+
+
 def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The settings this command's flags set explicitly (see `settings.resolve_settings`)."""
     flags = {
@@ -93,6 +102,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "capacity": capacity_flag(args) if getattr(args, "capacity_block_group", None) else None,
         "parallelism": getattr(args, "parallelism", None),
         "recipe.ref": getattr(args, "recipe_ref", None),
+        "state.bucket": getattr(args, "state_bucket", None),
     }
     return {key: value for key, value in flags.items() if value is not None}
 

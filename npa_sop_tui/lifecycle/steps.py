@@ -21,6 +21,7 @@ from npa_sop_tui.lifecycle.operation import Operation
 from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
 from npa_sop_tui.recipe.compat import check_recipe_for_spec
 from npa_sop_tui.recipe.source import Installation, Recipe
+from npa_sop_tui.state import backend as state_backend
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
 from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.recipe.render import Rendered
     from npa_sop_tui.settings import Settings
     from npa_sop_tui.spec.model import SoperatorSpec
+    from npa_sop_tui.state.store import StateStore
 
 
 def environment_of(options: LifecycleOptions) -> Environment:
@@ -35,6 +37,11 @@ def environment_of(options: LifecycleOptions) -> Environment:
     env = options.environment or Environment()
     flags = options.flags()
     return env.with_settings(env.settings.with_values(**flags)) if flags else env
+
+
+def store_of(options: LifecycleOptions) -> StateStore:
+    """Where the operation keeps its records, lock and Terraform state (local or a bucket)."""
+    return environment_of(options).state_store()
 
 
 @dataclass
@@ -169,6 +176,7 @@ async def prepare(
     install = await asyncio.to_thread(
         source.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
     )
+    use_state_backend(ctx, install)
     op.observe(await environment.observer(spec.name, spec))
     ctx.announce(install.dir)
     return ctx, install, rendered
@@ -178,15 +186,27 @@ async def prepare(
 # Terraform steps
 
 
+def use_state_backend(ctx: Context, install: Installation) -> None:
+    """Point the installation's Terraform at the configured state backend (local or s3)."""
+    store = ctx.op.store
+    state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
+    if store.shared:  # Terraform reads the same access key from its environment
+        import os
+
+        ctx.op.redactor.add(*filter(None, [os.environ.get("AWS_SECRET_ACCESS_KEY")]))
+
+
 async def init(ctx: Context, install: Installation) -> None:
     ctx.op.phase("init", "Preparing Terraform (init)")
+    backend_args = state_backend.init_args(install.dir, ctx.op.store, install.name)
     run = await ctx.runner().run(
-        ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
+        ["init", "-input=false", "-no-color", *backend_args], cwd=install.dir, json_ui=False
     )
     if not run.ok:  # name the recipe: init fails on its providers and module sources
         raise TerraformFailed(
             f"init (recipe {ctx.recipe.root}, ref {ctx.recipe.ref})", run, install.dir
         )
+    await state_backend.push_errored(ctx.runner(), install.dir, ctx.op.store, ctx.op.note)
 
 
 def _plan_dir(install: Installation) -> Path:
@@ -230,6 +250,11 @@ async def apply(
     finally:
         plan_file.unlink(missing_ok=True)
     if not run.ok:
+        bucket_down = state_backend.explain_apply_failure(install.dir, ctx.op.store)
+        if bucket_down:
+            from npa_sop_tui.state.errors import StateUnreachable
+
+            raise StateUnreachable(bucket_down)
         raise TerraformFailed("apply", run, install.dir)
     return run
 
