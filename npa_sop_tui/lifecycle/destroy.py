@@ -16,8 +16,7 @@ from npa_sop_tui.lifecycle.results import DestroyIncomplete, DestroyResult, Life
 from npa_sop_tui.recipe import source
 from npa_sop_tui.recipe.source import Installation
 from npa_sop_tui.redact import Redactor
-from npa_sop_tui.state.backend import explain_apply_failure
-from npa_sop_tui.state.errors import StateUnreachable
+from npa_sop_tui.state.backend import explain_failure
 
 if TYPE_CHECKING:
     from npa_sop_tui.spec.model import SoperatorSpec
@@ -61,9 +60,9 @@ async def destroy(
         )
         op.phase("destroy", f"Destroying {len(before)} resources")
         run = await steps.destroy(ctx, install)
-        bucket_down = None if run.ok else explain_apply_failure(install_dir, op.store)
+        bucket_down = None if run.ok else explain_failure(install_dir, op.store, "destroy")
         if bucket_down:
-            raise StateUnreachable(bucket_down)
+            raise bucket_down
         remaining = await steps.state_list(ctx, install)
         if remaining or not run.ok:
             reason = run.error_text() if not run.ok else "resources are still in state"

@@ -203,6 +203,9 @@ async def init(ctx: Context, install: Installation) -> None:
         ["init", "-input=false", "-no-color", *backend_args], cwd=install.dir, json_ui=False
     )
     if not run.ok:  # name the recipe: init fails on its providers and module sources
+        bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "init")
+        if bucket_down:
+            raise bucket_down
         raise TerraformFailed(
             f"init (recipe {ctx.recipe.root}, ref {ctx.recipe.ref})", run, install.dir
         )
@@ -230,6 +233,9 @@ async def plan(
     runner = ctx.runner()
     run = await runner.run([*args, *_parallelism(ctx)], cwd=install.dir)
     if not run.ok:
+        bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "plan")
+        if bucket_down:
+            raise bucket_down
         raise TerraformFailed("plan", run, install.dir)
     code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
     if code != 0:
@@ -250,11 +256,9 @@ async def apply(
     finally:
         plan_file.unlink(missing_ok=True)
     if not run.ok:
-        bucket_down = state_backend.explain_apply_failure(install.dir, ctx.op.store)
+        bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "apply")
         if bucket_down:
-            from npa_sop_tui.state.errors import StateUnreachable
-
-            raise StateUnreachable(bucket_down)
+            raise bucket_down
         raise TerraformFailed("apply", run, install.dir)
     return run
 

@@ -133,18 +133,30 @@ def init_args(install_dir: Path, store: StateStore, name: str) -> list[str]:
     return ["-reconfigure"]
 
 
-def explain_apply_failure(install_dir: Path, store: StateStore) -> str | None:
-    """Why an apply failed when the bucket was the cause: Terraform then keeps the state it
-    could not upload in `errored.tfstate`, which the next run pushes (see `push_errored`)."""
+def explain_failure(install_dir: Path, store: StateStore, step: str) -> StateUnreachable | None:
+    """The clear error for a Terraform step that failed because the bucket went away, else
+    None. When Terraform could not upload the state at the end of an apply it keeps it in
+    `errored.tfstate`, which the next run pushes first (see `push_errored`)."""
+    if not store.shared:
+        return None
     errored = install_dir / ERRORED_STATE
-    if not store.shared or not errored.is_file():
-        return None  # (a pushed one is renamed, so one that is there is not yet uploaded)
-    errored.chmod(0o600)
-    return (
-        f"the state bucket {store.describe()} could not be reached to save the Terraform "
-        f"state; Terraform kept it in {errored} (nothing is lost). Run the same operation "
-        "again once the bucket answers: npa uploads that state first"
-    )
+    if errored.is_file():  # (a pushed one is renamed, so one that is there is not uploaded)
+        errored.chmod(0o600)
+        return StateUnreachable(
+            f"the state bucket {store.describe()} could not be reached to save the Terraform "
+            f"state; Terraform kept it in {errored} (nothing is lost)",
+            hint="run the same operation again once the bucket answers: npa uploads that "
+            "state first, then carries on",
+        )
+    try:
+        store.check()
+    except StateUnreachable as exc:
+        return StateUnreachable(
+            f"terraform {step} stopped: {exc.message}",
+            hint="run the operation again once the bucket answers; npa never falls back to "
+            "local state",
+        )
+    return None
 
 
 async def push_errored(

@@ -196,15 +196,21 @@ async def _to_local(
     if raw:
         note(f"copying s3://{store.location.bucket}/{key} to {state_path}")
         atomic_write_bytes(state_path, raw, mode=SECRET_MODE)
-    override = install_dir / backend.OVERRIDE_FILE
-    saved = override.read_bytes() if override.is_file() else None
-    override.unlink(missing_ok=True)
+    # Back to the local backend: no override, and no record of the s3 one (Terraform keeps
+    # using a recorded backend whatever the configuration says).
+    saved = {
+        path: path.read_bytes()
+        for path in (install_dir / backend.OVERRIDE_FILE, install_dir / backend.BACKEND_RECORD)
+        if path.is_file()
+    }
+    for path in saved:
+        path.unlink()
     try:
-        copy = await _pull(runner, install_dir, ["-reconfigure"])
+        copy = await _pull(runner, install_dir, [])
         _verify(source, copy, str(state_path))
     except BaseException:
-        if saved is not None:
-            atomic_write_bytes(override, saved, mode=SECRET_MODE)
+        for path, data in saved.items():
+            atomic_write_bytes(path, data, mode=SECRET_MODE)
         state_path.unlink(missing_ok=True)
         raise
     if found is not None:  # verified: now the bucket's copy may go (its history stays)

@@ -196,6 +196,9 @@ class S3Store(StateStore):
     def describe(self) -> str:
         return f"s3://{self.location.bucket}/{self.location.prefix}/"
 
+    def check(self) -> None:
+        self.bucket.check()
+
     def _key(self, name: str, *parts: str) -> str:
         from npa_sop_tui.paths import check_cluster_name
 

@@ -42,6 +42,10 @@ class StateStore(ABC):
     @abstractmethod
     def describe(self) -> str: ...
 
+    def check(self) -> None:
+        """Raise `StateUnreachable` (or another clear error) when the store cannot be used."""
+        return None  # local files: nothing to reach
+
     # -- inventory ---------------------------------------------------------------------------
 
     @abstractmethod

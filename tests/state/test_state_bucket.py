@@ -79,6 +79,23 @@ def test_unreachable_missing_bucket_and_no_keys_are_clear_errors(
         _store(bucket_env, prefix="other").get("flow")
 
 
+def test_a_terraform_failure_with_the_bucket_gone_is_named_as_such(
+    bucket_env: dict[str, str], tmp_path: Path
+) -> None:
+    from npa_sop_tui.state.backend import explain_failure
+    from npa_sop_tui.state.local import LocalStore
+    from tests.state.conftest import free_port
+
+    up = _store(bucket_env)
+    assert explain_failure(tmp_path, up, "apply") is None  # a plain Terraform failure
+    assert explain_failure(tmp_path, LocalStore(), "apply") is None
+    down = _store(bucket_env, endpoint=f"http://127.0.0.1:{free_port()}")
+    error = explain_failure(tmp_path, down, "apply")
+    assert isinstance(error, StateUnreachable)
+    assert error.message.startswith("terraform apply stopped: the state bucket")
+    assert "never falls back to local state" in error.render()
+
+
 def test_lock_is_exclusive_across_machines_and_names_the_holder(
     bucket_env: dict[str, str],
 ) -> None:
