@@ -36,6 +36,8 @@ DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
 DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 EXAMPLE = Path("installations") / "example"
 STANDIN_MARKER = ".npa-standin"
+EU_API_ENDPOINT = "api.eu.nebius.cloud:443"  # what the recipe's terraform.tf hard-codes
+GLOBAL_API_ENDPOINT = "api.nebius.cloud:443"
 # Files of the example that never belong in a cluster's installation.
 _SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
 _SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
@@ -81,30 +83,6 @@ class RecipeSettings:
     path: str | None = None
     url: str | None = None
     ref: str | None = None
-
-
-def settings_from_config(config: Any) -> RecipeSettings:
-    """Read recipe settings from an NpaConfig-like object or dict, whatever its exact shape."""
-    if config is None:
-        return RecipeSettings()
-    recipe = _get(config, "recipe")
-    if recipe is None:
-        return RecipeSettings(
-            path=_get(config, "recipe_path"),
-            url=_get(config, "recipe_url"),
-            ref=_get(config, "recipe_ref"),
-        )
-    if isinstance(recipe, str):
-        return RecipeSettings(path=recipe)
-    return RecipeSettings(
-        path=_get(recipe, "path"), url=_get(recipe, "url"), ref=_get(recipe, "ref")
-    )
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,6 +287,7 @@ def prepare_installation(
             shutil.copytree(item, dest, dirs_exist_ok=True)
         else:
             shutil.copy2(item, dest)
+    _point_provider_at_region(target / "terraform.tf", env.get("TF_VAR_region"))
     atomic_write_text(
         target / "terraform.tfvars.json",
         json.dumps(tfvars, indent=2, sort_keys=True) + "\n",
@@ -319,6 +298,23 @@ def prepare_installation(
     )
     protect_state_files(target)
     return Installation(name=name, dir=target, recipe=recipe)
+
+
+def api_endpoint(region: str | None) -> str:
+    """The Nebius API the provider must use: the recipe hard-codes the `eu` one, which only
+    serves regions whose name starts with `eu`."""
+    return EU_API_ENDPOINT if region is None or region.startswith("eu") else GLOBAL_API_ENDPOINT
+
+
+def _point_provider_at_region(terraform_tf: Path, region: str | None) -> None:
+    try:
+        text = terraform_tf.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    wanted = api_endpoint(region)
+    fixed = text.replace(EU_API_ENDPOINT, wanted)
+    if fixed != text:
+        terraform_tf.write_text(fixed, encoding="utf-8")
 
 
 def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:

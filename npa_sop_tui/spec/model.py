@@ -30,7 +30,8 @@ from npa_sop_tui.spec.yaml_positions import (
 
 API_VERSION = "npa.soperator/v0.0.1"
 DEFAULT_OPERATOR_VERSION = "4.1.6"
-# Per recipe generation: the example tfvars' k8s / node-group versions (upstream-recipe §0).
+# Per recipe generation: the k8s / node-group versions of upstream's example tfvars
+# (`installations/example/terraform.tfvars`).
 DEFAULT_K8S_VERSION = {"4.1.6": "1.34", "4.1.12": "1.36"}
 DEFAULT_NODE_GROUP_VERSION = {"4.1.6": "72", "4.1.12": "75"}
 VERSION_FIELDS = ("slurm_operator_version", "k8s_version", "node_group_version")
@@ -263,7 +264,8 @@ SUPPORTED_VERSIONS: dict[str, str] = {
 
 
 def recipe_generation(version: str) -> str | None:
-    """Which variable shapes a Soperator version uses (upstream-recipe §0.1), or None."""
+    """Which variable shapes a Soperator version uses, or None: 4.1.6 and 4.1.7 share one,
+    4.1.12 and 4.1.13 another."""
     return SUPPORTED_VERSIONS.get(version)
 
 

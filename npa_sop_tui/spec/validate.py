@@ -21,7 +21,7 @@ SEMVER_RE = re.compile(r"^[1-9]\d*\.\d+\.\d+$")
 K8S_RE = re.compile(r"^\d+\.\d+$")
 NODE_GROUP_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.]*$")
 CAPACITY_ID_PREFIX = "capacityblockgroup-"
-# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions (upstream-recipe §3.4).
+# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions.
 K8S_VERSIONS_4_1_12 = ("1.35", "1.36")
 MAX_POOL_NAME = 40
 

@@ -24,6 +24,7 @@ from npa_sop_tui.spec.findings import Finding
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
     from npa_sop_tui.events import EventSink, PlanSummary
+    from npa_sop_tui.spec.model import SoperatorSpec
 
 
 # ---------------------------------------------------------------------------------------
@@ -221,19 +222,19 @@ class Backend:
 
         atomic_write_text(Path(path), self.dump_yaml(spec))
 
-    def totals(self, spec: Any) -> Totals:
+    def totals(self, spec: SoperatorSpec) -> Totals:
         cat = self.catalog()
         nodes = vcpu = gpus = disk = 0
-        for pool in getattr(spec, "workers", []) or []:
+        for pool in spec.workers:
             preset = cat.preset(pool.platform, pool.preset)
             size = int(pool.size)
             nodes += size
             if preset is not None:
                 vcpu += size * preset.vcpu
                 gpus += size * preset.gpus
-            disk += size * int(getattr(pool, "boot_disk_gib", 0) or 0)
-            if getattr(pool, "docker_cache", False):
-                disk += size * int(getattr(pool, "docker_cache_gib", 0) or 0)
+            disk += size * int(pool.boot_disk_gib or 0)
+            if pool.docker_cache:
+                disk += size * int(pool.docker_cache_gib or 0)
         return Totals(nodes=nodes, vcpu=vcpu, gpus=gpus, disk_gib=disk)
 
     def catalog(self) -> CatalogView:
