@@ -32,8 +32,8 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.locks import ClusterBusy, ClusterLock, holder_command
+from npa_sop_tui.state.bucket import Bucket, ConditionFailed
 from npa_sop_tui.state.location import StateLocation
-from npa_sop_tui.state.s3 import Bucket, ConditionFailed
 
 
 def whoami() -> tuple[str, str]:

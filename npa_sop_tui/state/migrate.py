@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_bytes
 from npa_sop_tui.state import backend
+from npa_sop_tui.state.bucket import ConditionFailed
 from npa_sop_tui.state.local import LocalStore
-from npa_sop_tui.state.s3 import ConditionFailed, S3Store
+from npa_sop_tui.state.s3 import S3Store
 from npa_sop_tui.terraform.state import STATE_FILE, instances
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from npa_sop_tui.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.state import default_store
 from npa_sop_tui.tui.app import NpaSopApp
-from tests.tui.conftest import wait_for
+
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 

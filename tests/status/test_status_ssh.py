@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,9 +21,8 @@ from npa_sop_tui.status.slurm import (
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
-from .conftest import PrivateSshd, Substrate, eventually
-
-pytestmark = pytest.mark.integration
+from testkit.substrate import PrivateSshd, Substrate
+from testkit.wait import eventually
 
 
 def session(sub: Substrate, *, port: int | None = None, accept: bool = True) -> SshSession:
@@ -30,6 +30,7 @@ def session(sub: Substrate, *, port: int | None = None, accept: bool = True) -> 
     return SshSession(target, policy=HostKeyPolicy.accept_new() if accept else HostKeyPolicy())
 
 
+@pytest.mark.slurm
 async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) -> None:
     s = session(substrate)
     try:
@@ -59,6 +60,7 @@ async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) 
         await s.close()
 
 
+@pytest.mark.slurm
 async def test_json_and_delimited_agree_on_the_live_cluster(
     substrate: Substrate, drained_node: tuple[str, str]
 ) -> None:
@@ -76,6 +78,7 @@ async def test_json_and_delimited_agree_on_the_live_cluster(
         await s.close()
 
 
+@pytest.mark.slurm
 async def test_drained_node_shows_its_reason_and_a_hint(
     substrate: Substrate, drained_node: tuple[str, str]
 ) -> None:
@@ -101,6 +104,7 @@ async def test_drained_node_shows_its_reason_and_a_hint(
         assert snap.verdict.state == "degraded"
 
 
+@pytest.mark.slurm
 async def test_unknown_host_key_is_refused_then_accepted_with_consent(
     substrate: Substrate,
 ) -> None:
@@ -133,6 +137,7 @@ async def test_unknown_host_key_is_refused_then_accepted_with_consent(
         await again.close()
 
 
+@pytest.mark.slurm
 async def test_changed_host_key_is_refused_even_with_accept_new(
     substrate: Substrate, private_sshd: PrivateSshd
 ) -> None:
@@ -153,6 +158,7 @@ async def test_changed_host_key_is_refused_even_with_accept_new(
     assert known_hosts_path().read_text() == before  # nothing auto-accepted
 
 
+@pytest.mark.slurm
 async def test_sshd_stopped_mid_watch_marks_slurm_stale_and_recovers(
     substrate: Substrate, private_sshd: PrivateSshd
 ) -> None:
@@ -191,6 +197,7 @@ async def test_sshd_stopped_mid_watch_marks_slurm_stale_and_recovers(
     assert phases[0] == "fresh" and "stale" in phases and phases[-1] == "fresh"
 
 
+@pytest.mark.slurm
 async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
     settings = StatusSettings(
         name="lab",
@@ -203,10 +210,12 @@ async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
     )
     async with StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w:
         await eventually(lambda: w.polls == 1, what="first poll")
+        # Not a wait but an observation window: with a 60 s interval nothing may happen in
+        # it, so a slow machine can only make this check weaker, never make it fail.
         await asyncio.sleep(0.5)
         assert w.polls == 1  # 60 s interval: no second poll yet
         w.set_interval("slurm", 0.1)
-        await eventually(lambda: w.polls >= 4, timeout=5, what="faster polls")
+        await eventually(lambda: w.polls >= 4, what="faster polls")
         with pytest.raises(ValueError):
             w.set_interval("slurm", 0)
 
@@ -235,6 +244,7 @@ def test_known_hosts_reads_hashed_entries(tmp_path: Path) -> None:
     assert kh.lookup("10.0.0.3", 2222) == []
 
 
+@pytest.mark.slurm
 async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
     substrate: Substrate,
 ) -> None:
@@ -255,9 +265,16 @@ async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
         await s.close()
 
 
-async def test_connect_failures_back_off_instead_of_hammering() -> None:
+async def test_connect_failures_back_off_instead_of_hammering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from npa_sop_tui.status import ssh
     from npa_sop_tui.status.ssh import Backoff, SshUnavailable
 
+    # The backoff window is measured on a clock the test moves, so a stall of the machine
+    # between two calls cannot push the second call out of the window (or a sleep into it).
+    now = [1000.0]
+    monkeypatch.setattr(ssh, "time", SimpleNamespace(monotonic=lambda: now[0]))
     attempts = 0
 
     async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -275,10 +292,11 @@ async def test_connect_failures_back_off_instead_of_hammering() -> None:
         with pytest.raises(SshUnavailable, match="cannot reach"):
             await sess.run("true")
         assert attempts == 1
+        now[0] += 0.39
         with pytest.raises(SshUnavailable):
             await sess.run("true")  # inside the backoff window: no new attempt
         assert attempts == 1
-        await asyncio.sleep(0.45)
+        now[0] += 0.02
         with pytest.raises(SshUnavailable, match="cannot reach"):
             await sess.run("true")  # window over: tried again
         assert attempts == 2 and sess.connects == 0
@@ -287,6 +305,7 @@ async def test_connect_failures_back_off_instead_of_hammering() -> None:
         await server.wait_closed()
 
 
+@pytest.mark.slurm
 async def test_refused_channels_are_retried_on_the_same_connection(
     tmp_path: Path, substrate: Substrate
 ) -> None:

@@ -29,7 +29,7 @@ def test_app_sandbox_backend_does_not_nest_inside_an_entered_sandbox(npa_home: P
     assert environment.home == npa_home / "sandbox"  # type: ignore[attr-defined]
 
 
-@pytest.mark.integration
+@pytest.mark.terraform
 def test_cli_sandbox_deploy_is_listed_and_watched_only_in_the_sandbox(
     npa_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
