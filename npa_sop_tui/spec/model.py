@@ -39,9 +39,32 @@ CapacityMode = Literal["reserved", "preemptible", "on-demand"]
 SelectorKind = Literal["id", "name", ""]
 
 
+class _NoName:
+    """Marks "no positional name given" (None is a value pydantic must see and reject)."""
+
+    def __repr__(self) -> str:
+        return "<or name=...>"
+
+
+_NO_NAME: Any = _NoName()
+
+
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
+
+
+class _NamedModel(_Model):
+    """A model whose `name` may also be given first, positionally, as npa's SDK allows:
+    `SoperatorSpec("demo", region=...)`, `WorkerPoolSpec("cpu", size=2)`. The value is
+    validated exactly like the keyword (strict: a non-string name is an error)."""
+
+    def __init__(self, name: str = _NO_NAME, /, **data: Any) -> None:
+        if name is not _NO_NAME:
+            if "name" in data:
+                raise TypeError(f"{type(self).__name__}() got the name twice")
+            data["name"] = name
+        super().__init__(**data)
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -80,7 +103,7 @@ class ControlPlaneSpec(_Model):
     accounting: RoleSpec = Field(default_factory=RoleSpec)
 
 
-class WorkerPoolSpec(_Model):
+class WorkerPoolSpec(_NamedModel):
     """One pool of identical Slurm worker nodes (one `slurm_nodeset_workers` entry)."""
 
     name: str
@@ -139,7 +162,7 @@ class WorkerPoolSpec(_Model):
         }
 
 
-class SoperatorSpec(_Model):
+class SoperatorSpec(_NamedModel):
     """A Slurm-on-Kubernetes cluster, in npa's compact `npa.soperator/v0.0.1` form."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)

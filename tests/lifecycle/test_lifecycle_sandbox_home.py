@@ -53,5 +53,10 @@ def test_cli_sandbox_deploy_is_listed_and_watched_only_in_the_sandbox(
     assert snapshot["slurm"]["partitions"][0]["name"] == "main"
     assert all(n["state"] == "idle" for n in snapshot["slurm"]["nodes"])
     assert snapshot["slurm"]["nodes"]  # every worker of the spec is there
+    # npa's capacity view comes from the installation's state, never "applied" with no pools
+    assert snapshot["capacity_status"] == "applied"
+    assert snapshot["workers"] == [
+        {"name": "cpu", "capacity_mode": "on-demand", "node_groups": 1, "nodes": 2}
+    ]
 
     assert main(["soperator", "destroy", "--name", name, "--sandbox", "--yes", "-o", "json"]) == 0
