@@ -50,6 +50,10 @@ def run_handler(args: argparse.Namespace) -> int:
             enter_sandbox_home()
         return handler(args)
     except NpaError as exc:
+        if getattr(args, "debug", False):
+            from npa_sop_tui.debuglog import note_error
+
+            note_error(exc)
         if wants_json(args):
             emit_json({"ok": False, **exc.to_dict(), **_extra(exc)})
         sys.stderr.write(f"error: {exc.render()}\n")

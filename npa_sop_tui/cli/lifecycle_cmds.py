@@ -124,6 +124,10 @@ def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argpars
     from npa_sop_tui.cli.interrupts import run_interruptible
 
     sink, progress = _sink(args)
+    if getattr(args, "debug", False):
+        from npa_sop_tui.debuglog import logging_sink
+
+        sink = logging_sink(sink)
 
     def run() -> T:
         return run_interruptible(
@@ -152,7 +156,7 @@ def _options(args: argparse.Namespace, **extra: Any) -> Any:
 def _capacity(args: argparse.Namespace) -> dict[str, str]:
     """Run-time reservations: NPA_CAPACITY_BLOCK_GROUPS, then the flags (flags win), the
     same sources and order as `validate` and `render`."""
-    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
+    from npa_sop_tui.spec.capacity import capacity_from_env, parse_capacity_assignments
 
     capacity = capacity_from_env()
     capacity.update(parse_capacity_assignments(args.capacity_block_group))

@@ -138,7 +138,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _capacity(args: argparse.Namespace) -> dict[str, str]:
-    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
+    from npa_sop_tui.spec.capacity import capacity_from_env, parse_capacity_assignments
 
     capacity = capacity_from_env()
     capacity.update(parse_capacity_assignments(args.capacity_block_group))

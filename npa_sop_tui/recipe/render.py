@@ -10,14 +10,14 @@ environment, never into the file. Shapes follow upstream-recipe.md §10 per reci
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.spec.capacity import CAPACITY_ENV
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, errors_of
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, SpecError, WorkerPoolSpec
@@ -25,8 +25,6 @@ from npa_sop_tui.spec.model import kube_context as kube_context  # re-exported p
 from npa_sop_tui.sshkeys import ResolvedKey
 
 TFVARS_FILE = "terraform.tfvars.json"
-CAPACITY_ENV = "NPA_CAPACITY_BLOCK_GROUPS"
-CAPACITY_ID_PREFIX = "capacityblockgroup-"
 # Backups are force-disabled, so the recipe never uses this password; it is a fixed,
 # non-secret placeholder only because the variable is required.
 BACKUPS_PLACEHOLDER_PASSWORD = "unused-backups-disabled"
@@ -82,51 +80,6 @@ class Rendered:
 
 
 # --- capacity (reservations) supplied at run time -------------------------------------------
-
-
-def parse_capacity_assignments(
-    values: Iterable[str] | str | None, *, source: str = "--capacity-block-group"
-) -> dict[str, str]:
-    """`["pool=capacityblockgroup-…", …]` or `"pool=id,pool2=id"` → {pool: id}.
-
-    Used for `--capacity-block-group POOL=ID` (repeatable) and `NPA_CAPACITY_BLOCK_GROUPS`;
-    `source` names which one in errors. Errors never echo the ID itself.
-    """
-    if values is None:
-        return {}
-    items = values.split(",") if isinstance(values, str) else list(values)
-    out: dict[str, str] = {}
-    for raw in items:
-        item = raw.strip()
-        if not item:
-            continue
-        pool, sep, ident = item.partition("=")
-        pool, ident = pool.strip(), ident.strip()
-        if not sep or not pool or not ident:
-            example = (
-                f"{source}=gpu=capacityblockgroup-…"
-                if source == CAPACITY_ENV
-                else f"{source} gpu=capacityblockgroup-…"
-            )
-            raise UsageError(
-                f"{source}: capacity block group assignment must look like POOL=ID",
-                hint=f"e.g. {example}",
-            )
-        if not ident.startswith(CAPACITY_ID_PREFIX):
-            raise UsageError(
-                f"{source}: capacity block group for pool {pool!r} is not an ID "
-                f"(IDs start with {CAPACITY_ID_PREFIX!r})",
-                hint="names must be resolved to an ID first",
-            )
-        if pool in out and out[pool] != ident:
-            raise UsageError(f"two different capacity block groups given for pool {pool!r}")
-        out[pool] = ident
-    return out
-
-
-def capacity_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = os.environ if env is None else env
-    return parse_capacity_assignments(env.get(CAPACITY_ENV), source=CAPACITY_ENV)
 
 
 def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[str, str]:

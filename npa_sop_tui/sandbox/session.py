@@ -449,7 +449,7 @@ class SandboxBackend(Backend):
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
-        from npa_sop_tui.recipe.render import capacity_from_env
+        from npa_sop_tui.spec.capacity import capacity_from_env
 
         return LifecycleOptions(
             sandbox=True,

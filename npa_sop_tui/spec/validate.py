@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from npa_sop_tui.spec.capacity import CAPACITY_ID_PREFIX
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, WorkerPoolSpec
@@ -20,7 +21,6 @@ POOL_NAME_RE = re.compile(r"^[a-z]([a-z\d-]*[a-z\d])?$")
 SEMVER_RE = re.compile(r"^[1-9]\d*\.\d+\.\d+$")
 K8S_RE = re.compile(r"^\d+\.\d+$")
 NODE_GROUP_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.]*$")
-CAPACITY_ID_PREFIX = "capacityblockgroup-"
 # driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions (upstream-recipe §3.4).
 K8S_VERSIONS_4_1_12 = ("1.35", "1.36")
 MAX_POOL_NAME = 40

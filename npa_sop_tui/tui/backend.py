@@ -367,7 +367,7 @@ class Backend:
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
-        from npa_sop_tui.recipe.render import capacity_from_env
+        from npa_sop_tui.spec.capacity import capacity_from_env
 
         # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
         # them at run time from NPA_CAPACITY_BLOCK_GROUPS.
