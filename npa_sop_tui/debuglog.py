@@ -51,14 +51,17 @@ class _RedactingFilter(logging.Filter):
         return True
 
 
+class _DebugLogHandler(logging.handlers.RotatingFileHandler):
+    """The `--debug` file (its own class, so `stop` removes it and nothing else)."""
+
+
 def start(argv: Sequence[str], *, program: str = "npa") -> Path:
     """Send logging to the rotating debug log, say where on stderr, and return its path."""
     folder = logs_dir()
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / LOG_NAME
-    handler = logging.handlers.RotatingFileHandler(
-        path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8"
-    )
+    stop()  # one debug log per call
+    handler = _DebugLogHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     os.chmod(path, 0o600)  # hostnames, paths and command lines are nobody else's business
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
@@ -70,11 +73,13 @@ def start(argv: Sequence[str], *, program: str = "npa") -> Path:
     for name in _OWN:
         logging.getLogger(name).setLevel(logging.DEBUG)
     logging.captureWarnings(True)
+    from npa_sop_tui.redact import Redactor
+
     log.info(
         "%s %s: %s (python %s, %s); NPA_HOME=%s",
         program,
         __version__,
-        " ".join(argv),
+        Redactor().text(" ".join(argv)),  # masked here too: other handlers may see it first
         platform.python_version(),
         platform.platform(terse=True),
         paths.npa_home(),
@@ -93,12 +98,13 @@ def note_error(exc: BaseException) -> None:
         log.error("unexpected %s", type(exc).__name__, exc_info=exc)
 
 
-def path_if_started() -> Path | None:
-    """The debug log's path when this process writes one."""
-    for handler in logging.getLogger().handlers:
-        if isinstance(handler, logging.handlers.RotatingFileHandler):
-            return Path(handler.baseFilename)
-    return None
+def stop() -> None:
+    """Close the debug log (a process may run several calls in a row: tests, the SDK)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, _DebugLogHandler):
+            root.removeHandler(handler)
+            handler.close()
 
 
 def logging_sink(sink: Callable[[Any], None]) -> Callable[[Any], None]:

@@ -25,11 +25,26 @@ from npa_sop_tui.cli.parser import (
 __all__ = ["build_parser", "main", "tui_main"]
 
 
+_PLUGINS_OFF = ("__all__", "1", "true")  # the values pydantic reads as "no plugins"
+
+
 def _skip_pydantic_plugins() -> None:
-    """Before pydantic builds the first model: its plugin lookup scans every installed
-    distribution's entry points on each cold start, and npa uses no pydantic plugins.
-    Setting PYDANTIC_DISABLE_PLUGINS yourself (even to "") keeps your choice."""
+    """Before pydantic builds the first model, turn its plugins off (npa uses none).
+
+    pydantic's plugin loader scans every installed distribution's entry points and, even
+    with plugins disabled, imports importlib.metadata (email, zipfile, csv …) when it is
+    first imported: together a large part of a cold `validate`. With plugins off its only
+    function returns nothing, so a stand-in module that does exactly that takes its place.
+    Setting PYDANTIC_DISABLE_PLUGINS yourself (even to "") keeps your choice.
+    """
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    name = "pydantic.plugin._loader"
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in _PLUGINS_OFF and name not in sys.modules:
+        import types
+
+        stand_in = types.ModuleType(name, "pydantic plugins are disabled (npa_sop_tui.cli)")
+        stand_in.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules[name] = stand_in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -78,11 +93,13 @@ def _run(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str)
     path = debuglog.start(raw, program=program)
     try:
         code = run_handler(args)
+        debuglog.log.info("exit %s", code)
     except BaseException as exc:
         debuglog.note_error(exc)
         sys.stderr.write(f"debug log: {path}\n")
         raise
-    debuglog.log.info("exit %s", code)
+    finally:
+        debuglog.stop()
     if code:
         sys.stderr.write(f"debug log: {path}\n")
     return code

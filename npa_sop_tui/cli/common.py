@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +28,8 @@ def wants_json(args: argparse.Namespace) -> bool:
 
 def emit_json(obj: Any) -> None:
     """One JSON document (or NDJSON line) on stdout, flushed at once."""
+    import json  # here, not at the top: text-mode calls never need it
+
     sys.stdout.write(json.dumps(obj, default=str, sort_keys=False) + "\n")
     sys.stdout.flush()
 

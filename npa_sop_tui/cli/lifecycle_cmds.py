@@ -122,6 +122,7 @@ def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
 def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argparse.Namespace) -> T:
     """Run one lifecycle coroutine; each Ctrl-C cancels it (1st: graceful, 2nd: force)."""
     from npa_sop_tui.cli.interrupts import run_interruptible
+    from npa_sop_tui.config import IdentityError
 
     sink, progress = _sink(args)
     if getattr(args, "debug", False):
@@ -136,10 +137,16 @@ def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argpars
             **({"notify": progress.note} if progress is not None else {}),
         )
 
-    if progress is not None:
-        with progress:
-            return run()
-    return run()
+    try:
+        if progress is not None:
+            with progress:
+                return run()
+        return run()
+    except IdentityError as exc:
+        if not getattr(args, "sandbox", False):
+            exc.hint = f"{exc.hint}; or run the whole flow on this machine first, with no cloud "
+            exc.hint += "account: add --sandbox"
+        raise
 
 
 def _options(args: argparse.Namespace, **extra: Any) -> Any:

@@ -403,6 +403,29 @@ def _identity(spec: SoperatorSpec, options: LifecycleOptions, config: Any, recip
     return resolve_identity(spec, config)
 
 
+def _identity_preflight(spec: SoperatorSpec, options: LifecycleOptions) -> None:
+    """Say what identity is missing before taking the lock or writing a log (a mistake in
+    the input leaves nothing behind) and before spending a minute cloning the recipe.
+
+    Decidable here whenever the recipe is known not to be the stand-in; otherwise the
+    check happens once the recipe is resolved."""
+    if options.identity is not None or options.sandbox:
+        return
+    config = _load_config(options)
+    if options.terraform_dir is not None:
+        from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+
+        given = Path(options.terraform_dir).expanduser().resolve()
+        standin = standin_recipe_dir().resolve()
+        if standin in (given, given / "soperator"):
+            return
+    elif not _will_clone(options, config):
+        return  # a recipe path from config.yaml: may be a stand-in, decided in _prepare
+    from npa_sop_tui.config import resolve_identity
+
+    resolve_identity(spec, config)
+
+
 def _will_clone(options: LifecycleOptions, config: Any) -> bool:
     if options.identity is not None or options.sandbox or options.terraform_dir is not None:
         return False
@@ -586,11 +609,6 @@ async def _prepare(
     from npa_sop_tui.recipe.render import render
 
     config = None if options.identity is not None else _load_config(options)
-    if _will_clone(options, config):
-        # Say what identity is missing before spending a minute cloning the recipe.
-        from npa_sop_tui.config import resolve_identity
-
-        resolve_identity(spec, config)
     recipe, binary, env = await _resolve_tools(options, config, terraform_dir=options.terraform_dir)
     identity = _identity(spec, options, config, recipe)
     capacity = _capacity(spec, options)
@@ -639,6 +657,7 @@ async def plan(
     """init + plan -out + summary; changes nothing in the cloud."""
     options = options or LifecycleOptions()
     _check_spec(spec)
+    _identity_preflight(spec, options)
     op = _Operation("plan", spec.name, on_event, Redactor(options.capacity.values()))
     op.start()
     exc: BaseException | None = None
@@ -681,6 +700,7 @@ async def deploy(
 
     options = options or LifecycleOptions()
     _check_spec(spec)
+    _identity_preflight(spec, options)
     op = _Operation("deploy", spec.name, on_event, Redactor(options.capacity.values()))
     op.start()
     exc: BaseException | None = None

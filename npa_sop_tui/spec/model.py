@@ -8,7 +8,6 @@ real YAML booleans, numbers real numbers, and unknown keys are errors with a did
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import typing
@@ -504,6 +503,8 @@ def _rules_despite_model_errors(
         if err["type"] == "extra_forbidden" and loc:
             # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing
             model = _model_at(SoperatorSpec, loc[:-1])
+            import difflib
+
             close = difflib.get_close_matches(
                 str(loc[-1]), _field_names(model) if model else [], 1, 0.6
             )

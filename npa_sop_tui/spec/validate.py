@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from npa_sop_tui.spec.capacity import CAPACITY_ID_PREFIX
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
+from npa_sop_tui.spec.identity import IDENTITY_PREFIX, identity_shape_problems
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, WorkerPoolSpec
 from npa_sop_tui.sshkeys import KeyProblem, check_public_key
 
@@ -47,6 +48,7 @@ def validate_spec(
     out: list[Finding] = []
     out += _name(spec)
     out += _region(spec, cat)
+    out += _identity(spec)
     out += _versions(spec)
     out += _keys(spec)
     out += _control_plane(spec, cat)
@@ -81,6 +83,19 @@ def _region(spec: SoperatorSpec, cat: Catalog) -> list[Finding]:
             f"unknown region {spec.region!r}",
             one_of_hint(spec.region, sorted(cat.regions)),
         )
+    ]
+
+
+def _identity(spec: SoperatorSpec) -> list[Finding]:
+    values = {name: getattr(spec, name) for name in IDENTITY_PREFIX}
+    return [
+        error(
+            name,
+            message,
+            f"copy the ID as Nebius shows it ({IDENTITY_PREFIX[name]}e00…), or leave {name} "
+            "out and set it in config.yaml or the environment at deploy time",
+        )
+        for name, message in identity_shape_problems(values)
     ]
 
 
