@@ -231,18 +231,15 @@ class Backend:
     # -- identity and inventory ------------------------------------------------------------
 
     def has_cloud_identity(self) -> bool:
-        """True when ~/.npa config names a tenant and project (so a real deploy could run)."""
+        """True when config.yaml or NPA_* name a tenant, project and subnet (a real deploy
+        could run; the spec may still set its own region)."""
+        from npa_sop_tui.config import load_config, resolve_identity
+
         try:
-            from npa_sop_tui.config import load_config
-        except ImportError:
+            identity = resolve_identity(None, load_config(), require=False)
+        except Exception:  # a broken config is reported by the CLI; home offers the sandbox
             return False
-        try:
-            config = load_config()
-        except (
-            Exception
-        ):  # a broken config is reported by the CLI; the home screen just offers the sandbox
-            return False
-        return bool(getattr(config, "tenant_id", None) and getattr(config, "project_id", None))
+        return bool(identity.tenant_id and identity.project_id and identity.subnet_id)
 
     def list_clusters(self) -> list[ClusterRow]:
         from npa_sop_tui import inventory

@@ -60,3 +60,43 @@ def test_cli_sandbox_deploy_is_listed_and_watched_only_in_the_sandbox(
     ]
 
     assert main(["soperator", "destroy", "--name", name, "--sandbox", "--yes", "-o", "json"]) == 0
+
+
+def test_a_relative_npa_home_is_made_absolute_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NPA_HOME", "rel-home")
+    assert paths.npa_home() == tmp_path / "rel-home"
+    assert os.environ["NPA_HOME"] == str(tmp_path / "rel-home")  # child processes agree
+    monkeypatch.chdir("/")
+    assert paths.npa_home() == tmp_path / "rel-home"  # a later chdir does not move it
+
+
+@pytest.mark.integration
+@pytest.mark.terraform
+def test_sandbox_plan_works_with_a_relative_npa_home(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NPA_HOME": "rel-home", "TF_VAR_standin_sleep_seconds": "0"}
+    env.pop("NPA_SANDBOX_HOME", None)
+    npa = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+    done = subprocess.run(
+        [
+            *npa,
+            "soperator",
+            "plan",
+            "--sandbox",
+            "--spec",
+            str(ROOT / "assets" / "cpu-minimal.yaml"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "rel-home" / "sandbox" / "soperator" / "cpu-min").is_dir()

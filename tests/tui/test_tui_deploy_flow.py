@@ -84,6 +84,17 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         ]
         assert "SANDBOX" in app.title
 
+        # no login node in the sandbox: it says so rather than offer an ssh command that
+        # reaches nothing
+        from npa_sop_tui.screens.modals import TextModal
+
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        body = str(app.screen.query_one("#text-body", Static).render())
+        assert body.startswith("The sandbox has no login node") and "ssh root@" not in body
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is status)
+
         # destroy with the wrong name does nothing
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, DestroyScreen))

@@ -181,7 +181,10 @@ def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_snapshot_home(snap_compare: Any, size: tuple[int, int], tmp_path: Path) -> None:
+def test_snapshot_home(
+    snap_compare: Any, size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPA_HOME", "/srv/npa-home")  # the home screen names its config file
     assert snap_compare(_app(tmp_path), terminal_size=size, run_before=_settle)
 
 
