@@ -224,9 +224,10 @@ class StatusScreen(Screen[None]):
     def action_ssh(self) -> None:
         from npa_sop_tui.screens.modals import TextModal
 
-        if self.npa.sandbox and not (self.status and self.status.login.host):
+        configured = self.status is not None and self.status.login.source in ("flag", "config")
+        if self.npa.sandbox and not configured:
             # A command that goes nowhere is worse than none: the simulated login node has
-            # an address in the fake API but nothing listens there.
+            # an address in the fake API (its LoadBalancer IP) but nothing listens there.
             from npa_sop_tui.paths import config_path, shown
 
             text = (

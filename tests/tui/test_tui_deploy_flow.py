@@ -38,9 +38,11 @@ async def _plan_and_apply(pilot: Any, app: NpaSopApp, spec: Any) -> DeployScreen
     screen = app.screen
     await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED, timeout=90)
     assert screen.plan is not None and screen.plan.add > 0
-    await pilot.press("a")
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-    await pilot.click("#yes")
+    summary = str(screen.query_one("#plan-summary", Static).render())
+    assert f"{screen.plan.add} to add" in summary and "Press a to apply this plan" in summary
+    await pilot.press("a")  # the one confirmation: no question after it for a safe plan
+    await wait_for(pilot, lambda: screen.stage != OperationStage.PLANNED)
+    assert app.screen is screen
     return screen
 
 
