@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 N_NODES = 10_000
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
+# scripts/substrate.sh: $NPA_SUBSTRATE_DIR, else $LAB (its older name), else the default
+LAB = Path(os.environ.get("NPA_SUBSTRATE_DIR") or os.environ.get("LAB") or "/tmp/npa-substrate")
 
 
 def _timeit(fn: Callable[[], Any], repeat: int = 5) -> tuple[float, Any]:

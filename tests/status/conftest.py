@@ -18,7 +18,8 @@ import pytest
 
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
+# scripts/substrate.sh: $NPA_SUBSTRATE_DIR, else $LAB (its older name), else the default
+LAB = Path(os.environ.get("NPA_SUBSTRATE_DIR") or os.environ.get("LAB") or "/tmp/npa-substrate")
 SSHD = "/usr/sbin/sshd"
 CONTEXT = "nebius-demo-slurm"
 

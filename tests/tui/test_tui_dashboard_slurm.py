@@ -26,7 +26,8 @@ from npa_sop_tui.tui.backend import Backend
 from .conftest import wait_for
 
 pytestmark = pytest.mark.integration
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
+# scripts/substrate.sh: $NPA_SUBSTRATE_DIR, else $LAB (its older name), else the default
+LAB = Path(os.environ.get("NPA_SUBSTRATE_DIR") or os.environ.get("LAB") or "/tmp/npa-substrate")
 
 
 def _missing() -> str | None:
