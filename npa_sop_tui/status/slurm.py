@@ -443,14 +443,20 @@ class _Runner(Protocol):
 async def collect_slurm(
     runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0
 ) -> SlurmState:
-    """Run sinfo (nodes, partitions, plain text) over one connection, concurrently.
+    """Nodes, partitions and the plain sinfo text, over one connection.
 
-    `fmt`: "json", "delimited", or "auto" (JSON, falling back to delimited if this Slurm has
-    no usable `--json`). The chosen format is in `SlurmState.source_format`.
+    `fmt` "auto" or "delimited": one sinfo call per refresh (`sinfo_summary`). "json":
+    `sinfo --json` for the nodes, plus the partition table and plain sinfo (three calls,
+    concurrently: JSON carries no partition availability or time limit). The chosen format
+    is in `SlurmState.source_format`.
     """
     import asyncio
 
-    want_json = fmt in ("auto", "json")
+    if fmt in ("auto", "delimited"):
+        from npa_sop_tui.status.sinfo_summary import collect_summary
+
+        return await collect_summary(runner, host=host, timeout=timeout)
+    want_json = True
     node_cmd = NODES_JSON_CMD if want_json else NODES_DELIMITED_CMD
     nodes_res, parts_res, plain_res = await asyncio.gather(
         runner.run(node_cmd, timeout=timeout),
