@@ -259,7 +259,7 @@ def main() -> list[Ratio]:
         return rows
     with tempfile.TemporaryDirectory() as home:
         os.environ["NPA_HOME"] = home  # a private known_hosts for the run
-        rows += asyncio.run(_bench_ssh(rounds=int(os.environ.get("NPA_BENCH_ROUNDS", "20"))))
+        rows += asyncio.run(_bench_ssh(rounds=int(os.environ.get("NPA_BENCH_ROUNDS", "40"))))
     return rows
 
 

@@ -30,6 +30,7 @@ from npa_sop_tui.status.slurm import SinfoParseError, parse_nodes_delimited
 SUMMARY_FIELDS = "%N|%P|%a|%l|%t|%T|%C|%m|%G|%f|%E"
 SUMMARY_CMD = f"sinfo -h -N -a -o '{SUMMARY_FIELDS}'"
 VERSION_CMD = "sinfo -V"
+INLINE_PARSE_BYTES = 4096  # ~60 node lines: about a millisecond to parse
 _FIELDS = SUMMARY_FIELDS.count("|") + 1
 # How sinfo's %F (allocated/idle/other/total) counts a node by its compact state: down,
 # drained/draining, failed and invalid nodes are "other", allocated/mixed/completing ones
@@ -182,8 +183,12 @@ async def collect_summary(runner: Any, *, host: str, timeout: float) -> SlurmSta
         with contextlib.suppress(TypeError):
             _versions[runner] = version
     _check(result, SUMMARY_CMD)
-    # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop.
-    nodes, partitions, text = await asyncio.to_thread(parse_summary, result.stdout)
+    # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop. A
+    # small cluster's table parses faster than a hand-off to a worker thread.
+    if len(result.stdout) > INLINE_PARSE_BYTES:
+        nodes, partitions, text = await asyncio.to_thread(parse_summary, result.stdout)
+    else:
+        nodes, partitions, text = parse_summary(result.stdout)
     return SlurmState(
         host=host,
         version=version,
