@@ -7,10 +7,8 @@ this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -21,9 +19,11 @@ from npa_sop_tui.spec.identity import IDENTITY_PREFIX as IDENTITY_PREFIX
 from npa_sop_tui.spec.identity import identity_shape_problems
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
-# The solutions-library commit npa pins (npa-anchor §2); an immutable SHA, never a branch.
-DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+if TYPE_CHECKING:
+    from npa_sop_tui.settings import Settings
+
+DEFAULT_STATUS_INTERVAL = 10.0
+"""Seconds between status refreshes, whatever the front door."""
 
 IDENTITY_ENV = {
     "region": "NPA_REGION",
@@ -38,13 +38,17 @@ class _Model(BaseModel):
 
 
 class RecipeSource(_Model):
-    url: str = DEFAULT_RECIPE_URL
-    ref: str = DEFAULT_RECIPE_REF
+    """Where the recipe comes from; unset fields take the recipe module's defaults."""
+
+    url: str | None = None
+    ref: str | None = Field(default=None, description="a 40-hex commit; default: the pinned one")
     path: str | None = Field(default=None, description="a local checkout instead of cloning")
 
     @field_validator("ref")
     @classmethod
-    def _immutable(cls, value: str) -> str:
+    def _immutable(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if len(value) != 40 or any(c not in "0123456789abcdef" for c in value.lower()):
             raise ValueError(
                 "recipe ref must be an immutable 40-character commit SHA; branches and tags "
@@ -60,7 +64,7 @@ class LoginConfig(_Model):
 
 
 class StatusConfig(_Model):
-    interval_seconds: float = Field(default=10, gt=0, le=3600)
+    interval_seconds: float = Field(default=DEFAULT_STATUS_INTERVAL, gt=0, le=3600)
 
     @field_validator("interval_seconds", mode="before")
     @classmethod
@@ -152,38 +156,21 @@ class Identity(BaseModel):
         return [name for name in IDENTITY_ENV if getattr(self, name) is None]
 
 
-def resolve_identity(
-    spec: Any,
-    config: NpaConfig | None = None,
-    *,
-    require: bool = True,
-    env: Mapping[str, str] | None = None,
-) -> Identity:
-    """Identity by precedence spec > environment > config.
-
-    With `require`, a missing or malformed field raises `UsageError` naming each one and
-    every place it can be set.
-    """
-    env = os.environ if env is None else env
-    config = config if config is not None else load_config()
-    values: dict[str, str | None] = {}
-    for name, var in IDENTITY_ENV.items():
-        from_spec = getattr(spec, name, None) if spec is not None else None
-        from_env = (env.get(var) or "").strip() or None
-        values[name] = from_spec or from_env or getattr(config, name)
-    identity = Identity(**values)
-    if not require:
-        return identity
+def require_identity(identity: Identity, settings: Settings | None = None) -> Identity:
+    """`identity` if it is complete and well-formed; else `UsageError` naming each problem
+    and every place the value can be set (the settings' config file among them)."""
+    config_file = (settings.config_file if settings else None) or paths.config_path()
     problems: list[str] = []
     for name in identity.missing():
         problems.append(
             f"{name} is not set: put `{name}:` in the spec, export {IDENTITY_ENV[name]}, or "
-            f"add `{name}:` to {paths.config_path()}"
+            f"add `{name}:` to {config_file}"
         )
     problems += [message for _, message in identity_shape_problems(identity.model_dump())]
     if problems:
         raise IdentityError(
             "cluster identity is incomplete:\n  " + "\n  ".join(problems),
-            hint="validate and render work without identity; deploy-time commands need it",
+            hint="validate and render work without identity; deploy-time operations need it, "
+            "or use the sandbox, which needs none",
         )
     return identity

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Local test substrate: real Slurm (slurmctld + slurmd + munge) and a real sshd on
-# 127.0.0.1:2222 (user slurmops), for the tests that run sinfo over SSH.
+# 127.0.0.1:2222 (user slurmops), Debian packages, all on loopback, for the tests that run
+# sinfo over SSH.
 #
 # Usage: scripts/substrate.sh start|stop|status|purge [--dry-run]
 #

@@ -131,6 +131,7 @@ SOPERATOR_MODULES: dict[str, str] = {
     "list": "lifecycle_cmds",
     "status": "status_cmds",
     "ssh": "status_cmds",
+    "config": "config_cmds",
     "tui": "tui_cmds",
     "tools": "agent_cmds",
     "mcp": "mcp_cmds",

@@ -10,7 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import (
+    add_output_flag,
+    add_recipe_ref_flag,
+    capacity_flag,
+    emit_json,
+    open_environment,
+    wants_json,
+)
 
 EXAMPLES = ("cluster", "cpu-minimal", "gpu-reserved")
 
@@ -37,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--spec", "-f", required=True, metavar="FILE", help="cluster spec YAML")
     p.add_argument("--out", metavar="DIR", help="write DIR/terraform.tfvars.json (mode 0600)")
+    add_recipe_ref_flag(p)
     p.add_argument(
         "--recipe-version",
         metavar="VERSION",
@@ -88,7 +96,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from npa_sop_tui.spec.findings import summary_line
     from npa_sop_tui.spec.model import SpecError, load_spec
 
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     try:
         loaded = load_spec(args.spec, capacity=capacity)
     except SpecError as exc:
@@ -137,36 +145,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _capacity(args: argparse.Namespace) -> dict[str, str]:
-    from npa_sop_tui.spec.capacity import capacity_from_env, parse_capacity_assignments
-
-    capacity = capacity_from_env()
-    capacity.update(parse_capacity_assignments(args.capacity_block_group))
-    return capacity
-
-
 def cmd_render(args: argparse.Namespace) -> int:
-    from npa_sop_tui.config import load_config, resolve_identity
     from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.recipe.compat import render_ref
     from npa_sop_tui.recipe.render import TFVARS_FILE, render
     from npa_sop_tui.spec.model import load_spec
-    from npa_sop_tui.sshkeys import resolve_root_login_key
 
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     loaded = load_spec(args.spec, capacity=capacity)
     spec = loaded.spec
-    config = load_config()
-    identity = resolve_identity(spec, config, require=False)
-    key = resolve_root_login_key(
-        spec_key=spec.root_login_ssh_public_key
-        or (spec.ssh_public_keys[0] if spec.ssh_public_keys else None),
-        cli_file=args.root_login_ssh_public_key_file,
-        config_path=config.ssh_public_key_path,
-    )
+    environment = open_environment(args)
+    key = environment.root_login_key(spec)
     rendered = render(
         spec,
-        identity=identity,
+        identity=environment.settings.identity(spec),
         recipe_version=args.recipe_version,
+        recipe_ref=render_ref(*environment.recipe_refs()),
         capacity=capacity,
         root_login_key=key,
     )
@@ -196,6 +190,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             "kube_context": rendered.kube_context,
             "sizing_tier": rendered.sizing_tier,
             "recipe_version": rendered.recipe_version,
+            "recipe_commit": rendered.recipe_commit,
             "env": env_view,
             "root_login_key": {"fingerprint": key.fingerprint, "source": key.source},
             "workers": spec.summary(capacity)["workers"],
@@ -216,7 +211,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         info(f"wrote {target} (mode 0600)")
     info(f"kube context:   {rendered.kube_context}")
     info(f"sizing tier:    {rendered.sizing_tier}")
-    info(f"recipe version: {rendered.recipe_version}")
+    info(f"recipe version: {rendered.recipe_version} (contract of {rendered.recipe_commit})")
     info(f"root login key: {key.describe()}")
     info("from the environment (TF_VAR_*, not in the file):")
     for name, value in env_view.items():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from npa_sop_tui.spec.capacity import CAPACITY_ID_PREFIX
+from npa_sop_tui.capacity import CAPACITY_ID_PREFIX
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
 from npa_sop_tui.spec.identity import IDENTITY_PREFIX, identity_shape_problems
@@ -22,7 +22,7 @@ POOL_NAME_RE = re.compile(r"^[a-z]([a-z\d-]*[a-z\d])?$")
 SEMVER_RE = re.compile(r"^[1-9]\d*\.\d+\.\d+$")
 K8S_RE = re.compile(r"^\d+\.\d+$")
 NODE_GROUP_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.]*$")
-# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions (upstream-recipe §3.4).
+# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions.
 K8S_VERSIONS_4_1_12 = ("1.35", "1.36")
 MAX_POOL_NAME = 40
 
@@ -127,7 +127,7 @@ def _versions(spec: SoperatorSpec) -> list[Finding]:
                 f"supported versions: {supported}",
             )
         )
-    elif version != "4.1.6" and not spec.use_default_apparmor_profile:
+    elif version != "4.1.6" and spec.use_default_apparmor_profile is False:
         out.append(
             error(
                 "use_default_apparmor_profile",
@@ -312,15 +312,6 @@ def _workers(spec: SoperatorSpec, cat: Catalog, capacity: Mapping[str, str]) -> 
                 "workers share one jail, so the recipe requires one architecture",
             )
         )
-    if spec.recipe_generation == "4.1.12" and "arm64" in arches:
-        out.append(
-            error(
-                "workers",
-                "arm64 workers (gpu-gb300) need arm64 login nodes from recipe 4.1.13 on, but "
-                "this tool renders cpu-d3 (amd64) login nodes",
-                "use an amd64 GPU platform, or Soperator 4.1.6",
-            )
-        )
     gpu_seen = False
     for i, pool in reversed(list(enumerate(spec.workers))):
         if pool.is_gpu:
@@ -417,6 +408,48 @@ def _pool(
                     f"{base}.docker_cache_disk_type",
                     f"{pool.docker_cache_disk_type!r} cannot hold the image cache",
                     one_of_hint(pool.docker_cache_disk_type, list(cat.image_disk_types)),
+                )
+            )
+    out += _gb300(pool, base)
+    return out
+
+
+GB300_RACK = 18
+
+
+def _gb300(pool: WorkerPoolSpec, base: str) -> list[Finding]:
+    """GB300 pools: racks of 18 (a partial rack only below 18, as npa renders production =
+    false) and the local NVMe layout the recipe needs for gpu-gb300."""
+    out: list[Finding] = []
+    nvme = (pool.local_nvme_device_count, pool.local_nvme_device_gb)
+    if pool.platform != "gpu-gb300":
+        if any(v is not None for v in nvme):
+            out.append(
+                error(
+                    f"{base}.local_nvme_device_count", "local NVMe is rendered for gpu-gb300 only"
+                )
+            )
+        return out
+    if pool.size >= GB300_RACK and pool.size % GB300_RACK:
+        out.append(
+            error(
+                f"{base}.size",
+                f"GB300 pools come in racks of {GB300_RACK}: {pool.size} nodes is not whole racks",
+                f"use {pool.size // GB300_RACK * GB300_RACK} or "
+                f"{(pool.size // GB300_RACK + 1) * GB300_RACK}",
+            )
+        )
+    for field_name, value in zip(
+        ("local_nvme_device_count", "local_nvme_device_gb"), nvme, strict=True
+    ):
+        if value is None or value < 1:
+            out.append(
+                error(
+                    f"{base}.{field_name}",
+                    "gpu-gb300 workers use local NVMe (on by default in the recipe), which "
+                    "needs the number of devices and each device's size in GB",
+                    "set local_nvme_device_count and local_nvme_device_gb from the platform's "
+                    "specification",
                 )
             )
     return out
@@ -531,8 +564,8 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
             warning(
                 f"{base}.capacity_block_group",
                 "a capacity block group ID is written in the spec",
-                "keep IDs out of committed files: pass --capacity-block-group POOL=ID or set "
-                "NPA_CAPACITY_BLOCK_GROUPS at run time",
+                "keep IDs out of committed files: give them at run time (POOL=ID in "
+                "NPA_CAPACITY_BLOCK_GROUPS, or the capacity option of the call)",
             )
         )
     if pool.is_gpu and not pool.preemptible and not (has_id or has_name or runtime_reserved):
@@ -540,7 +573,7 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
             warning(
                 base,
                 f"GPU pool {pool.name!r} is on-demand: on-demand GPU quota is often 0",
-                "use preemptible: true, or reserved capacity (--capacity-block-group)",
+                "use preemptible: true, or reserved capacity (a capacity block group)",
             )
         )
     return out

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.spec.findings import Finding
 
-DOCKER_CACHE_STEP_GIB = 93
-"""The recipe allocates the node-local image disk in 93 GiB units."""
+if TYPE_CHECKING:
+    from npa_sop_tui.environment import Environment
+    from npa_sop_tui.events import EventSink, PlanSummary
+    from npa_sop_tui.spec.model import SoperatorSpec
 
 
 # ---------------------------------------------------------------------------------------
@@ -40,24 +43,11 @@ class ClusterRow:
     kube_context: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """A validation finding as the UI shows it: level, field path, message, hint, line."""
-
-    level: str
-    path: str
-    message: str
-    hint: str | None = None
-    line: int | None = None
-
-    @property
-    def blocking(self) -> bool:
-        return self.level == "error"
-
-    def render(self) -> str:
-        where = f"line {self.line} " if self.line else ""
-        text = f"{where}{self.path or '(spec)'}: {self.message}"
-        return f"{text} (hint: {self.hint})" if self.hint else text
+def issue_text(finding: Finding) -> str:
+    """A finding as the wizard shows it beside its form: `line N path: message (hint: …)`."""
+    where = f"line {finding.line} " if finding.line else ""
+    text = f"{where}{finding.path or '(spec)'}: {finding.message}"
+    return f"{text} (hint: {finding.hint})" if finding.hint else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,39 +68,6 @@ class Totals:
     disk_gib: int
 
 
-EventKind = Literal[
-    "operation_started",
-    "phase",
-    "plan",
-    "started",
-    "progress",
-    "finished",
-    "failed",
-    "diagnostic",
-    "log",
-    "outputs",
-    "operation_finished",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class ProgressEvent:
-    """A lifecycle event reduced to what the deploy/destroy screens display."""
-
-    kind: EventKind
-    ts: float = field(default_factory=time.time)
-    address: str = ""
-    action: str = ""
-    text: str = ""
-    level: str = "info"
-    elapsed: float | None = None
-    add: int = 0
-    change: int = 0
-    destroy: int = 0
-    result: str = ""
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class OperationOutcome:
     """How an operation ended, honestly: ok, failed (with why), or interrupted."""
@@ -120,103 +77,8 @@ class OperationOutcome:
     remaining: tuple[str, ...] = ()
 
 
-ProgressSink = Callable[[ProgressEvent], None]
 HostKeyConsent = Callable[[str, int, str], Awaitable[bool]]
 """(host, port, SHA256 fingerprint) → whether the user trusts the key."""
-
-
-# ---------------------------------------------------------------------------------------
-# Converting library events
-
-
-def to_progress_event(event: Any) -> ProgressEvent:
-    """Map one typed lifecycle event (events.py) to a ProgressEvent.
-
-    Reads by attribute with defaults so a field added in the library does not break the UI.
-    """
-    kind = getattr(event, "kind", "")
-    ts = float(getattr(event, "ts", 0.0) or time.time())
-    get = lambda name, default="": getattr(event, name, default)  # noqa: E731
-    match kind:
-        case "operation_started":
-            return ProgressEvent("operation_started", ts, text=str(get("operation", "")))
-        case "phase_changed":
-            return ProgressEvent(
-                "phase", ts, text=str(get("label") or get("phase")), action=str(get("phase"))
-            )
-        case "recipe_resolved":
-            return ProgressEvent(
-                "log",
-                ts,
-                text=f"recipe: {get('origin')} {get('path')} {get('version', '') or ''}".strip(),
-            )
-        case "plan_summary":
-            return ProgressEvent(
-                "plan",
-                ts,
-                add=int(get("add", 0) or 0),
-                change=int(get("change", 0) or 0),
-                destroy=int(get("destroy", get("remove", 0)) or 0),
-                text=", ".join(get("destructive", ()) or ()),
-            )
-        case "resource_started":
-            return ProgressEvent("started", ts, address=get("addr"), action=get("action"))
-        case "resource_progress":
-            return ProgressEvent(
-                "progress", ts, address=get("addr"), elapsed=_float(get("elapsed", None))
-            )
-        case "resource_finished":
-            return ProgressEvent(
-                "finished",
-                ts,
-                address=get("addr"),
-                action=get("action"),
-                elapsed=_float(get("elapsed", None)),
-            )
-        case "resource_failed":
-            return ProgressEvent(
-                "failed",
-                ts,
-                address=get("addr"),
-                text=str(get("message", "")),
-                level="error",
-                elapsed=_float(get("elapsed", None)),
-            )
-        case "diagnostic":
-            summary = str(get("summary", ""))
-            detail = str(get("detail", "") or "")
-            text = f"{summary}\n{detail}".strip() if detail else summary
-            return ProgressEvent(
-                "diagnostic",
-                ts,
-                text=text,
-                level=str(get("severity", "error")),
-                address=str(get("address", "") or ""),
-            )
-        case "log_line" | "log":
-            return ProgressEvent(
-                "log",
-                ts,
-                text=str(get("text")),
-                level="warning" if get("stream") == "stderr" else "info",
-            )
-        case "outputs":
-            return ProgressEvent("outputs", ts, outputs=dict(get("outputs", {}) or {}))
-        case "operation_finished":
-            return ProgressEvent(
-                "operation_finished",
-                ts,
-                result=str(get("result", "")),
-                text=str(get("message", "") or ""),
-            )
-    return ProgressEvent("log", ts, text=f"{kind}: {event}")
-
-
-def _float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -224,22 +86,35 @@ def _float(value: Any) -> float | None:
 
 
 class Backend:
-    """Everything the app asks of the library. The sandbox subclasses it."""
+    """Everything the app asks of the library, in one `Environment` (real or sandbox)."""
 
-    sandbox: bool = False
+    _environment: Environment | None = None
+
+    def __init__(self, environment: Environment | None = None) -> None:
+        self._environment = environment
+
+    @property
+    def environment(self) -> Environment:
+        """Where the app's operations run (the real cloud unless given another)."""
+        if self._environment is None:
+            from npa_sop_tui.environment import open_environment
+
+            self._environment = open_environment()
+        return self._environment
+
+    @property
+    def sandbox(self) -> bool:
+        return self.environment.is_sandbox
 
     # -- identity and inventory ------------------------------------------------------------
 
     def has_cloud_identity(self) -> bool:
-        """True when config.yaml or NPA_* name a tenant, project and subnet (a real deploy
-        could run; the spec may still set its own region)."""
-        from npa_sop_tui.config import load_config, resolve_identity
-
-        try:
-            identity = resolve_identity(None, load_config(), require=False)
-        except Exception:  # a broken config is reported by the CLI; home offers the sandbox
+        """True when the settings name a tenant, project and subnet (so a real deploy could
+        run; the spec may still set its own region)."""
+        if self.sandbox:
             return False
-        return bool(identity.tenant_id and identity.project_id and identity.subnet_id)
+        settings = self.environment.settings
+        return bool(settings["tenant_id"] and settings["project_id"] and settings["subnet_id"])
 
     def list_clusters(self) -> list[ClusterRow]:
         from npa_sop_tui import inventory
@@ -287,7 +162,12 @@ class Backend:
         return kube_context(name)
 
     def default_spec_path(self, name: str) -> Path:
-        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml."""
+        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml; the sandbox
+        keeps its specs beside its state, not in whatever folder the app started from."""
+        if self.sandbox:
+            from npa_sop_tui.paths import npa_home
+
+            return npa_home() / "specs" / f"{name or 'cluster'}.yaml"
         return Path.cwd() / "cluster.yaml"
 
     def example_mapping(self) -> dict[str, Any]:
@@ -313,7 +193,7 @@ class Backend:
         # exclude_unset: the file written back has what the user set, no more
         return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
-    def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Issue]]:
+    def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Finding]]:
         """Parse and validate a mapping: (spec or None, every finding)."""
         from npa_sop_tui.errors import NpaError
         from npa_sop_tui.spec.model import spec_from_mapping
@@ -324,9 +204,9 @@ class Backend:
         except NpaError as exc:
             findings = getattr(exc, "findings", None)
             if findings:
-                return None, [_issue(f) for f in findings]
-            return None, [Issue("error", "", exc.message, exc.hint)]
-        return spec, [_issue(f) for f in validate_spec(spec)]
+                return None, list(findings)
+            return None, [Finding("error", "", exc.message, exc.hint)]
+        return spec, validate_spec(spec)
 
     def dump_yaml(self, spec: Any) -> str:
         from npa_sop_tui.spec.model import dump_spec_yaml
@@ -338,19 +218,19 @@ class Backend:
 
         atomic_write_text(Path(path), self.dump_yaml(spec))
 
-    def totals(self, spec: Any) -> Totals:
+    def totals(self, spec: SoperatorSpec) -> Totals:
         cat = self.catalog()
         nodes = vcpu = gpus = disk = 0
-        for pool in getattr(spec, "workers", []) or []:
+        for pool in spec.workers:
             preset = cat.preset(pool.platform, pool.preset)
             size = int(pool.size)
             nodes += size
             if preset is not None:
                 vcpu += size * preset.vcpu
                 gpus += size * preset.gpus
-            disk += size * int(getattr(pool, "boot_disk_gib", 0) or 0)
-            if getattr(pool, "docker_cache", False):
-                disk += size * int(getattr(pool, "docker_cache_gib", 0) or 0)
+            disk += size * int(pool.boot_disk_gib or 0)
+            if pool.docker_cache:
+                disk += size * int(pool.docker_cache_gib or 0)
         return Totals(nodes=nodes, vcpu=vcpu, gpus=gpus, disk_gib=disk)
 
     def catalog(self) -> CatalogView:
@@ -364,39 +244,39 @@ class Backend:
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
-        from npa_sop_tui.spec.capacity import capacity_from_env
 
         # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
-        # them at run time from NPA_CAPACITY_BLOCK_GROUPS.
-        return LifecycleOptions(capacity=capacity_from_env())
+        # them at run time from the settings (NPA_CAPACITY_BLOCK_GROUPS).
+        return LifecycleOptions(environment=self.environment)
 
-    async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
-        """Run plan; returns the plan summary as a ProgressEvent of kind 'plan'."""
+    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+        """Run plan, streaming its events to `sink`; returns the whole plan's summary."""
         from npa_sop_tui import lifecycle
+        from npa_sop_tui.events import PlanSummary
 
-        result = await lifecycle.plan(
-            spec, options=self.lifecycle_options(), on_event=_forward(sink)
+        result = await lifecycle.plan(spec, options=self.lifecycle_options(), on_event=sink)
+        return PlanSummary(
+            operation_id=result.operation_id, phase="plan", **result.changes.model_dump()
         )
-        return _plan_event(result)
 
-    async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
+    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
         from npa_sop_tui import lifecycle
 
+        await self.environment.start_live()
         return await lifecycle.deploy(
             spec,
             options=self.lifecycle_options(),
-            on_event=_forward(sink),
+            on_event=sink,
             allow_destructive=allow_destructive,
         )
 
-    async def destroy(self, name: str, sink: ProgressSink) -> OperationOutcome:
+    async def destroy(self, name: str, sink: EventSink) -> OperationOutcome:
         """Destroy; an incomplete teardown is a failed outcome listing what remains."""
         from npa_sop_tui import lifecycle
 
+        await self.environment.start_live()
         try:
-            result = await lifecycle.destroy(
-                name, options=self.lifecycle_options(), on_event=_forward(sink)
-            )
+            result = await lifecycle.destroy(name, options=self.lifecycle_options(), on_event=sink)
         except lifecycle.DestroyIncomplete as exc:
             return OperationOutcome("failed", exc.message, tuple(exc.remaining))
         return OperationOutcome("ok", f"{result.destroyed} resource(s) destroyed")
@@ -404,42 +284,33 @@ class Backend:
     # -- status -------------------------------------------------------------------------------
 
     def status_settings(self, name: str, *, interval: float) -> Any:
-        """StatusSettings for `name` from ~/.npa config (login host, key) and the interval."""
-        from npa_sop_tui.config import load_config
-        from npa_sop_tui.status.watch import StatusSettings
-
-        config = load_config()
-        login = config.login
-        return StatusSettings(
-            name=name,
-            login_host=login.host,
-            login_port=login.port,
-            login_user=login.user,
-            login_source="config" if login.host else "none",
-            identity_file=Path(config.ssh_private_key_path).expanduser()
-            if config.ssh_private_key_path
-            else None,
-            slurm_interval=interval,
-        )
+        """StatusSettings for `name` from the settings (login host, key) and the interval."""
+        return self.environment.status_settings(name, slurm_interval=interval)
 
     async def status_snapshots(
         self, name: str, *, interval: float, confirm_host_key: HostKeyConsent | None = None
     ) -> AsyncIterator[Any]:
-        """ClusterStatus snapshots from the status watcher, one per change, until cancelled.
+        """ClusterStatus snapshots from the environment's status feed, one per change.
 
         `confirm_host_key(host, port, fingerprint)` is asked before trusting a new SSH host
         key; without it unknown keys are refused (the Slurm pane then says why).
         """
-        from npa_sop_tui.status.watch import StatusWatcher
-
         settings = self.status_settings(name, interval=interval)
-        async with StatusWatcher(settings, host_key_policy=_policy(confirm_host_key)) as watcher:
-            async for snapshot in watcher.snapshots(initial_timeout=3.0):
-                yield snapshot
+        async for snapshot in self.environment.status_feed(
+            settings, host_key_policy=_policy(confirm_host_key), initial_timeout=3.0
+        ):
+            yield snapshot
 
     async def close(self) -> None:
-        """Release whatever the backend started (the sandbox stops its fake API server)."""
-        return None
+        """Release whatever the environment started (the sandbox stops its fake API server)."""
+        await self.environment.aclose()
+
+
+def sandbox_backend(*, sleep_seconds: float = 1.0) -> Backend:
+    """The app's sandbox: local Terraform at a watchable pace, a live simulated cluster."""
+    from npa_sop_tui.environment import open_environment
+
+    return Backend(open_environment(sandbox=True, sleep_seconds=sleep_seconds))
 
 
 class CatalogView:
@@ -473,6 +344,10 @@ class CatalogView:
 
     def fabrics(self, region: str) -> list[str]:
         return self._c.fabrics_for(region)
+
+    def disk_step_gib(self) -> int:
+        """Node-local disks are allocated in steps of this many GiB."""
+        return int(self._c.disk_granularity_gib)
 
     def gpu_platforms(self, region: str) -> list[str]:
         return [p for p in self.platforms(region) if self.is_gpu_platform(p)]
@@ -543,14 +418,12 @@ class CatalogView:
         )
 
 
-def _issue(finding: Any) -> Issue:
-    return Issue(
-        level=str(getattr(finding, "level", "error")),
-        path=str(getattr(finding, "path", "") or ""),
-        message=str(getattr(finding, "message", finding)),
-        hint=getattr(finding, "hint", None),
-        line=getattr(finding, "line", None),
-    )
+def capacity_mode(pool: Mapping[str, Any]) -> str:
+    """reserved / preemptible / on-demand for a pool as the wizard holds it (a mapping)."""
+    from npa_sop_tui.spec.model import capacity_mode_of
+
+    reserved = bool(pool.get("capacity_block_group") or pool.get("capacity_block_group_name"))
+    return capacity_mode_of(reserved=reserved, preemptible=bool(pool.get("preemptible")))
 
 
 def _policy(confirm: HostKeyConsent | None) -> Any:
@@ -564,24 +437,6 @@ def _policy(confirm: HostKeyConsent | None) -> Any:
         return await confirm(host, port, str(fp() if callable(fp) else fp))
 
     return HostKeyPolicy(ask)
-
-
-def _forward(sink: ProgressSink) -> Callable[[Any], None]:
-    def on_event(event: Any) -> None:
-        sink(to_progress_event(event))
-
-    return on_event
-
-
-def _plan_event(result: Any) -> ProgressEvent:
-    changes = result.changes
-    return ProgressEvent(
-        "plan",
-        add=changes.add,
-        change=changes.change,
-        destroy=changes.remove,
-        text=", ".join(changes.destructive),
-    )
 
 
 def _state_from(operation: str, result: str) -> str:

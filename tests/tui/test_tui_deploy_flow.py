@@ -55,14 +55,15 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         deploy = await _plan_and_apply(pilot, app, spec)
         planned = deploy.plan.add  # type: ignore[union-attr]
+        # held now: switching to the dashboard unmounts the deploy screen's widgets
+        table = deploy.query_one(ResourceTable)
+        bar = deploy.query_one(PhaseBar)
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen), timeout=120)
 
         progressed = [m for m in messages if isinstance(m, DeployScreen.ResourceProgressed)]
         assert progressed, "no progress batches were posted"
-        table = deploy.query_one(ResourceTable)
         counts = table.counts()
         assert counts["failed"] == 0 and counts["done"] >= planned
-        bar = deploy.query_one(PhaseBar)
         assert bar.total >= planned and bar.done == bar.total
         assert deploy.outcome is not None and deploy.outcome.result == "ok"
 
@@ -116,14 +117,14 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         await wait_for(pilot, lambda: destroy.outcome is not None, timeout=90)
         assert destroy.outcome.result == "ok", destroy.outcome  # type: ignore[union-attr]
         assert inventory.get("demo").state == "destroyed"  # type: ignore[union-attr]
-        assert sandbox_backend.kube.get("slurmclusters", "soperator") is None
-        assert sandbox_backend.kube.get("nodes", "demo-cpu-0") is None
+        assert sandbox_backend.environment.kube.get("slurmclusters", "soperator") is None
+        assert sandbox_backend.environment.kube.get("nodes", "demo-cpu-0") is None
 
 
 async def test_cancel_mid_apply_leaves_a_consistent_state(npa_home: Path, spec_file: Path) -> None:
-    from npa_sop_tui.sandbox.session import SandboxBackend
+    from npa_sop_tui.tui.backend import sandbox_backend
 
-    backend = SandboxBackend(sleep_seconds=3)
+    backend = sandbox_backend(sleep_seconds=3)
     app = NpaSopApp(backend)
     spec = _spec(backend, spec_file)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -153,7 +153,7 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         wizard = pilot.app.screen
         assert isinstance(wizard, WizardScreen) and wizard.step == "review"
         # the sandbox writes beside its own state, and says where
-        target = sandbox_backend.home / "specs" / "bykeys.yaml"
+        target = sandbox_backend.environment.home / "specs" / "bykeys.yaml"
         assert wizard.query_one("#out-path", Input).value == str(target)
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
         assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written
@@ -262,13 +262,20 @@ async def test_apply_moves_focus_off_the_log_filter_so_c_cancels(tmp_path: Path)
 
 
 async def test_a_destructive_plan_still_asks_naming_what_it_loses(tmp_path: Path) -> None:
-    from npa_sop_tui.tui.backend import ProgressEvent
+    from npa_sop_tui.events import PlanSummary
 
     from .conftest import CPU_SPEC
 
     class Destructive(FixedBackend):
-        async def plan(self, spec: Any, sink: Any) -> ProgressEvent:
-            return ProgressEvent("plan", add=1, destroy=1, text="module.k8s.worker_v2[cpu-0]")
+        async def plan(self, spec: Any, sink: Any) -> PlanSummary:
+            return PlanSummary(
+                operation_id="op",
+                phase="plan",
+                add=1,
+                change=0,
+                remove=1,
+                destructive=["module.k8s.worker_v2[cpu-0]"],
+            )
 
     path = tmp_path / "cluster.yaml"
     path.write_text(CPU_SPEC)

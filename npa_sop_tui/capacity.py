@@ -1,7 +1,7 @@
-"""Reserved capacity supplied at run time: `--capacity-block-group POOL=ID` and
-`NPA_CAPACITY_BLOCK_GROUPS`. IDs are secrets: errors never echo them.
+"""Run-time reservations: `--capacity-block-group POOL=ID` and `NPA_CAPACITY_BLOCK_GROUPS`.
 
-Kept apart from rendering so `validate` can read them without importing the renderer.
+Capacity block group IDs are secrets of a kind (they name a paid reservation): they are given
+at run time, never written to cluster.yaml, and errors never echo them.
 """
 
 from __future__ import annotations
