@@ -171,7 +171,7 @@ def _substrate_up() -> bool:
 async def _bench_ssh(rounds: int) -> list[Ratio]:
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.sinfo_summary import SUMMARY_CMD
-    from npa_sop_tui.status.slurm import collect_slurm
+    from npa_sop_tui.status.slurm_poll import collect_slurm
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
     target = SshTarget("127.0.0.1", 2222, "slurmops", LAB / "client_ed25519")

@@ -464,6 +464,20 @@ class WizardScreen(Screen[None]):
 
         self.app.push_screen(editor, saved)
 
+    @on(PoolList.RemoveRequested)
+    def _remove_pool(self, event: PoolList.RemoveRequested) -> None:
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        pool_list = self.query_one(PoolList)
+
+        def chosen(yes: bool | None) -> None:
+            # the list may have changed under the modal; remove the pool by name
+            if yes:
+                pool_list.remove_named(event.index, event.name)
+
+        question = f"Remove worker pool {event.name!r} from the spec?"
+        self.app.push_screen(ConfirmModal(question, yes="Remove", danger=True), chosen)
+
     @on(PoolList.PoolAdded)
     @on(PoolList.PoolEdited)
     @on(PoolList.PoolRemoved)

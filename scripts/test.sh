@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine and run the whole suite:
 # Debian packages (slurm-wlm parts, munge, openssh-server, tmux), a venv with the test extra,
-# the local Slurm + sshd substrate, then pytest and ruff. Extra arguments go to pytest.
+# the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and pytest.
+# Extra arguments go to pytest.
 #
 # This changes the machine (root or sudo needed): apt installs slurmctld, slurmd,
 # slurm-client, munge, openssh-server, tmux and git (Debian enables the ssh, munge and slurm
@@ -47,6 +48,9 @@ fi
 
 echo "==> ruff"
 .venv/bin/ruff check .
+
+echo "==> import rules (lint-imports; contracts in pyproject.toml)"
+.venv/bin/lint-imports
 
 echo "==> pytest"
 set +e

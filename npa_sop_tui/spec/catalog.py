@@ -16,6 +16,15 @@ import yaml
 
 ROLES = ("system", "controller", "login", "accounting", "nfs", "worker")
 
+# Soperator versions the recipe supports -> the generation whose variable shapes they use.
+# Here, below the model and the rules, so both can read it without importing each other.
+SUPPORTED_VERSIONS: dict[str, str] = {
+    "4.1.6": "4.1.6",
+    "4.1.7": "4.1.6",
+    "4.1.12": "4.1.12",
+    "4.1.13": "4.1.12",
+}
+
 
 @dataclass(frozen=True)
 class Preset:

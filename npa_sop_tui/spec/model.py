@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, errors_of, summary_line, warning
 from npa_sop_tui.spec.yaml_positions import (
     MAX_BYTES,
@@ -275,14 +276,6 @@ class SoperatorSpec(_NamedModel):
 def kube_context(name: str) -> str:
     """The kube context the recipe writes: `nebius-<name>-slurm`."""
     return f"nebius-{name.lower().replace(' ', '-')}-slurm"
-
-
-SUPPORTED_VERSIONS: dict[str, str] = {
-    "4.1.6": "4.1.6",
-    "4.1.7": "4.1.6",
-    "4.1.12": "4.1.12",
-    "4.1.13": "4.1.12",
-}
 
 
 def recipe_generation(version: str) -> str | None:

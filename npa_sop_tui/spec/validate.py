@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from npa_sop_tui.capacity import CAPACITY_ID_PREFIX
-from npa_sop_tui.spec.catalog import Catalog, load_catalog
+from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS, Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
 from npa_sop_tui.spec.identity import IDENTITY_PREFIX, identity_shape_problems
-from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, WorkerPoolSpec
 from npa_sop_tui.sshkeys import KeyProblem, check_public_key
+
+if TYPE_CHECKING:
+    # types only: the model runs these rules when it loads a spec (no import cycle)
+    from npa_sop_tui.spec.model import SoperatorSpec, WorkerPoolSpec
 
 COMPANY_NAME_RE = re.compile(r"^[a-z][a-z\d-]*[a-z\d]+$")
 POOL_NAME_RE = re.compile(r"^[a-z]([a-z\d-]*[a-z\d])?$")

@@ -440,22 +440,14 @@ class _Runner(Protocol):
     async def run(self, command: str, *, timeout: float = ...) -> Any: ...
 
 
-async def collect_slurm(
-    runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0
+async def collect_json(
+    runner: _Runner, *, host: str, fmt: str = "json", timeout: float = 30.0
 ) -> SlurmState:
-    """Nodes, partitions and the plain sinfo text, over one connection.
-
-    `fmt` "auto" or "delimited": one sinfo call per refresh (`sinfo_summary`). "json":
-    `sinfo --json` for the nodes, plus the partition table and plain sinfo (three calls,
+    """Nodes from `sinfo --json`, plus the partition table and plain sinfo (three calls,
     concurrently: JSON carries no partition availability or time limit). The chosen format
-    is in `SlurmState.source_format`.
-    """
+    is in `SlurmState.source_format`."""
     import asyncio
 
-    if fmt in ("auto", "delimited"):
-        from npa_sop_tui.status.sinfo_summary import collect_summary
-
-        return await collect_summary(runner, host=host, timeout=timeout)
     want_json = True
     node_cmd = NODES_JSON_CMD if want_json else NODES_DELIMITED_CMD
     nodes_res, parts_res, plain_res = await asyncio.gather(

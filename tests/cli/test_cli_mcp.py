@@ -52,7 +52,7 @@ async def test_tools_are_the_registry_with_its_schemas(npa_home: Path) -> None:
     assert listed["infra.soperator.validate"].annotations.read_only_hint is True
 
 
-@pytest.mark.integration
+@pytest.mark.terraform
 @pytest.mark.terraform
 async def test_sandbox_validate_and_plan_with_progress_notifications(npa_home: Path) -> None:
     spec_path = str(ASSETS / "cpu-minimal.yaml")

@@ -11,12 +11,6 @@ from npa_sop_tui import lifecycle
 from npa_sop_tui.errors import NpaError, UsageError
 
 
-@pytest.fixture(autouse=True)
-def _no_identity_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("NPA_REGION", "NPA_TENANT_ID", "NPA_PROJECT_ID", "NPA_SUBNET_ID"):
-        monkeypatch.delenv(var, raising=False)
-
-
 async def test_missing_identity_is_reported_before_cloning_the_recipe(
     make_spec: Any, npa_home: Path
 ) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_spec import ASSETS, MINIMAL
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.model import (
@@ -17,6 +16,8 @@ from npa_sop_tui.spec.model import (
     parse_spec_text,
     spec_from_mapping,
 )
+
+from testkit.specs import ASSETS, MINIMAL
 
 
 def _errors(text: str, source: str = "cluster.yaml") -> list[str]:

@@ -6,12 +6,13 @@ import copy
 from typing import Any
 
 import pytest
-from helpers_spec import KEY
 
 from npa_sop_tui.spec.catalog import load_catalog
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.spec.model import SoperatorSpec
 from npa_sop_tui.spec.validate import slug, validate_spec
+
+from testkit.specs import KEY
 
 BASE: dict[str, Any] = {
     "apiVersion": "npa.soperator/v0.0.1",

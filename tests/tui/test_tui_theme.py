@@ -10,7 +10,7 @@ from npa_sop_tui.config import load_config
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 
-from .conftest import wait_for
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 

@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers_spec import ASSETS, KEY, KEY_FP, REPO
 
 from npa_sop_tui.cli import main
+
+from testkit.specs import ASSETS, KEY, KEY_FP, REPO
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -5,12 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers_sdk import ASSETS, fleet_text
 
 from npa_sop_tui.cli import main
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fleet import FleetError, load_fleet, parse_fleet_text, select_targets
 from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
+
+from testkit.fleets import ASSETS, fleet_text
+
+# sandbox runs keep their state in the test's npa home, where the tests look
+pytestmark = pytest.mark.usefixtures("sandbox_in_home")
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -1,5 +1,5 @@
-"""Review pass: a Kubernetes node that is still joining while the cluster comes up is
-progress, not damage; the same NotReady node on an Available cluster is degraded."""
+"""Verdict during bring-up: a Kubernetes node that is still joining while the cluster comes
+up is progress, not damage; the same NotReady node on an Available cluster is degraded."""
 
 from __future__ import annotations
 
@@ -39,43 +39,19 @@ def _verdict(phase: str | None, *, condition: bool = False) -> tuple[str, list[s
     return v.state, [h.code for h in v.hints]
 
 
-def test_review_joining_node_during_bring_up_is_progressing() -> None:
+def test_joining_node_during_bring_up_is_progressing() -> None:
     state, codes = _verdict("Provisioning")
     assert state == "progressing"
     assert "k8s-nodes-not-ready" in codes  # still said, as a hint
 
 
-def test_review_not_ready_node_on_available_cluster_is_degraded() -> None:
+def test_not_ready_node_on_available_cluster_is_degraded() -> None:
     state, codes = _verdict("Available")
     assert state == "degraded"
     assert "k8s-nodes-not-ready" in codes
 
 
-def test_review_flagged_node_is_degraded_even_during_bring_up() -> None:
+def test_flagged_node_is_degraded_even_during_bring_up() -> None:
     state, codes = _verdict("Provisioning", condition=True)
     assert state == "degraded"
     assert "k8s-node-condition" in codes
-
-
-def test_review_plan_summary_unknown_size_is_not_zero() -> None:
-    """A pool whose node group is replaced while its size resource is untouched has unknown
-    sizes in the plan; they must not be reported as `0 → 0` (a pool of no nodes)."""
-    from npa_sop_tui.terraform.plan_reading import summarize_plan
-
-    group = {"triggers": {"name": "gpu-0", "capacity": "x"}}
-    plan = {
-        "resource_changes": [
-            {
-                "address": 'module.k8s.null_resource.worker_v2["gpu-0"]',
-                "module_address": "module.k8s",
-                "mode": "managed",
-                "type": "null_resource",
-                "name": "worker_v2",
-                "index": "gpu-0",
-                "change": {"actions": ["delete", "create"], "before": group, "after": group},
-            }
-        ]
-    }
-    (pool,) = summarize_plan(plan).pools
-    assert pool.pool == "gpu" and pool.change == "replace"
-    assert (pool.size_before, pool.size_after) == (None, None)

@@ -1,4 +1,5 @@
-"""Review pass, with real Terraform on the stand-in recipe through the headless CLI:
+"""Capacity block group secrets and rollbacks, with real Terraform on the stand-in recipe
+through the headless CLI:
 
 - a capacity block group ID reaches only the 0600 `terraform.tfvars.json`; Terraform's state
   and backups (which hold every variable value with the real recipe) are 0600 too;
@@ -17,7 +18,11 @@ import pytest
 
 from npa_sop_tui.cli import main
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("sandbox_in_home")]
+pytestmark = [
+    pytest.mark.terraform,
+    pytest.mark.slow,
+    pytest.mark.usefixtures("sandbox_in_home"),
+]
 
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ test"
 SECRET = "capacityblockgroup-REVIEWsecret42"
@@ -49,14 +54,13 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
-def test_review_capacity_secret_files_and_rollback(
+def test_capacity_secret_files_and_rollback(
     npa_home: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
-    monkeypatch.delenv("NPA_CAPACITY_BLOCK_GROUPS", raising=False)
     spec = tmp_path / "cluster.yaml"
     spec.write_text(SPEC)
     cap = ["--capacity-block-group", f"gpu={SECRET}"]

@@ -23,7 +23,7 @@ from npa_sop_tui.sandbox.fake_kube import (
     make_slurmcluster,
 )
 
-from .conftest import Substrate
+from testkit.substrate import Substrate
 
 NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
 
@@ -214,7 +214,7 @@ def _read_json_line(proc: subprocess.Popen[str], timeout: float = 20) -> dict[st
     raise AssertionError("no NDJSON line in time")
 
 
-@pytest.mark.integration
+@pytest.mark.slurm
 def test_watch_ndjson_against_fake_kube_and_real_slurm(
     substrate: Substrate, fake_kube: FakeKubeServer, kubeconfig: Path, npa_home: Path
 ) -> None:
@@ -272,7 +272,7 @@ def test_watch_ndjson_against_fake_kube_and_real_slurm(
     assert "Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
 
 
-@pytest.mark.integration
+@pytest.mark.slurm
 def test_ssh_runs_a_remote_command_with_npa_known_hosts(
     substrate: Substrate, npa_home: Path
 ) -> None:

@@ -1,15 +1,17 @@
-"""Review pass: secrets handed in on the command line never reach the lock's holder record,
-which is shown to anyone who hits the lock (stderr and the JSON error document)."""
+"""Cluster locks: a busy lock names its holder, and secrets handed in on the command line
+never reach the holder record, which is shown to anyone who hits the lock (stderr and the
+JSON error document)."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.locks import ClusterBusy, ClusterLock
+from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked
 
 SECRET = "capacityblockgroup-LOCKsecret7"
 
@@ -27,7 +29,7 @@ SECRET = "capacityblockgroup-LOCKsecret7"
         ],
     ],
 )
-def test_review_busy_lock_never_shows_a_capacity_id(
+def test_busy_lock_never_shows_a_capacity_id(
     flags: list[str], npa_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     argv = ["/venv/bin/npa", "soperator", "deploy", "--spec", "c.yaml", *flags, "--yes"]
@@ -44,3 +46,15 @@ def test_review_busy_lock_never_shows_a_capacity_id(
     # still useful: it names the command and keeps the pool names
     assert "npa soperator deploy --spec c.yaml" in busy.message
     assert "gpu=***" in busy.message or "***" in busy.message
+
+
+def test_lock_contention_names_the_holder() -> None:
+    with ClusterLock("busy", operation="deploy"):
+        assert is_locked("busy")
+        with pytest.raises(ClusterBusy) as info:
+            ClusterLock("busy", operation="destroy").acquire()
+        assert f"pid {os.getpid()}" in info.value.message
+        assert "deploy" in info.value.message
+        assert info.value.exit_code == 2
+    assert not is_locked("busy")
+    ClusterLock("busy", operation="destroy").acquire().release()

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers_spec import KEY, KEY_FP, MINIMAL
 
 from npa_sop_tui import paths
 from npa_sop_tui.config import (
@@ -28,6 +27,8 @@ from npa_sop_tui.sshkeys import (
     fingerprint,
     resolve_root_login_key,
 )
+
+from testkit.specs import KEY, KEY_FP, MINIMAL
 
 OTHER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBdRmq4vQfZ8OJb0J6x3D2b2Qm7dQ0E6i6jQjTzWqv7F other"
 

@@ -1,4 +1,4 @@
-"""Review pass: random argument lists for the fast headless commands never raise out of
+"""Random argument lists for the fast headless commands never raise out of
 `npa_sop_tui.cli.main` (a traceback for the user), end in 0/1/2, and in JSON mode leave
 stdout as JSON lines only. Commands that would start Terraform or reach a cluster are kept
 out (no --sandbox deploy, status with both sources off)."""
@@ -66,7 +66,7 @@ def paths(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(data=st.data())
-def test_review_random_argv_never_escapes(
+def test_random_argv_never_escapes(
     data: st.DataObject, paths: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     values = st.one_of(

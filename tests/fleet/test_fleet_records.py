@@ -1,4 +1,4 @@
-"""Review pass: a damaged fleet record (state file or a project's network record) stops a
+"""A damaged fleet record (state file or a project's network record) stops a
 fleet command before any target runs — exit 2 naming the file and the problem — instead of
 running Terraform first and then dying with a TaskGroup traceback."""
 
@@ -26,7 +26,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets"
     ],
 )
 @pytest.mark.parametrize("command", ["plan", "deploy"])
-def test_review_damaged_fleet_record_stops_before_any_target(
+def test_damaged_fleet_record_stops_before_any_target(
     record: str,
     text: str | None,
     needle: str,
@@ -58,7 +58,7 @@ def test_review_damaged_fleet_record_stops_before_any_target(
 
 
 @pytest.mark.parametrize("command", ["deploy", "destroy"])
-def test_review_fleet_prompt_keeps_json_stdout_clean(
+def test_fleet_prompt_keeps_json_stdout_clean(
     command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """In a terminal without --yes the question goes to stderr; declining gives exactly one

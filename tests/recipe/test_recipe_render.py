@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_spec import ASSETS, GOLDEN, KEY, KEY_FP, MINIMAL
 
 from npa_sop_tui.capacity import capacity_from_env, parse_capacity_assignments
 from npa_sop_tui.config import Identity
@@ -17,6 +16,11 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.recipe.render import TFVARS_FILE, recipe_problems, render
 from npa_sop_tui.spec.model import SoperatorSpec, SpecError, load_spec, parse_spec_text
 
+from testkit.specs import ASSETS, KEY, KEY_FP, MINIMAL
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+# Read at import: the isolation fixture strips NPA_* from the environment tests run in.
+UPDATE_GOLDEN = bool(os.environ.get("NPA_UPDATE_GOLDEN"))
 CAPACITY = {"h200": "capacityblockgroup-test0001"}
 
 
@@ -47,7 +51,7 @@ def test_golden(case: str) -> None:
     spec, capacity = CASES[case]()
     rendered = render(spec, capacity=capacity, root_login_key=KEY)
     golden = GOLDEN / f"{case}.tfvars.json"
-    if os.environ.get("NPA_UPDATE_GOLDEN"):
+    if UPDATE_GOLDEN:
         golden.write_text(rendered.tfvars_json())
     assert rendered.tfvars_json() == golden.read_text(), f"update with NPA_UPDATE_GOLDEN=1 ({case})"
     assert recipe_problems(rendered.tfvars, rendered.recipe_version) == []

@@ -1,4 +1,4 @@
-"""Shared test data for the SDK / tools / workflow / fleet tests."""
+"""Spec and fleet test data shared by the SDK, tools, workflow and fleet tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Review pass: user mistakes on every command end in a clear message and exit 2 (or 1 for an
+"""User mistakes on every command end in a clear message and exit 2 (or 1 for an
 operation that ran and failed) — never a traceback — and `--output json` keeps stdout
 machine-readable. Everything here runs in-process through `npa_sop_tui.cli.main`."""
 
@@ -96,7 +96,7 @@ BAD_ARGV: list[tuple[list[str], int]] = [
     BAD_ARGV,
     ids=[" ".join(a).replace("{", "").replace("}", "") for a, _ in BAD_ARGV],
 )
-def test_review_bad_input_exits_cleanly(
+def test_bad_input_exits_cleanly(
     argv: list[str],
     expected: int,
     output: str,
@@ -118,7 +118,7 @@ def test_review_bad_input_exits_cleanly(
         assert "error" in err.lower() or "invalid" in err.lower()
 
 
-def test_review_render_out_on_a_file_keeps_it(
+def test_render_out_on_a_file_keeps_it(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = _run(
@@ -129,7 +129,7 @@ def test_review_render_out_on_a_file_keeps_it(
     assert files["file"].read_text() == "not a folder\n"
 
 
-def test_review_render_out_failure_leaves_previous_tfvars(
+def test_render_out_failure_leaves_previous_tfvars(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "out"
@@ -162,7 +162,7 @@ def test_review_render_out_failure_leaves_previous_tfvars(
         os.chmod(out_dir, 0o700)
 
 
-def test_review_workflow_wrong_api_version_names_the_workflow_version(
+def test_workflow_wrong_api_version_names_the_workflow_version(
     files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _, err = _run(["workflow", "run", str(files["good"])], capsys)
@@ -179,7 +179,7 @@ def test_review_workflow_wrong_api_version_names_the_workflow_version(
         ("nopool=capacityblockgroup-x1", "unknown worker pool 'nopool'"),
     ],
 )
-def test_review_validate_refuses_runtime_capacity_that_render_refuses(
+def test_validate_refuses_runtime_capacity_that_render_refuses(
     assignment: str, needle: str, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = str(files["good"])
@@ -216,7 +216,7 @@ def _damage(npa_home: Path, text: str | None) -> Path:
         (None, "cannot read it"),
     ],
 )
-def test_review_damaged_inventory_is_named_not_hidden(
+def test_damaged_inventory_is_named_not_hidden(
     text: str | None, needle: str, npa_home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = _damage(npa_home, text)
@@ -240,7 +240,7 @@ def test_review_damaged_inventory_is_named_not_hidden(
         ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5", "no key material"),  # type name only
     ],
 )
-def test_review_truncated_root_key_is_refused(
+def test_truncated_root_key_is_refused(
     key: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     spec = tmp_path / "key.yaml"
@@ -258,7 +258,7 @@ def test_review_truncated_root_key_is_refused(
         ["soperator", "render", "--spec", "{good}"],
     ],
 )
-def test_review_npa_home_that_is_a_file(
+def test_npa_home_that_is_a_file(
     argv: list[str],
     files: dict[str, Path],
     monkeypatch: pytest.MonkeyPatch,
@@ -272,7 +272,7 @@ def test_review_npa_home_that_is_a_file(
     assert "is a file, not a folder" in doc["message"] and str(files["file"]) in doc["message"]
 
 
-def test_review_named_terraform_is_never_swapped_for_the_standin(
+def test_named_terraform_is_never_swapped_for_the_standin(
     files: dict[str, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -290,7 +290,7 @@ def test_review_named_terraform_is_never_swapped_for_the_standin(
     assert "NPA_TERRAFORM_BIN" in doc["message"] and "not found" in doc["message"]
 
 
-def test_review_workflow_missing_spec_path_is_a_bad_file_not_a_failed_step(
+def test_workflow_missing_spec_path_is_a_bad_file_not_a_failed_step(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     workflow = tmp_path / "wf.yaml"
@@ -313,7 +313,7 @@ def test_review_workflow_missing_spec_path_is_a_bad_file_not_a_failed_step(
         assert "does not exist" in doc["message"]
 
 
-def test_review_destroy_prompt_keeps_json_stdout_clean(
+def test_destroy_prompt_keeps_json_stdout_clean(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """In a terminal, `destroy --output json` without --yes asks for the name on stderr; a
@@ -332,7 +332,7 @@ def test_review_destroy_prompt_keeps_json_stdout_clean(
     assert "Type the cluster name" in err
 
 
-def test_review_malformed_capacity_env_names_the_variable(
+def test_malformed_capacity_env_names_the_variable(
     files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("NPA_CAPACITY_BLOCK_GROUPS", "garbage")
@@ -351,7 +351,7 @@ def test_review_malformed_capacity_env_names_the_variable(
         ["soperator", "ssh", "--login-host", "127.0.0.1"],
     ],
 )
-def test_review_cluster_name_is_checked_before_it_becomes_a_path(
+def test_cluster_name_is_checked_before_it_becomes_a_path(
     name: str, command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`--name /` used to glob the whole filesystem for terraform.tfstate files (and report a

@@ -29,7 +29,7 @@ def test_app_sandbox_backend_does_not_nest_inside_an_entered_sandbox(npa_home: P
     assert environment.home == npa_home / "sandbox"  # type: ignore[attr-defined]
 
 
-@pytest.mark.integration
+@pytest.mark.terraform
 def test_cli_sandbox_deploy_is_listed_and_watched_only_in_the_sandbox(
     npa_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -73,7 +73,7 @@ def test_a_relative_npa_home_is_made_absolute_once(
     assert paths.npa_home() == tmp_path / "rel-home"  # a later chdir does not move it
 
 
-@pytest.mark.integration
+@pytest.mark.terraform
 @pytest.mark.terraform
 def test_sandbox_plan_works_with_a_relative_npa_home(tmp_path: Path) -> None:
     import subprocess

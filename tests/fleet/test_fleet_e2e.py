@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_sdk import fleet_text
 
 from npa_sop_tui import inventory
 from npa_sop_tui.cli import main
@@ -19,7 +18,9 @@ from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.network import read_record
 from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("sandbox_in_home")]
+from testkit.fleets import fleet_text
+
+pytestmark = pytest.mark.usefixtures("sandbox_in_home", "fast_standin")
 
 
 def _max_overlap(intervals: list[tuple[float, float]]) -> int:
@@ -36,6 +37,8 @@ def _cli_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict
     return code, json.loads(capsys.readouterr().out)
 
 
+@pytest.mark.terraform
+@pytest.mark.slow
 def test_three_targets_two_projects_at_most_two_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -107,6 +110,7 @@ def test_three_targets_two_projects_at_most_two_at_once(
     assert {e.state for e in inventory.list_clusters()} == {"destroyed"}
 
 
+@pytest.mark.terraform
 def test_one_failing_target_leaves_the_others_deployed_and_exits_1(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -148,6 +152,7 @@ def test_one_failing_target_leaves_the_others_deployed_and_exits_1(
     assert code == 1 and "beta/pc" in out and "2 deployed" in out and "1 failed" in out
 
 
+@pytest.mark.terraform
 def test_fail_fast_starts_nothing_after_the_first_failure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -195,6 +200,7 @@ def test_a_standalone_cluster_with_the_same_name_is_not_taken_over(
     assert read_record("own", "alpha") is None  # refused before any network was recorded
 
 
+@pytest.mark.terraform
 def test_text_mode_plan_of_a_selected_soperator_target(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -212,6 +218,7 @@ def test_text_mode_plan_of_a_selected_soperator_target(
     assert inventory.list_clusters() == []  # a plan deploys nothing
 
 
+@pytest.mark.terraform
 async def test_cancel_interrupts_running_targets_and_records_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
