@@ -26,14 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
 
-    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.mcp_server import serve_stdio
 
-    try:
-        from npa_sop_tui.mcp_server import serve_stdio
-    except ImportError as exc:
-        raise UsageError(
-            f"the MCP server needs the `mcp` package ({exc})",
-            hint="pip install 'npa-sop-tui[mcp]'",
-        ) from None
     asyncio.run(serve_stdio(sandbox_only=bool(args.sandbox)))
     return 0
