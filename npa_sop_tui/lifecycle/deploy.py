@@ -32,6 +32,7 @@ async def deploy(
 
     options = options or LifecycleOptions()
     steps.check_spec(spec)
+    steps.identity_preflight(spec, options)
     redactor = Redactor(options.capacity.values())
     with operation("deploy", spec.name, on_event, redactor, steps.store_of(options)) as op:
         ctx, install, rendered = await steps.prepare(op, spec, options)

@@ -21,6 +21,7 @@ async def plan(
 ) -> PlanResult:
     options = options or LifecycleOptions()
     steps.check_spec(spec)
+    steps.identity_preflight(spec, options)
     redactor = Redactor(options.capacity.values())
     with operation("plan", spec.name, on_event, redactor, steps.store_of(options)) as op:
         ctx, install, _ = await steps.prepare(op, spec, options)

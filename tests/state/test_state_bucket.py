@@ -62,7 +62,7 @@ def test_records_round_trip_through_the_bucket(bucket_env: dict[str, str]) -> No
 def test_unreachable_missing_bucket_and_no_keys_are_clear_errors(
     bucket_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.state.conftest import free_port
+    from testkit.moto import free_port
 
     down = _store(bucket_env, endpoint=f"http://127.0.0.1:{free_port()}")
     with pytest.raises(StateUnreachable, match="cannot be reached") as caught:
@@ -84,7 +84,8 @@ def test_a_terraform_failure_with_the_bucket_gone_is_named_as_such(
 ) -> None:
     from npa_sop_tui.state.backend import explain_failure
     from npa_sop_tui.state.local import LocalStore
-    from tests.state.conftest import free_port
+
+    from testkit.moto import free_port
 
     up = _store(bucket_env)
     assert explain_failure(tmp_path, up, "apply") is None  # a plain Terraform failure

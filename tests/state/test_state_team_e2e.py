@@ -20,8 +20,9 @@ import pytest
 
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.spec.model import dump_spec_yaml
-from tests.lifecycle.conftest import Recorder, make_spec, options
-from tests.state.conftest import MotoServer, team_env
+
+from testkit.lifecycle import Recorder, make_spec, options
+from testkit.moto import MotoServer, team_env
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
