@@ -1,6 +1,8 @@
-"""The local record of clusters: `~/.npa/soperator/<name>/`.
+"""The record of clusters: one `InventoryEntry` per cluster, kept by the state store.
 
-Layout per cluster:
+With the local backend (the default) the records are files in `~/.npa/soperator/<name>/`;
+with the s3 backend the same documents live in the team's bucket (state/location.py).
+Layout per cluster (local):
   inventory.json          name, region, context, recipe, install dir, operations (0600)
   spec.yaml               the spec of the last deploy (0600)
   operations/<id>.ndjson  the redacted event log of each operation (0600)
@@ -13,14 +15,18 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import NpaError, UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text, ensure_dir
-from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
+from npa_sop_tui.fsutil import SECRET_MODE, ensure_dir
+from npa_sop_tui.paths import cluster_dir
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
@@ -49,6 +55,8 @@ class OperationRecord(BaseModel):
     summary: str = ""
     log: str | None = None
     pid: int | None = None  # the npa process that ran it (names a killed run afterwards)
+    user: str | None = None  # who ran it (login name) and where: shown to the team
+    host: str | None = None
 
 
 class RecipeInfo(BaseModel):
@@ -96,9 +104,9 @@ def operations_dir(name: str) -> Path:
 
 class InventoryDamaged(UsageError):
     """`inventory.json` cannot be read or does not hold a valid record (exit 2: a file the
-    user has to repair, like a broken config)."""
+    user has to repair, like a broken config). `path` is a file, or an object's s3:// URL."""
 
-    def __init__(self, path: Path, problems: list[str]) -> None:
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
         shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
         super().__init__(
             f"{path}: the inventory record is damaged: {shown}",
@@ -120,49 +128,55 @@ def _problems(exc: ValidationError) -> list[str]:
     return out
 
 
-def get(name: str) -> InventoryEntry | None:
-    """The inventory entry of `name`, or None if there is none."""
-    path = cluster_dir(name) / INVENTORY_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InventoryDamaged(path, [f"cannot read it: {exc}"]) from None
+def parse_entry(text: str, name: str, where: Path | str) -> InventoryEntry:
+    """The record in `text` (read from `where`), checked to be the record of `name`."""
     try:
         entry = InventoryEntry.model_validate_json(text)
     except ValidationError as exc:
         # For broken JSON pydantic's message carries the line and column.
-        raise InventoryDamaged(path, _problems(exc)) from None
+        raise InventoryDamaged(where, _problems(exc)) from None
     if entry.name != name:
         raise InventoryDamaged(
-            path, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
+            where, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
         )
     return entry
 
 
-def require(name: str) -> InventoryEntry:
-    entry = get(name)
+# The functions below go through the state store the settings select (local files, or the
+# team's bucket): every reader of the inventory, whatever the backend, uses them or a store.
+
+
+def _store(store: StateStore | None) -> StateStore:
+    if store is not None:
+        return store
+    from npa_sop_tui.state import default_store
+
+    return default_store()
+
+
+def get(name: str, *, store: StateStore | None = None) -> InventoryEntry | None:
+    """The inventory entry of `name`, or None if there is none."""
+    return _store(store).get(name)
+
+
+def require(name: str, *, store: StateStore | None = None) -> InventoryEntry:
+    store = _store(store)
+    entry = store.get(name)
     if entry is None:
-        known = ", ".join(e.name for e in list_clusters()) or "none"
+        known = ", ".join(e.name for e in store.scan()[0]) or "none"
         raise UsageError(
-            f"no cluster named {name!r} in the inventory ({soperator_root()})",
+            f"no cluster named {name!r} in the inventory ({store.describe()})",
             hint=f"known clusters: {known}; `npa soperator list` shows them",
         )
     return entry
 
 
-def save(entry: InventoryEntry) -> None:
-    entry.updated = time.time()
-    atomic_write_text(
-        cluster_dir(entry.name) / INVENTORY_FILE,
-        entry.model_dump_json(indent=2) + "\n",
-        mode=SECRET_MODE,
-    )
+def save(entry: InventoryEntry, *, store: StateStore | None = None) -> None:
+    _store(store).save(entry)
 
 
-def save_spec(name: str, spec_yaml: str) -> None:
-    atomic_write_text(cluster_dir(name) / SPEC_FILE, spec_yaml, mode=SECRET_MODE)
+def save_spec(name: str, spec_yaml: str, *, store: StateStore | None = None) -> None:
+    _store(store).save_spec(name, spec_yaml)
 
 
 # What a record left `running` by a dead process becomes, and what to do next.
@@ -192,6 +206,8 @@ def settle_dead_operation(entry: InventoryEntry) -> str | None:
     if last is None or last.result != "running":
         return None
     who = f"pid {last.pid}" if last.pid else "its npa process"
+    if last.host:
+        who += f" on {last.host}"
     last.result = "interrupted"
     last.ended = time.time()
     entry.state = _AFTER_DEATH.get(entry.state, entry.state)
@@ -204,22 +220,20 @@ def settle_dead_operation(entry: InventoryEntry) -> str | None:
     return note
 
 
-def _settle_if_unlocked(entry: InventoryEntry) -> InventoryEntry:
+def _settle_if_unlocked(entry: InventoryEntry, store: StateStore) -> InventoryEntry:
     """`scan` shows the truth: a `running` record nobody holds the lock for is settled."""
     last = entry.last_operation
     if last is None or last.result != "running":
         return entry
-    from npa_sop_tui.locks import ClusterBusy, ClusterLock
-
-    lock = ClusterLock(entry.name, operation="list")
+    lock = store.lock(entry.name, operation="list")
     try:
         lock.acquire()
-    except (ClusterBusy, OSError):
+    except (NpaError, OSError):
         return entry  # really running (or cannot tell): leave it
     try:
-        fresh = get(entry.name) or entry
+        fresh = store.get(entry.name) or entry
         if settle_dead_operation(fresh) is not None:
-            save(fresh)
+            store.save(fresh)
         return fresh
     except (OSError, NpaError):
         return entry  # a read-only or full disk: show the record as it is
@@ -227,34 +241,22 @@ def _settle_if_unlocked(entry: InventoryEntry) -> InventoryEntry:
         lock.release()
 
 
-def list_clusters() -> list[InventoryEntry]:
+def list_clusters(*, store: StateStore | None = None) -> list[InventoryEntry]:
     """Every cluster with an inventory record, sorted by name; damaged records are skipped
     (`damaged_records()` names them, so callers can say so)."""
-    return scan()[0]
+    return scan(store=store)[0]
 
 
-def damaged_records() -> list[InventoryDamaged]:
-    return scan()[1]
+def damaged_records(*, store: StateStore | None = None) -> list[InventoryDamaged]:
+    return scan(store=store)[1]
 
 
-def scan() -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
-    """Good entries and damaged records of every cluster folder, sorted by name."""
-    root = soperator_root()
-    if not root.is_dir():
-        return [], []
-    entries: list[InventoryEntry] = []
-    damaged: list[InventoryDamaged] = []
-    for child in sorted(root.iterdir()):
-        if not (child / INVENTORY_FILE).exists() or not CLUSTER_NAME_RE.fullmatch(child.name):
-            continue  # not a cluster folder npa could have made
-        try:
-            entry = get(child.name)
-        except InventoryDamaged as exc:
-            damaged.append(exc)
-            continue
-        if entry is not None:
-            entries.append(_settle_if_unlocked(entry))
-    return entries, damaged
+def scan(*, store: StateStore | None = None) -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
+    """Good entries and damaged records of every cluster, sorted by name; a record left
+    `running` by a process that is gone is settled on the way (`settle_dead_operation`)."""
+    store = _store(store)
+    entries, damaged = store.scan()
+    return [_settle_if_unlocked(e, store) for e in entries], damaged
 
 
 class EventLog:
@@ -265,8 +267,11 @@ class EventLog:
     the inventory record, which matter more than the rest of the log.
     """
 
-    def __init__(self, name: str, operation_id: str) -> None:
+    def __init__(
+        self, name: str, operation_id: str, *, on_close: Callable[[Path], None] | None = None
+    ) -> None:
         self.path = operations_dir(name) / f"{operation_id}.ndjson"
+        self._on_close = on_close  # the s3 store uploads the finished log
         ensure_dir(self.path.parent)
         # Created 0600 before anything is written to it.
         self._fd: int | None = os.open(
@@ -289,6 +294,8 @@ class EventLog:
         if fd is not None:
             with contextlib.suppress(OSError):
                 os.close(fd)
+            if self._on_close is not None:
+                self._on_close(self.path)
 
 
 def _write_all(fd: int, data: bytes) -> None:

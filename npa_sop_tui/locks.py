@@ -82,6 +82,13 @@ def _describe(name: str, holder: dict[str, object] | None, path: Path | None) ->
         return f"cluster {name!r} is busy: another npa process holds its lock", wait
     op = holder.get("operation", "an operation")
     pid = holder.get("pid")
+    if holder.get("host"):  # a lock held in the team's bucket names the person and machine
+        who = f"{holder.get('user', '?')}@{holder.get('host')} (pid {pid})"
+        since = _when(holder.get("started"))
+        return (
+            f"cluster {name!r} is busy: {op} by {who} ({holder.get('command', '?')}) since {since}",
+            wait,
+        )
     who = f"{op} by pid {pid} ({holder.get('command', '?')}) since {_when(holder.get('started'))}"
     tf = holder.get("terraform")
     tf = tf if isinstance(tf, dict) else None
@@ -143,6 +150,7 @@ class ClusterLock:
         self.path = cluster_dir(name) / ".lock"
         self._fd: int | None = None
         self._record: dict[str, object] = {}
+        self.lost: str | None = None  # a flock cannot be taken away while held
 
     @property
     def held(self) -> bool:

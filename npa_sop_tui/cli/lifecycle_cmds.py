@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from npa_sop_tui.cli.common import (
     add_output_flag,
     add_recipe_ref_flag,
+    add_state_bucket_flag,
     capacity_flag,
     emit_json,
     open_environment,
@@ -66,10 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     p = subparsers.add_parser(
         "list",
-        help="clusters in the local inventory",
-        description="List clusters in ~/.npa/soperator with region, context and last operation.",
+        help="clusters in the inventory (this machine's, or the team's state bucket)",
+        description="List clusters with region, context and the last operation: what, when, "
+        "its result and who ran it. With a state bucket (state.backend: s3), the team's.",
     )
     p.add_argument("--sandbox", action="store_true", help="list the sandbox's clusters")
+    add_state_bucket_flag(p)
     add_output_flag(p)
     p.set_defaults(handler=cmd_list)
 
@@ -82,6 +85,7 @@ def _common_args(p: argparse.ArgumentParser) -> None:
         "sandbox clusters live in ~/.npa/sandbox, shared with `npa-sop --sandbox`",
     )
     p.add_argument("--verbose", "-v", action="store_true", help="also show Terraform's log lines")
+    add_state_bucket_flag(p)
     add_output_flag(p)
 
 
@@ -136,8 +140,13 @@ def _run(
     """Run one lifecycle coroutine; each Ctrl-C (or SIGTERM, SIGHUP) cancels it (1st:
     graceful, 2nd: force). `final=False` for a preview that a prompt follows."""
     from npa_sop_tui.cli.interrupts import run_interruptible
+    from npa_sop_tui.config import IdentityError
 
     sink, progress = _sink(args)
+    if getattr(args, "debug", False):
+        from npa_sop_tui.debuglog import logging_sink
+
+        sink = logging_sink(sink)
 
     def run() -> T:
         return run_interruptible(
@@ -147,10 +156,15 @@ def _run(
             **({"notify": progress.note} if progress is not None else {}),
         )
 
-    if progress is not None:
-        with progress:
-            return run()
-    return run()
+    try:
+        if progress is not None:
+            with progress:
+                return run()
+        return run()
+    except IdentityError as exc:
+        if not getattr(args, "sandbox", False):  # the library's hint, with this CLI's flag
+            exc.hint = f"{exc.hint} (add --sandbox to run the whole flow on this machine)"
+        raise
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -279,7 +293,10 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     from npa_sop_tui import inventory, lifecycle
     from npa_sop_tui.paths import check_cluster_name
 
-    entry = inventory.require(check_cluster_name(args.name))
+    options = _options(args)
+    entry = inventory.require(
+        check_cluster_name(args.name), store=options.environment.state_store()
+    )
     if not args.yes:
         if not _interactive():
             raise UsageError(
@@ -296,7 +313,6 @@ def cmd_destroy(args: argparse.Namespace) -> int:
                 "the name did not match; nothing destroyed",
                 hint=f"type {args.name!r} exactly, or pass --yes from a script",
             )
-    options = _options(args)
     result = _run(
         lambda sink: _closing(
             options, lifecycle.destroy(args.name, options=options, on_event=sink)
@@ -313,11 +329,13 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from npa_sop_tui import inventory
 
+    store = open_environment(args).state_store()
     # A damaged record must not make a cluster silently vanish from the list: name it.
-    entries, damaged = inventory.scan()
+    entries, damaged = inventory.scan(store=store)
     if wants_json(args):
         emit_json(
             {
+                "store": store.describe(),
                 "clusters": [e.model_dump(mode="json") for e in entries],
                 "damaged": [{"path": str(d.path), "problems": d.problems} for d in damaged],
             }
@@ -326,12 +344,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     for problem in damaged:
         sys.stderr.write(f"warning: {problem.message}\n")
     if not entries:
-        print("No clusters in the inventory.")
+        print(f"No clusters in the inventory ({store.describe()}).")
         return 0
-    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN")]
+    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN", "BY")]
     for e in entries:
         last = e.last_operation
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started)) if last else "-"
+        by = f"{last.user}@{last.host}" if last is not None and last.user else "-"
         rows.append(
             (
                 e.name,
@@ -341,6 +360,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 last.kind if last else "-",
                 last.result if last else "-",
                 when,
+                by,
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -33,8 +33,8 @@ from typing import Any
 from npa_sop_tui import fsutil, inventory
 from npa_sop_tui.errors import NpaError, OperationError
 from npa_sop_tui.fsutil import DiskFull, free_bytes, is_disk_full, sweep_temp_files
-from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.paths import cluster_dir, npa_home
+from npa_sop_tui.state.store import Lock, StateStore
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform._supervisor import MARK_ENV
 
@@ -62,7 +62,7 @@ def check_free_space(folder: Path, install_dir: Path | None) -> None:
             raise DiskFull(where, needed=needed, free=free)
 
 
-def begin(lock: ClusterLock, name: str) -> list[str]:
+def begin(lock: Lock, name: str, store: StateStore | None = None) -> list[str]:
     """Take the cluster's lock and tidy up after any earlier run; returns notes for the user.
 
     Raises `ClusterBusy` (naming the holder, or the Terraform a killed run left) or
@@ -70,15 +70,15 @@ def begin(lock: ClusterLock, name: str) -> list[str]:
     """
     lock.acquire()
     try:
-        return _tidy(name)
+        return _tidy(name, store)
     except BaseException:
         lock.release()
         raise
 
 
-def _tidy(name: str) -> list[str]:
+def _tidy(name: str, store: StateStore | None) -> list[str]:
     notes: list[str] = []
-    entry = inventory.get(name)
+    entry = inventory.get(name, store=store)
     install_dir = Path(entry.install_dir) if entry is not None and entry.install_dir else None
     folders = [npa_home(), cluster_dir(name)]
     if install_dir is not None:
@@ -95,7 +95,7 @@ def _tidy(name: str) -> list[str]:
         dead = entry.last_operation
         note = inventory.settle_dead_operation(entry)
         if note is not None:
-            inventory.save(entry)
+            inventory.save(entry, store=store)
             notes.append(note)
             if dead is not None and install_dir is not None:
                 notes += _orphan_report(install_dir, dead.id)
@@ -262,16 +262,6 @@ def translate_error(exc: BaseException, install_dir: Path | None = None) -> Base
         full.errored_state = errored  # type: ignore[attr-defined]
         return full
     return exc
-
-
-def safe_save(entry: inventory.InventoryEntry, warn: Callable[[str], None]) -> None:
-    """Save the inventory record at the end of an operation; a failure is a warning (the next
-    command settles a record left `running`), never an exception that hides the outcome."""
-    try:
-        inventory.save(entry)
-    except (OSError, NpaError) as exc:
-        text = exc.render() if isinstance(exc, NpaError) else str(exc)
-        warn(f"could not record the result in the inventory: {text}")
 
 
 def log_warning(log: inventory.EventLog | None) -> str | None:

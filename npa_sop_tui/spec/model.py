@@ -8,7 +8,6 @@ real YAML booleans, numbers real numbers, and unknown keys are errors with a did
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import typing
@@ -50,12 +49,35 @@ CapacityMode = Literal["reserved", "preemptible", "on-demand"]
 SelectorKind = Literal["id", "name", ""]
 
 
+class _NoName:
+    """Marks "no positional name given" (None is a value pydantic must see and reject)."""
+
+    def __repr__(self) -> str:
+        return "<or name=...>"
+
+
+_NO_NAME: Any = _NoName()
+
+
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
 
 
 REVEAL_SECRETS = "reveal_secrets"  # serialization context key: dump secret values as they are
+
+
+class _NamedModel(_Model):
+    """A model whose `name` may also be given first, positionally, as npa's SDK allows:
+    `SoperatorSpec("demo", region=...)`, `WorkerPoolSpec("cpu", size=2)`. The value is
+    validated exactly like the keyword (strict: a non-string name is an error)."""
+
+    def __init__(self, name: str = _NO_NAME, /, **data: Any) -> None:
+        if name is not _NO_NAME:
+            if "name" in data:
+                raise TypeError(f"{type(self).__name__}() got the name twice")
+            data["name"] = name
+        super().__init__(**data)
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -101,7 +123,7 @@ def capacity_mode_of(*, reserved: bool, preemptible: bool) -> CapacityMode:
     return "preemptible" if preemptible else "on-demand"
 
 
-class WorkerPoolSpec(_Model):
+class WorkerPoolSpec(_NamedModel):
     """One pool of identical Slurm worker nodes (one `slurm_nodeset_workers` entry)."""
 
     name: str
@@ -186,7 +208,7 @@ class WorkerPoolSpec(_Model):
         }
 
 
-class SoperatorSpec(_Model):
+class SoperatorSpec(_NamedModel):
     """A Slurm-on-Kubernetes cluster, in npa's compact `npa.soperator/v0.0.1` form."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
@@ -523,6 +545,8 @@ def _rules_despite_model_errors(
         if err["type"] == "extra_forbidden" and loc:
             # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing
             model = _model_at(SoperatorSpec, loc[:-1])
+            import difflib
+
             close = difflib.get_close_matches(
                 str(loc[-1]), _field_names(model) if model else [], 1, 0.6
             )

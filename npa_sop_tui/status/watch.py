@@ -34,7 +34,8 @@ from npa_sop_tui.status.model import (
     SlurmState,
     WorkerCapacity,
 )
-from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed, collect_slurm
+from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed
+from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable, backoff_cap
 from npa_sop_tui.status.verdict import compute_verdict
 

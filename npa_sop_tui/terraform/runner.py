@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -58,6 +59,9 @@ __all__ = [
 LOG_TAIL = 200
 MAX_DIAGNOSTICS = 100
 NO_SPACE = "no space left on device"
+
+
+log = logging.getLogger(__name__)
 
 
 class HeldLock(Protocol):
@@ -179,6 +183,7 @@ class TerraformRunner:
         """Run `terraform <args>` in `cwd`; cancel the awaiting task to interrupt it."""
         started = time.monotonic()
         result = RunResult(args=list(args), returncode=-1, duration=0.0)
+        log.debug("terraform %s (in %s)", " ".join(args), cwd)
         proc = await self._spawn(args, cwd)
         out_task = asyncio.create_task(self._pump_stdout(proc.stdout, result, json_ui))
         err_task = asyncio.create_task(self._pump_stderr(proc.stderr, result))
@@ -193,6 +198,13 @@ class TerraformRunner:
             result.duration = time.monotonic() - started
             self._in_flight.clear()
             self._spawned_done()
+            log.debug(
+                "terraform %s: exit %s after %.1fs%s",
+                args[0] if args else "",
+                result.returncode,
+                result.duration,
+                " (interrupted)" if result.interrupted else "",
+            )
         return result
 
     async def capture(self, args: Sequence[str], *, cwd: Path) -> tuple[int, str, str]:
