@@ -5,7 +5,7 @@ spec loading), both as fresh processes, interleaved, in the same run.
 Target: the preflight adds at most 2 s (SDK import, connection, five concurrent reads, the
 price). Also prints the in-process time of `run_preflight` on a warm client, and what it
 adds to `plan --sandbox` (same server; the SDK's import overlaps with Terraform discovery).
-Run: `.venv/bin/python bench/run.py preflight` (NPA_BENCH_ROUNDS to change the count).
+Run: `.venv/bin/python -m bench preflight` (NPA_BENCH_ROUNDS to change the count).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench import Ratio
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = """apiVersion: npa.soperator/v0.0.1
@@ -119,6 +121,15 @@ def main() -> None:
     w_med, wo_med = statistics.median(with_pf), statistics.median(without_pf)
     print(f"plan --sandbox with preflight: median {w_med:.2f} s; --no-preflight: {wo_med:.2f} s; "
           f"ratio {w_med / wo_med:.2f}x, added {w_med - wo_med:.2f} s")  # fmt: skip
+    budget = TARGET_ADDED_SECONDS * 1000
+    return [
+        Ratio("preflight", "npa soperator preflight (local gRPC server)", p_med * 1000,
+              f"validate + {TARGET_ADDED_SECONDS:g} s budget", v_med * 1000 + budget, "≤ 1"),
+        Ratio("preflight", "npa soperator preflight", p_med * 1000, "npa soperator validate",
+              v_med * 1000),
+        Ratio("preflight", "plan --sandbox with preflight", w_med * 1000,
+              "plan --sandbox --no-preflight", wo_med * 1000),
+    ]  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -225,20 +225,28 @@ class StatusScreen(Screen[None]):
     def action_ssh(self) -> None:
         from npa_sop_tui.screens.modals import TextModal
 
+        configured = self.status is not None and self.status.login.source in ("flag", "config")
+        if self.npa.sandbox and not configured:
+            # A command that goes nowhere is worse than none: the simulated login node has
+            # an address in the fake API (its LoadBalancer IP) but nothing listens there.
+            from npa_sop_tui.paths import config_path, shown
+
+            text = (
+                "The sandbox has no login node to SSH into: Kubernetes and Slurm are "
+                "simulated on this machine, and this dashboard shows that simulation.\n\n"
+                "To watch real Slurm over SSH, set login.host, login.port and login.user in "
+                f"{shown(config_path())} to an sshd where sinfo runs (for example the test "
+                "substrate: 127.0.0.1, 2222, slurmops)."
+            )
+            self.app.push_screen(TextModal("No login node in the sandbox", text))
+            return
         target = self._login_target()
         if target is None:
             self.notify("The login node has no address yet.", severity="warning")
             return
         host, port, user = target
         port_arg = f" -p {port}" if port != 22 else ""
-        text = f"ssh{port_arg} {user}@{host}"
-        if self.npa.sandbox and not (self.status and self.status.login.host):
-            text += (
-                "\n\nSANDBOX: this login node is simulated, so nothing answers at that "
-                "address. Set login.host in the sandbox config to a local sshd (for example "
-                "127.0.0.1:2222) to see real Slurm over SSH."
-            )
-        self.app.push_screen(TextModal("SSH to the login node", text))
+        self.app.push_screen(TextModal("SSH to the login node", f"ssh{port_arg} {user}@{host}"))
 
     def action_destroy(self) -> None:
         self.npa.destroy(self.cluster_name)

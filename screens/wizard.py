@@ -658,28 +658,6 @@ class WizardScreen(Screen[None]):
         self.query_one("#deploy", Button).focus()
         self.post_message(self.SpecWritten(self.path, self.spec))
 
-    @on(SpecWritten)
-    def _offer_deploy(self, event: SpecWritten) -> None:
-        from npa_sop_tui.screens.modals import ConfirmModal
-
-        label = "in the SANDBOX (on this machine)" if self.npa.sandbox else "now"
-
-        def chosen(yes: bool | None) -> None:
-            if yes:
-                self.action_deploy()
-
-        self.app.push_screen(
-            ConfirmModal(
-                f"Wrote {event.path}\n\nDeploy {event.spec.name} {label}? Deploy first shows "
-                "Terraform's plan and asks again before changing anything. Not now keeps you "
-                "on the review step; press d there to deploy later.",
-                yes="Deploy",
-                no="Not now",
-                default_yes=True,
-            ),
-            chosen,
-        )
-
     @on(Button.Pressed, "#deploy")
     def action_deploy(self) -> None:
         if not self._deployable() or self.spec is None:

@@ -25,7 +25,7 @@ def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Pat
     from npa_sop_tui.fsutil import atomic_write_text
 
     path = cache_path(region)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     doc = {
         "region": region,
         "refreshed_at": time.time(),

@@ -24,7 +24,7 @@ LIST_HINT = "see them with `nebius capacity capacity-block-group list --parent-i
 def _find(
     pool: Any, capacity: dict[str, str], groups: list[CapacityBlockGroup]
 ) -> tuple[str, list[CapacityBlockGroup]]:
-    group_id = capacity.get(pool.name) or pool.capacity_block_group
+    group_id = capacity.get(pool.name) or pool.capacity_block_group_id
     if group_id:
         return "id", [g for g in groups if g.id == group_id]
     return "name", [g for g in groups if g.name == pool.capacity_block_group_name]

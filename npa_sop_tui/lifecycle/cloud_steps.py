@@ -68,66 +68,6 @@ def reads_for(options: Any, **fields: Any) -> CloudReads:
     )
 
 
-async def source_preflight(spec: SoperatorSpec, options: Any) -> Any:
-    """`--source-preflight-only` for deploy: resolve and check the recipe source, then stop
-    (no lock, no log, nothing planned or applied)."""
-    import time
-
-    from npa_sop_tui.inventory import RecipeInfo
-    from npa_sop_tui.lifecycle.results import DeployResult
-    from npa_sop_tui.lifecycle.steps import environment_of
-    from npa_sop_tui.recipe import source
-    from npa_sop_tui.recipe.compat import check_recipe_for_spec
-    from npa_sop_tui.spec.model import kube_context
-
-    started = time.time()
-    environment = environment_of(options)
-    recipe = await environment.recipe(None, spec_version=spec.slurm_operator_version)
-    setup = await environment.terraform(recipe)
-    check_recipe_for_spec(recipe, spec, setup.binary)
-    return DeployResult(
-        operation_id="source-preflight",
-        name=spec.name,
-        duration=time.time() - started,
-        kube_context=kube_context(spec.name),
-        outputs={},
-        install_dir=str(source.installation_dir(recipe, spec.name)),
-        recipe=RecipeInfo(
-            origin=recipe.origin, path=str(recipe.root), ref=recipe.ref, version=recipe.version
-        ),
-        resources=0,
-        phases=[],
-        status="source-preflight-passed",
-        deployment_status="not-applied",
-    )
-
-
-async def source_preflight_destroy(entry: Any, install_dir: Path, options: Any) -> Any:
-    """`--source-preflight-only` for destroy: the recipe the cluster was deployed with
-    resolves and holds its installation; nothing is destroyed."""
-    import time
-
-    from npa_sop_tui.lifecycle.results import DestroyResult
-    from npa_sop_tui.lifecycle.steps import environment_of
-    from npa_sop_tui.recipe import source
-
-    started = time.time()
-    environment = environment_of(options)
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    where = environment.settings.terraform_dir or recorded
-    recipe = await environment.recipe(Path(where) if where else None)
-    await environment.terraform(recipe)
-    source.existing_installation(recipe, install_dir, entry.name)
-    return DestroyResult(
-        operation_id="source-preflight",
-        name=entry.name,
-        duration=time.time() - started,
-        install_dir=str(install_dir),
-        destroyed=0,
-        status="source-preflight-passed",
-    )
-
-
 def cluster_in_use(name: str, capacity: dict[str, str]) -> tuple[bool, dict[str, int]]:
     """Whether the cluster exists already, and the GPUs its reserved pools hold now."""
     from npa_sop_tui import inventory
@@ -151,7 +91,7 @@ def cluster_in_use(name: str, capacity: dict[str, str]) -> tuple[bool, dict[str,
 
 def _needs_name_resolution(spec: SoperatorSpec, capacity: dict[str, str]) -> bool:
     return any(
-        p.capacity_block_group_name and not p.capacity_block_group and p.name not in capacity
+        p.capacity_block_group_name and not p.capacity_block_group_id and p.name not in capacity
         for p in spec.workers
     )
 

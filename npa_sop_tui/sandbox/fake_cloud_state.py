@@ -173,7 +173,7 @@ def seed_for_spec(state: FakeCloudState, spec: Any, capacity: Mapping[str, str])
         for pool in spec.workers:
             if pool.capacity_mode(dict(capacity)) != "reserved":
                 continue
-            group_id = capacity.get(pool.name) or pool.capacity_block_group
+            group_id = capacity.get(pool.name) or pool.capacity_block_group_id
             name = pool.capacity_block_group_name or f"sandbox-{pool.name}"
             if not group_id:
                 group_id = "capacityblockgroup-" + _short(f"{state.tenant_id}/{name}")

@@ -122,8 +122,12 @@ class FakeKubeServer:
             self._runner = None
 
     def start(self) -> FakeKubeServer:
-        """Serve from a background thread (for the blocking client and sync tests)."""
+        """Serve from a background thread (for the blocking client and sync tests).
+
+        May be called again after `stop()`: the same port and objects come back (an outage).
+        """
         error: list[BaseException] = []
+        self._ready.clear()
 
         def run() -> None:
             loop = asyncio.new_event_loop()
@@ -366,7 +370,7 @@ class FakeKubeServer:
         app.router.add_get("/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}", self._get_one)
         from npa_sop_tui.sandbox.fake_kube_writes import add_write_routes
 
-        add_write_routes(self, app)
+        add_write_routes(self, app, _status)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
 

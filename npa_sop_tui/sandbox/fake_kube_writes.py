@@ -8,6 +8,7 @@ patch (merge and strategic merge are treated alike). Watchers see the change as 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
@@ -61,8 +62,10 @@ def merge_patch(obj: Any, patch: Any) -> Any:
     return out
 
 
-def add_write_routes(server: Any, app: web.Application) -> None:
-    from npa_sop_tui.sandbox.fake_kube import _status
+def add_write_routes(
+    server: Any, app: web.Application, _status: Callable[[int, str, str], web.Response]
+) -> None:
+    """Routes on `app` for `server` (a FakeKubeServer); `_status` builds its error bodies."""
 
     async def create(request: web.Request) -> web.Response:
         res = server._lookup(request)

@@ -30,13 +30,21 @@ def install_tools(folder: Path) -> Path:
     from npa_sop_tui.sandbox import fake_gpu_tools
 
     bin_dir = folder / "bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
+    _private_dirs(bin_dir)
     script = Path(fake_gpu_tools.__file__).resolve()
     for tool in TOOLS:
         wrapper = bin_dir / tool
         wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" {tool} "$@"\n')
         wrapper.chmod(0o755)
     return bin_dir
+
+
+def _private_dirs(path: Path) -> None:
+    """`path` and the parents it needs, for this user only (like everything in the npa home)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700)
+        folder.chmod(0o700)
 
 
 def _gpu_name(platform: str) -> str:
@@ -49,7 +57,7 @@ class SimulatedLogin:
         self.spec = spec
         self.bin = install_tools(folder)
         self.behaviour = folder / "behaviour"
-        self.behaviour.mkdir(parents=True, exist_ok=True)
+        _private_dirs(self.behaviour)
         self.commands: list[str] = []
         first_gpu = next((p for p in spec.workers if p.is_gpu), None)
         for pool in spec.workers:

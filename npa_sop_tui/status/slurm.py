@@ -440,17 +440,15 @@ class _Runner(Protocol):
     async def run(self, command: str, *, timeout: float = ...) -> Any: ...
 
 
-async def collect_slurm(
-    runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0
+async def collect_json(
+    runner: _Runner, *, host: str, fmt: str = "json", timeout: float = 30.0
 ) -> SlurmState:
-    """Run sinfo (nodes, partitions, plain text) over one connection, concurrently.
-
-    `fmt`: "json", "delimited", or "auto" (JSON, falling back to delimited if this Slurm has
-    no usable `--json`). The chosen format is in `SlurmState.source_format`.
-    """
+    """Nodes from `sinfo --json`, plus the partition table and plain sinfo (three calls,
+    concurrently: JSON carries no partition availability or time limit). The chosen format
+    is in `SlurmState.source_format`."""
     import asyncio
 
-    want_json = fmt in ("auto", "json")
+    want_json = True
     node_cmd = NODES_JSON_CMD if want_json else NODES_DELIMITED_CMD
     nodes_res, parts_res, plain_res = await asyncio.gather(
         runner.run(node_cmd, timeout=timeout),

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.theme_setting import follow_theme
 
 APP_TITLE = "npa-sop"
 
@@ -58,6 +59,7 @@ class NpaSopApp(App[int]):
         keymap: dict[str, str] | None = None,
         theme: str | None = None,
         status_interval: float | None = None,
+        config_path: Path | None = None,
     ) -> None:
         super().__init__()
         self._status_interval = status_interval
@@ -65,6 +67,8 @@ class NpaSopApp(App[int]):
         self.spec_path = spec_path
         self._keymap_config = dict(keymap or {})
         self._theme_config = theme
+        self._config_path = config_path
+        """The config.yaml the app read; a theme picked in the palette is saved there."""
 
     @property
     def status_interval(self) -> float:
@@ -82,8 +86,7 @@ class NpaSopApp(App[int]):
     def on_mount(self) -> None:
         if self._keymap_config:
             self.set_keymap(self._keymap_config)
-        if self._theme_config and self._theme_config in self.available_themes:
-            self.theme = self._theme_config
+        follow_theme(self, self._theme_config, self._config_path)
         self._update_titles()
         from npa_sop_tui.screens.home import HomeScreen
 
@@ -315,6 +318,7 @@ def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:
         spec_path=spec_path,
         keymap=dict(settings.config.tui.keys),
         theme=settings["tui.theme"],
+        config_path=settings.config_file,
     )
     result = app.run()
     return int(result or 0)

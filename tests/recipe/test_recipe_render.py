@@ -70,7 +70,7 @@ def test_issue_example_follows_the_mapping() -> None:
     workers = tv["slurm_nodeset_workers"]
     assert [w["name"] for w in workers] == ["gpu", "cpu8"]  # GPU first: CUDA lookup uses [0]
     gpu, cpu = workers
-    assert gpu["gpu_cluster"] == {"infiniband_fabric": "us-central1-b"}
+    assert gpu["gpu_cluster"] == {"infiniband_fabric": "us-central1-a"}
     assert gpu["preemptible"] == {} and gpu["reservation_policy"] is None
     assert gpu["size"] == 2 and gpu["autoscaling"] == {"enabled": False}
     assert gpu["node_local_image_disk"] == {

@@ -53,5 +53,50 @@ def test_cli_sandbox_deploy_is_listed_and_watched_only_in_the_sandbox(
     assert snapshot["slurm"]["partitions"][0]["name"] == "main"
     assert all(n["state"] == "idle" for n in snapshot["slurm"]["nodes"])
     assert snapshot["slurm"]["nodes"]  # every worker of the spec is there
+    # npa's capacity view comes from the installation's state, never "applied" with no pools
+    assert snapshot["capacity_status"] == "applied"
+    assert snapshot["workers"] == [
+        {"name": "cpu", "capacity_mode": "on-demand", "node_groups": 1, "nodes": 2}
+    ]
 
     assert main(["soperator", "destroy", "--name", name, "--sandbox", "--yes", "-o", "json"]) == 0
+
+
+def test_a_relative_npa_home_is_made_absolute_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NPA_HOME", "rel-home")
+    assert paths.npa_home() == tmp_path / "rel-home"
+    assert os.environ["NPA_HOME"] == str(tmp_path / "rel-home")  # child processes agree
+    monkeypatch.chdir("/")
+    assert paths.npa_home() == tmp_path / "rel-home"  # a later chdir does not move it
+
+
+@pytest.mark.terraform
+@pytest.mark.terraform
+def test_sandbox_plan_works_with_a_relative_npa_home(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NPA_HOME": "rel-home", "TF_VAR_standin_sleep_seconds": "0"}
+    env.pop("NPA_SANDBOX_HOME", None)
+    npa = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+    done = subprocess.run(
+        [
+            *npa,
+            "soperator",
+            "plan",
+            "--sandbox",
+            "--spec",
+            str(ROOT / "assets" / "cpu-minimal.yaml"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "rel-home" / "sandbox" / "soperator" / "cpu-min").is_dir()

@@ -10,14 +10,15 @@ import pytest
 
 from npa_sop_tui.paths import known_hosts_path
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
+from npa_sop_tui.status.sinfo_summary import SUMMARY_CMD, VERSION_CMD
 from npa_sop_tui.status.slurm import (
     NODES_DELIMITED_CMD,
     NODES_JSON_CMD,
     SlurmCommandFailed,
-    collect_slurm,
     parse_nodes_delimited,
     parse_sinfo_json,
 )
+from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
@@ -35,9 +36,9 @@ async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) 
     s = session(substrate)
     try:
         state = await collect_slurm(s, host=substrate.host)
-        # The substrate runs Slurm 22.05 → the v0.0.38 JSON shape.
+        # The substrate runs Slurm 22.05 (`sinfo -V`, asked once per connection).
         assert state.version and state.version.startswith("22.05")
-        assert state.source_format == "json-v0.0.38"
+        assert state.source_format == "delimited"
         parts = {p.name: p for p in state.partitions}
         assert set(parts) == {"main", "debug"}
         assert parts["main"].default and not parts["debug"].default
@@ -49,7 +50,7 @@ async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) 
         assert gpu.features == ["gpu_h100_sxm", "network_ssd"]
         assert "NOT_RESPONDING" in gpu.flags or gpu.state == "unknown"  # never answers
         real = [n for n in state.nodes if not n.name.startswith("gpu-")]
-        assert len(real) == 1 and real[0].partitions == ["main", "debug"]
+        assert len(real) == 1 and sorted(real[0].partitions) == ["debug", "main"]
         assert real[0].state in ("idle", "mixed", "allocated")
         assert "PARTITION" in state.sinfo_text
         assert s.connects == 1
@@ -257,7 +258,7 @@ async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
 
     try:
         state = await collect_slurm(OldSlurm(), host=substrate.host, fmt="auto")
-        assert state.source_format == "delimited" and state.version is None
+        assert state.source_format == "delimited"  # auto never needed --json
         assert {n.name for n in state.nodes} >= {"gpu-001", "gpu-002", "gpu-003"}
         with pytest.raises(SlurmCommandFailed, match="no-such-json-flag"):
             await collect_slurm(OldSlurm(), host=substrate.host, fmt="json")
@@ -292,13 +293,13 @@ async def test_connect_failures_back_off_instead_of_hammering(
         with pytest.raises(SshUnavailable, match="cannot reach"):
             await sess.run("true")
         assert attempts == 1
-        now[0] += 0.39
+        now[0] += 0.19
         with pytest.raises(SshUnavailable):
-            await sess.run("true")  # inside the backoff window: no new attempt
+            await sess.run("true")  # inside the backoff window (jitter takes ≤ half): none
         assert attempts == 1
-        now[0] += 0.02
+        now[0] += 0.22
         with pytest.raises(SshUnavailable, match="cannot reach"):
-            await sess.run("true")  # window over: tried again
+            await sess.run("true")  # past the whole step: tried again
         assert attempts == 2 and sess.connects == 0
     finally:
         server.close()
@@ -324,3 +325,50 @@ async def test_refused_channels_are_retried_on_the_same_connection(
     finally:
         await s.close()
         sshd.stop()
+
+
+@pytest.mark.slurm
+async def test_one_sinfo_per_refresh_gives_what_three_gave(substrate: Substrate) -> None:
+    """The single call's partitions and plain text match sinfo's own, and a refresh after the
+    connection's first runs exactly one command."""
+    from npa_sop_tui.status.slurm import PARTITIONS_CMD, parse_partitions_delimited
+
+    s = session(substrate)
+    commands: list[str] = []
+
+    class Counting:
+        async def run(self, command: str, *, timeout: float = 30.0) -> object:
+            commands.append(command)
+            return await s.run(command, timeout=timeout)
+
+    runner = Counting()
+    try:
+        await collect_slurm(runner, host=substrate.host)
+        assert sorted(commands) == sorted([SUMMARY_CMD, VERSION_CMD])
+        for _ in range(3):  # a state change between two commands would be a false alarm
+            commands.clear()
+            state, plain, parts = await asyncio.gather(
+                collect_slurm(runner, host=substrate.host), s.run("sinfo"), s.run(PARTITIONS_CMD)
+            )
+            real_parts = parse_partitions_delimited(parts.stdout)
+            if sorted(state.sinfo_text.splitlines()) == sorted(plain.stdout.splitlines()):
+                break
+        assert commands == [SUMMARY_CMD]
+        assert sorted(state.sinfo_text.splitlines()) == sorted(plain.stdout.splitlines())
+        ours = {p.name: p for p in state.partitions}
+        for real in real_parts:
+            mine = ours[real.name]
+            assert (mine.default, mine.available, mine.timelimit) == (
+                real.default,
+                real.available,
+                real.timelimit,
+            )
+            counts = (mine.nodes_allocated, mine.nodes_idle, mine.nodes_other, mine.nodes_total)
+            assert counts == (
+                real.nodes_allocated,
+                real.nodes_idle,
+                real.nodes_other,
+                real.nodes_total,
+            )
+    finally:
+        await s.close()

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from testkit.wait import wait_until
 
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
+# scripts/substrate.sh: $NPA_SUBSTRATE_DIR, else $LAB (its older name), else the default
+LAB = Path(os.environ.get("NPA_SUBSTRATE_DIR") or os.environ.get("LAB") or "/tmp/npa-substrate")
 SSHD = "/usr/sbin/sshd"
 HOST = "127.0.0.1"
 PORT = 2222

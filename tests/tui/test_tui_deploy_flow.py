@@ -38,9 +38,11 @@ async def _plan_and_apply(pilot: Any, app: NpaSopApp, spec: Any) -> DeployScreen
     screen = app.screen
     await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED, timeout=90)
     assert screen.plan is not None and screen.plan.add > 0
-    await pilot.press("a")
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-    await click(pilot, "#yes")
+    summary = str(screen.query_one("#plan-summary", Static).render())
+    assert f"{screen.plan.add} to add" in summary and "Press a to apply this plan" in summary
+    await pilot.press("a")  # the one confirmation: no question after it for a safe plan
+    await wait_for(pilot, lambda: screen.stage != OperationStage.PLANNED)
+    assert app.screen is screen
     return screen
 
 
@@ -84,6 +86,17 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
             "cpu-1",
         ]
         assert "SANDBOX" in app.title
+
+        # no login node in the sandbox: it says so rather than offer an ssh command that
+        # reaches nothing
+        from npa_sop_tui.screens.modals import TextModal
+
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        body = str(app.screen.query_one("#text-body", Static).render())
+        assert body.startswith("The sandbox has no login node") and "ssh root@" not in body
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is status)
 
         # destroy with the wrong name does nothing
         await pilot.press("x")

@@ -53,7 +53,11 @@ async def test_home_lists_inventory_with_state_and_last_operation(npa_home: Path
         assert app.cluster == "alpha"
 
 
-async def test_home_without_clusters_greys_out_cluster_actions_and_offers_sandbox() -> None:
+async def test_home_without_clusters_greys_out_cluster_actions_and_offers_sandbox(
+    npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("NPA_TENANT_ID", "NPA_PROJECT_ID", "NPA_SUBNET_ID"):
+        monkeypatch.delenv(var, raising=False)
     app = NpaSopApp()
     async with app.run_test(size=(100, 24)) as pilot:
         home = await home_loaded(pilot)
@@ -61,6 +65,9 @@ async def test_home_without_clusters_greys_out_cluster_actions_and_offers_sandbo
             assert home.check_action(action, ()) is None
         offer = str(home.query_one("#sandbox-offer", Static).render())
         assert "SANDBOX" in offer and "No cloud identity" in offer
+        # the real config file (NPA_HOME is set here), and everything a deploy needs
+        assert f"No cloud identity in {npa_home / 'config.yaml'}" in offer
+        assert "subnet_id" in offer
         # pressing a greyed-out key does nothing
         await pilot.press("d")
         assert isinstance(app.screen, HomeScreen)

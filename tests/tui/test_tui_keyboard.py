@@ -162,13 +162,11 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
         assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal))
-        offer = str(pilot.app.screen.query_one("#question", Static).render())
-        assert str(target) in offer and "Deploy bykeys" in offer
-        assert pilot.app.screen.focused is pilot.app.screen.query_one("#yes")
-        await pilot.press("n")  # not now: stay on the review step, deploy offered there
-        await wait_for(pilot, lambda: pilot.app.screen is wizard)
-        assert target.is_file()
+        await wait_for(pilot, lambda: target.is_file())
+        # no question after writing: the review step says where and how to deploy
+        assert pilot.app.screen is wizard
+        note = str(wizard.query_one("#out-note", Static).render())
+        assert f"Written to {target}. Press d to deploy it." in note
         assert npa_main(["soperator", "validate", "--spec", str(target)]) == 0
         assert wizard.focused is wizard.query_one("#deploy")
         assert _footer_keys(app)["wizard.deploy"] is True
@@ -257,9 +255,7 @@ async def test_apply_moves_focus_off_the_log_filter_so_c_cancels(tmp_path: Path)
         await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
         # the plan hands focus to Apply (deferred until the button is enabled)
         await wait_for(pilot, lambda: screen.focused is screen.query_one("#apply"))
-        await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        await pilot.press("a")  # a safe plan applies at once: the summary was the question
         await wait_for(pilot, lambda: screen.stage == OperationStage.APPLYING)
         await pilot.pause()
         assert isinstance(screen.focused, ResourceTable)
@@ -268,3 +264,37 @@ async def test_apply_moves_focus_off_the_log_filter_so_c_cancels(tmp_path: Path)
         await pilot.press("n")  # keep going
         await wait_for(pilot, lambda: app.screen is screen)
         assert screen.stage == OperationStage.APPLYING
+
+
+async def test_a_destructive_plan_still_asks_naming_what_it_loses(tmp_path: Path) -> None:
+    from npa_sop_tui.events import PlanSummary
+
+    from testkit.tui import CPU_SPEC
+
+    class Destructive(FixedBackend):
+        async def plan(self, spec: Any, sink: Any) -> PlanSummary:
+            return PlanSummary(
+                operation_id="op",
+                phase="plan",
+                add=1,
+                change=0,
+                remove=1,
+                destructive=["module.k8s.worker_v2[cpu-0]"],
+            )
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(CPU_SPEC)
+    app = NpaSopApp(Destructive())
+    async with app.run_test(size=(100, 30)) as pilot:
+        spec, _ = app.backend.check(app.backend.load_spec(path))
+        app.deploy(spec)
+        await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        question = str(app.screen.query_one("#question", Static).render())
+        assert "DELETES or REPLACES" in question and "worker_v2[cpu-0]" in question
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert screen.stage == OperationStage.PLANNED  # nothing applied

@@ -215,7 +215,11 @@ def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_snapshot_home(snap_compare: Any, size: tuple[int, int], tmp_path: Path) -> None:
+def test_snapshot_home(
+    snap_compare: Any, size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPA_HOME", "/srv/npa-home")  # the home screen names its config file
+
     async def before(pilot: Any) -> None:
         await home_loaded(pilot)
         await _settle(pilot)

@@ -68,9 +68,9 @@ async def test_wizard_happy_path_writes_a_file_that_validates(tmp_path: Path) ->
         await _type(pilot, "#out-path", str(out))
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: out.exists())
-        # after writing, the wizard offers to deploy; decline
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await click(pilot, "#no")
+        # writing asks nothing more: deploy is one key away on the review step
+        await wait_for(pilot, lambda: wizard.focused is wizard.query_one("#deploy"))
+        assert app.screen is wizard
     assert any(isinstance(m, WizardScreen.SpecWritten) for m in messages)
     assert npa_main(["soperator", "validate", "--spec", str(out)]) == 0
     data = yaml.safe_load(out.read_text())
