@@ -1,5 +1,6 @@
 """The GPU lab of scripts/substrate.sh: a Slurm cluster with fake GPU nodes gpu-0 and gpu-1
-(eight `File=` GPUs each) behind its own login sshd on 127.0.0.1:2223."""
+(eight `File=` GPUs each) behind its own login sshd on 127.0.0.1:2223. Tests using it are
+marked `slurm`."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from npa_sop_tui.postdeploy.shell import SshSlurmShell
 from npa_sop_tui.status.hostkeys import HostKeyPolicy, KnownHosts
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
-GPU = LAB / "gpu"
+from testkit.substrate import LAB
+
+# scripts/substrate.sh: $NPA_GPU_LAB_DIR, else the substrate folder's name + "-gpu"
+GPU = Path(os.environ.get("NPA_GPU_LAB_DIR") or f"{LAB}-gpu")
 NODES = ("gpu-0", "gpu-1")
 
 
