@@ -13,7 +13,6 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Static
 
 from npa_sop_tui.tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
@@ -52,7 +52,7 @@ class OperationStage:
     DONE = "done"
 
 
-class DeployScreen(Screen[None]):
+class DeployScreen(Guarded, Screen[None]):
     """Plan, confirm and apply one cluster spec."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -207,15 +207,16 @@ class DeployScreen(Screen[None]):
         bar.phase = "planned: review and apply"
         box = self.query_one("#plan-summary", Static)
         text = (
-            f"Plan for [b]{escape(self.spec.name)}[/b]: [green]{plan.add} to add[/], "
+            f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
             f"[yellow]{plan.change} to change[/], [red]{plan.destroy} to destroy[/]."
         )
         if plan.text:
-            text += f"\n[b red]⚠ destructive:[/] these are deleted or replaced: {escape(plan.text)}"
+            text += "\n[b red]⚠ destructive:[/] these are deleted or replaced: $destructive"
             box.set_class(True, "-destructive")
         if self.npa.sandbox:
             text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
-        box.update(text + "\nPress [b]a[/b] to apply.")
+        text += "\nPress [b]a[/b] to apply."
+        box.update(markup(text, name=self.spec.name, destructive=plan.text))
         apply = self.query_one("#apply", Button)
         apply.disabled = False
         apply.focus()
@@ -256,9 +257,12 @@ class DeployScreen(Screen[None]):
         plan = self.plan
         if plan is not None:
             box.update(
-                f"Applying to [b]{escape(self.spec.name)}[/b]: {plan.add} to add, "
-                f"{plan.change} to change, {plan.destroy} to destroy. "
-                "Press [b]c[/b] to interrupt."
+                markup(
+                    f"Applying to [b]$name[/b]: {plan.add} to add, "
+                    f"{plan.change} to change, {plan.destroy} to destroy. "
+                    "Press [b]c[/b] to interrupt.",
+                    name=self.spec.name,
+                )
             )
         self._op_task = asyncio.create_task(
             self.npa.backend.deploy(self.spec, self.sink, allow_destructive=allow_destructive)
@@ -294,7 +298,7 @@ class DeployScreen(Screen[None]):
                     "to converge, or destroy to remove what was created."
                 )
             case _:
-                result.update(f"[red]Deploy failed:[/] {escape(message.outcome.message)}")
+                result.update(markup("[red]Deploy failed:[/] $why", why=message.outcome.message))
         self.query_one(PhaseBar).phase = f"deploy {message.outcome.result}"
         self.refresh_bindings()
 

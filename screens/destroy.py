@@ -6,7 +6,6 @@ import asyncio
 from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static
 
 from npa_sop_tui.tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 
-class DestroyScreen(Screen[None]):
+class DestroyScreen(Guarded, Screen[None]):
     """Tear a cluster down after the user types its name."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "leave", "Back", id="destroy.leave")]
@@ -62,14 +62,16 @@ class DestroyScreen(Screen[None]):
         with Vertical(id="destroy-confirm"):
             where = "in the SANDBOX" if self.npa.sandbox else "and every cloud resource it owns"
             yield Static(
-                f"[b red]Destroy {escape(self.cluster_name)}[/] {where}.\n"
-                f"Type the cluster name to confirm:",
+                markup(
+                    f"[b red]Destroy $name[/] {where}.\nType the cluster name to confirm:",
+                    name=self.cluster_name,
+                ),
                 id="destroy-question",
             )
             with Horizontal(classes="buttons"):
                 yield Input(placeholder=self.cluster_name, id="confirm-name")
                 yield Button("Destroy (⏎)", id="destroy", variant="error")
-            yield Static("", id="destroy-error", classes="inline-error")
+            yield Static("", id="destroy-error", classes="inline-error", markup=False)
         yield PhaseBar(id="phase-bar")
         with Horizontal(id="op-body"):
             with Vertical(id="op-left"):
@@ -154,14 +156,22 @@ class DestroyScreen(Screen[None]):
         o = message.outcome
         if o.result == "ok":
             result.update(
-                f"[green]Destroyed {escape(self.cluster_name)}:[/] {escape(o.message)}. "
-                "Press [b]esc[/b] for the cluster list."
+                markup(
+                    "[green]Destroyed $name:[/] $why. Press [b]esc[/b] for the cluster list.",
+                    name=self.cluster_name,
+                    why=o.message,
+                )
             )
         else:
-            remaining = "".join(f"\n  - {escape(r)}" for r in o.remaining[:20])
+            remaining = "".join(f"\n  - {r}" for r in o.remaining[:20])
             result.update(
-                f"[red]Destroy {o.result}:[/] {escape(o.message)}{remaining}\n"
-                "Run destroy again after fixing the cause; nothing is reported gone that isn't."
+                markup(
+                    f"[red]Destroy {o.result}:[/] $why$remaining\n"
+                    "Run destroy again after fixing the cause; nothing is reported gone that "
+                    "isn't.",
+                    why=o.message,
+                    remaining=remaining,
+                )
             )
         self.query_one(PhaseBar).phase = f"destroy {o.result}"
         self.refresh_bindings()

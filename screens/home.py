@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -16,7 +17,9 @@ from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
 from npa_sop_tui.tui.backend import ClusterRow
+from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
@@ -30,7 +33,7 @@ STATE_STYLE = {
 }
 
 
-class ClusterTable(DataTable[str]):
+class ClusterTable(PlainTable):
     """The inventory; posts ClusterHighlighted as the cursor moves."""
 
     class ClusterHighlighted(Message):
@@ -44,7 +47,7 @@ class ClusterTable(DataTable[str]):
             self.add_columns("Name", "Region", "State", "Last operation")
         for row in rows:
             style = STATE_STYLE.get(row.state, "red" if "fail" in row.state else "")
-            state = f"[{style}]{row.state}[/]" if style else row.state
+            state = Text(row.state, style=style)
             self.add_row(row.name, row.region or "—", state, row.last_operation, key=row.name)
 
     @on(DataTable.RowHighlighted)
@@ -53,7 +56,7 @@ class ClusterTable(DataTable[str]):
         self.post_message(self.ClusterHighlighted(key or ""))
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(Guarded, Screen[None]):
     """Clusters (name, region, state, last operation) and the actions on them."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

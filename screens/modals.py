@@ -11,8 +11,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from npa_sop_tui.tui.safety import Guarded
 
-class ConfirmModal(ModalScreen[bool]):
+
+class ConfirmModal(Guarded, ModalScreen[bool]):
     """Yes/no question. Dismisses with True only on an explicit yes (the button or `y`).
 
     The safe answer has focus, so a stray Enter never confirms, unless the question is a
@@ -64,7 +66,7 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class TextModal(ModalScreen[None]):
+class TextModal(Guarded, ModalScreen[None]):
     """Shows a piece of text to copy, e.g. the SSH command for the login node."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -81,7 +83,7 @@ class TextModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes=self.DIALOG_CLASSES):
-            yield Label(self.title_text, classes="dialog-title")
+            yield Label(self.title_text, classes="dialog-title", markup=False)
             with VerticalScroll(classes="dialog-body"):
                 yield Static(self.text, id=self.BODY_ID, markup=False)
                 yield from self.compose_after_body()
@@ -112,7 +114,7 @@ class ErrorModal(TextModal):
             yield Static(f"hint: {self.hint}", id="error-hint", markup=False)
 
 
-class HostKeyModal(ModalScreen[bool]):
+class HostKeyModal(Guarded, ModalScreen[bool]):
     """Consent for an SSH host key seen for the first time. Only an explicit accept trusts it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -148,7 +150,7 @@ class HostKeyModal(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class PathModal(ModalScreen[str | None]):
+class PathModal(Guarded, ModalScreen[str | None]):
     """Ask for a file path (open cluster.yaml)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -12,16 +12,17 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
+from npa_sop_tui.tui.safety import Guarded, markup, plain
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.status.panels import (
     VERDICT_COLOURS,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
-class StatusScreen(Screen[None]):
+class StatusScreen(Guarded, Screen[None]):
     """Live status of one cluster."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -155,17 +156,19 @@ class StatusScreen(Screen[None]):
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
         self.query_one("#verdict", Static).update(
-            f"[b]{escape(status.name)}[/b]  [b {colour}]{v.state.upper()}[/]"
-            f"  {len(v.hints)} hint(s) below"
+            markup(
+                f"[b]$name[/b]  [b {colour}]{v.state.upper()}[/]  {len(v.hints)} hint(s) below",
+                name=status.name,
+            )
         )
         self._tick_freshness()
         self._nodes_label()
         self.refresh_bindings()
 
     def _tick_freshness(self) -> None:
-        text = f"every {self.interval:g}s"
+        text = Content(f"every {self.interval:g}s")
         if self.status is not None:
-            text = f"{freshness_text(self.status, now=time.time())} · {text}"
+            text = Content.assemble(freshness_text(self.status, now=time.time()), " · ", text)
         self.query_one("#freshness", Static).update(text)
 
     def _nodes_label(self) -> None:
@@ -174,7 +177,7 @@ class StatusScreen(Screen[None]):
         total = len(table._slurm_nodes)
         flt = f", filter /{table.filter_text}/" if table.filter_text else ""
         self.query_one("#nodes-label", Label).update(
-            f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})"
+            plain(f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})")
         )
 
     # -- keys ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -33,6 +34,7 @@ from textual.widgets import (
 )
 
 from npa_sop_tui.tui.backend import Issue
+from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolList
@@ -64,7 +66,7 @@ def step_of(path: str) -> str:
     return "options"
 
 
-class WizardScreen(Screen[None]):
+class WizardScreen(Guarded, Screen[None]):
     """Guided creation and editing of cluster.yaml."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -138,6 +140,7 @@ class WizardScreen(Screen[None]):
                             cat.region_details(region if region in regions else ""),
                             id="region-note",
                             classes="note",
+                            markup=False,
                         )
                     with VerticalScroll(id="control"):
                         with Horizontal(classes="pair"):
@@ -532,7 +535,7 @@ class WizardScreen(Screen[None]):
         if self.step == "review":
             mine = []
         box = self.query_one("#step-findings", Static)
-        box.update("\n".join(_issue_markup(i) for i in mine))
+        box.update(Content("\n").join(_issue_markup(i) for i in mine))
         box.display = bool(mine)
 
     def _render_review(self) -> None:
@@ -542,15 +545,18 @@ class WizardScreen(Screen[None]):
             preview.update(Syntax(backend.dump_yaml(self.spec), "yaml", theme="ansi_dark"))
             t = backend.totals(self.spec)
             self.query_one("#totals", Static).update(
-                f"[b]Totals[/b]  nodes {t.nodes} · vCPU {t.vcpu} · GPUs {t.gpus} · "
-                f"disks {t.disk_gib} GiB\nkube context {backend.kube_context(self.spec.name)}"
+                markup(
+                    f"[b]Totals[/b]  nodes {t.nodes} · vCPU {t.vcpu} · GPUs {t.gpus} · "
+                    f"disks {t.disk_gib} GiB\nkube context $context",
+                    context=backend.kube_context(self.spec.name),
+                )
             )
         else:
             preview.update("The spec cannot be built yet; fix the errors listed.")
             self.query_one("#totals", Static).update("")
         findings = self.query_one("#findings", Static)
         if self.issues:
-            findings.update("\n".join(_issue_markup(i) for i in self.issues))
+            findings.update(Content("\n").join(_issue_markup(i) for i in self.issues))
         else:
             findings.update("[green]No findings: the spec is valid.[/]")
         self.query_one("#write", Button).disabled = any(i.blocking for i in self.issues)
@@ -570,14 +576,14 @@ class WizardScreen(Screen[None]):
     def _describe_target(self) -> None:
         target = self._target().absolute()
         if self._deployable() and self.path is not None and target == self.path.absolute():
-            text = f"Written to {target}. Press [b]d[/b] to deploy it."
+            text = "Written to $where. Press [b]d[/b] to deploy it."
         elif target.exists():
-            text = f"{target} exists; writing asks before overwriting it."
+            text = "$where exists; writing asks before overwriting it."
         else:
-            text = f"Writes {target}"
+            text = "Writes $where"
         if self.npa.sandbox:
             text = f"[b reverse] SANDBOX [/] {text}"
-        self.query_one("#out-note", Static).update(text)
+        self.query_one("#out-note", Static).update(markup(text, where=target))
 
     # -- write -----------------------------------------------------------------------------
 
@@ -654,8 +660,6 @@ class WizardScreen(Screen[None]):
         self.npa.deploy(self.spec, spec_path=self.path, replace=True)
 
 
-def _issue_markup(issue: Issue) -> str:
-    from rich.markup import escape
-
+def _issue_markup(issue: Issue) -> Content:
     colour = "red" if issue.blocking else "yellow"
-    return f"[{colour}]{issue.level}[/] {escape(issue.render())}"
+    return markup(f"[{colour}]{issue.level}[/] $text", text=issue.render())

@@ -53,14 +53,15 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         deploy = await _plan_and_apply(pilot, app, spec)
         planned = deploy.plan.add  # type: ignore[union-attr]
+        # held before the deploy screen makes way for the dashboard (and is unmounted)
+        table = deploy.query_one(ResourceTable)
+        bar = deploy.query_one(PhaseBar)
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen), timeout=120)
 
         progressed = [m for m in messages if isinstance(m, DeployScreen.ResourceProgressed)]
         assert progressed, "no progress batches were posted"
-        table = deploy.query_one(ResourceTable)
         counts = table.counts()
         assert counts["failed"] == 0 and counts["done"] >= planned
-        bar = deploy.query_one(PhaseBar)
         assert bar.total >= planned and bar.done == bar.total
         assert deploy.outcome is not None and deploy.outcome.result == "ok"
 

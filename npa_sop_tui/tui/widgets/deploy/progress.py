@@ -13,21 +13,23 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Static
+from textual.widgets import Input, Label, ProgressBar, RichLog, Static
 
 from npa_sop_tui.tui.backend import ProgressEvent
+from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 LOG_WINDOW = 5_000
 """Lines the log keeps (and can re-filter); older lines are dropped. The full log is on disk."""
 
 
-class PhaseBar(Horizontal):
+class PhaseBar(Guarded, Horizontal):
     """The phase label and a progress bar over planned resources."""
 
     phase: reactive[str] = reactive("starting")
@@ -45,7 +47,7 @@ class PhaseBar(Horizontal):
 
     def _update(self) -> None:
         self.query_one("#op-phase", Label).update(
-            f"[b]{escape(self.phase)}[/b]  {self.done}/{self.total or '?'} resources"
+            markup(f"[b]$phase[/b]  {self.done}/{self.total or '?'} resources", phase=self.phase)
         )
         bar = self.query_one(ProgressBar)
         # no bouncing "indeterminate" bar before the plan says how many resources there are
@@ -75,7 +77,7 @@ class _Resource:
 STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red"}
 
 
-class ResourceTable(DataTable[Text | str]):
+class ResourceTable(PlainTable):
     """In-flight, done and failed resources with their durations.
 
     Events update the model at once (so counts are exact), but the table itself is redrawn
@@ -86,7 +88,7 @@ class ResourceTable(DataTable[Text | str]):
     SYNC_SECONDS = 0.5
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+        super().__init__(zebra_stripes=True, **kwargs)
         self.resources: dict[str, _Resource] = {}
         self._dirty: dict[str, _Resource] = {}
         self._counts = {"in flight": 0, "done": 0, "failed": 0}
@@ -152,7 +154,7 @@ def _duration(res: _Resource) -> str:
     return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.1f}m"
 
 
-class EventLog(Vertical):
+class EventLog(Guarded, Vertical):
     """The operation log: a bounded window of lines with a live filter (substring or /regex/)."""
 
     filter_text: reactive[str] = reactive("")
@@ -190,15 +192,10 @@ class EventLog(Vertical):
 
     def watch_filter_text(self, value: str) -> None:
         value = value.strip()
-        if not value:
-            self._matcher = None
-        elif len(value) > 2 and value.startswith("/") and value.endswith("/"):
-            try:
-                self._matcher = re.compile(value[1:-1], re.IGNORECASE)
-            except re.error:
-                self._matcher = re.compile(re.escape(value), re.IGNORECASE)
+        if len(value) > 2 and value.startswith("/") and value.endswith("/"):
+            self._matcher = search_pattern(value[1:-1])
         else:
-            self._matcher = re.compile(re.escape(value), re.IGNORECASE)
+            self._matcher = search_pattern(value, regex=False)
         if not self.is_mounted:
             return
         log = self.query_one(RichLog)
@@ -213,7 +210,7 @@ def _line(level: str, text: str) -> Text:
     return Text(text, style=style)
 
 
-class DiagnosticsPanel(Static):
+class DiagnosticsPanel(Guarded, Static):
     """Terraform diagnostics (errors and warnings) in full, newest last."""
 
     def __init__(self, **kwargs: object) -> None:
@@ -232,9 +229,11 @@ class DiagnosticsPanel(Static):
         self.items.extend(new)
         del self.items[:-50]
         self.update(
-            "\n".join(
-                f"[{'red' if e.level == 'error' else 'yellow'}]{e.level}[/] "
-                f"{escape(e.address + ': ' if e.address else '')}{escape(e.text)}"
+            Content("\n").join(
+                markup(
+                    f"[{'red' if e.level == 'error' else 'yellow'}]{e.level}[/] $text",
+                    text=f"{e.address + ': ' if e.address else ''}{e.text}",
+                )
                 for e in self.items
             )
         )

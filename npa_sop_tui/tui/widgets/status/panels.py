@@ -10,9 +10,12 @@ import re
 import time
 from typing import Any
 
-from rich.markup import escape
 from rich.text import Text
-from textual.widgets import DataTable, Static
+from textual.content import Content
+from textual.widgets import Static
+
+from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 STATE_COLOURS = {
     "idle": "green",
@@ -35,29 +38,10 @@ VERDICT_COLOURS = {
 }
 
 
-def _sync_rows(table: DataTable[Any], rows: dict[str, tuple[Any, ...]]) -> None:
-    """Make the table hold exactly `rows` (key → cells), changing only what differs."""
-    keys = [k.value for k in table.rows]
-    if keys != list(rows):
-        cursor = table.cursor_row
-        table.clear()
-        for key, cells in rows.items():
-            table.add_row(*cells, key=key)
-        if rows:
-            table.move_cursor(row=min(max(cursor, 0), len(rows) - 1), animate=False)
-        return
-    columns = list(table.columns)
-    for key, cells in rows.items():
-        for col, cell in zip(columns, cells, strict=False):
-            if table.get_cell(key, col) != cell:
-                table.update_cell(key, col, cell, update_width=False)
-
-
-class NodeGroupsTable(DataTable[Any]):
+class NodeGroupsTable(PlainTable):
     """Kubernetes nodes grouped by Soperator nodeset: ready/total and notable conditions."""
 
     def on_mount(self) -> None:
-        self.cursor_type = "row"
         for label in ("Node group", "Role", "Ready", "Notes"):
             self.add_column(label, key=label.lower())
 
@@ -75,14 +59,13 @@ class NodeGroupsTable(DataTable[Any]):
                 Text(f"{g.ready}/{g.total}", style=colour),
                 notes,
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
-class ComponentsTable(DataTable[Any]):
+class ComponentsTable(PlainTable):
     """Soperator pods by component, with waiting reasons (Pending, image pull errors…)."""
 
     def on_mount(self) -> None:
-        self.cursor_type = "row"
         for label in ("Component", "Ready", "Problems"):
             self.add_column(label, key=label.lower())
 
@@ -103,10 +86,10 @@ class ComponentsTable(DataTable[Any]):
                 Text(f"{c.ready}/{c.total}", style=colour),
                 ", ".join(problems),
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
-class SlurmClusterPanel(Static):
+class SlurmClusterPanel(Guarded, Static):
     """The SlurmCluster custom resource: phase and conditions."""
 
     def show(self, status: Any) -> None:
@@ -121,20 +104,23 @@ class SlurmClusterPanel(Static):
             return
         colour = "green" if (sc.phase or "").lower() == "available" else "yellow"
         lines = [
-            f"[b]SlurmCluster[/b] {escape(sc.name)}  phase [{colour}]{escape(sc.phase or '—')}[/]"
+            markup(
+                f"[b]SlurmCluster[/b] $name  phase [{colour}]$phase[/]",
+                name=sc.name,
+                phase=sc.phase or "—",
+            )
         ]
         for cond in sc.conditions:
             mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
-            reason = f" ({escape(cond.reason)})" if cond.reason else ""
-            lines.append(f"  {mark} {escape(cond.type)}{reason}")
-        self.update("\n".join(lines))
+            reason = f" ({cond.reason})" if cond.reason else ""
+            lines.append(markup(f"  {mark} $what", what=f"{cond.type}{reason}"))
+        self.update(Content("\n").join(lines))
 
 
-class PartitionsTable(DataTable[Any]):
+class PartitionsTable(PlainTable):
     """Slurm partitions with node counts by state."""
 
     def on_mount(self) -> None:
-        self.cursor_type = "row"
         for label in ("Partition", "Avail", "Nodes", "Alloc", "Idle", "Other"):
             self.add_column(label, key=label.lower())
 
@@ -152,17 +138,17 @@ class PartitionsTable(DataTable[Any]):
                 str(p.nodes_idle),
                 str(p.nodes_other),
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
 NODE_COLUMNS = ("name", "state", "partitions", "cpus", "memory", "gres", "reason")
 
 
-class SlurmNodesTable(DataTable[Any]):
+class SlurmNodesTable(PlainTable):
     """Slurm nodes: sortable (`s` cycles the column), filterable, coloured by state."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        super().__init__(zebra_stripes=True, **kwargs)
         self.sort_column = "name"
         self.filter_text = ""
         self._slurm_nodes: list[Any] = []
@@ -188,11 +174,8 @@ class SlurmNodesTable(DataTable[Any]):
 
     def visible(self) -> list[Any]:
         nodes = self._slurm_nodes
-        if self.filter_text:
-            try:
-                pattern = re.compile(self.filter_text, re.IGNORECASE)
-            except re.error:
-                pattern = re.compile(re.escape(self.filter_text), re.IGNORECASE)
+        pattern = search_pattern(self.filter_text)
+        if pattern is not None:
             nodes = [
                 n
                 for n in nodes
@@ -219,7 +202,7 @@ class SlurmNodesTable(DataTable[Any]):
                 n.gres or "",
                 n.reason or "",
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
 def _node_sort_key(column: str) -> Any:
@@ -244,55 +227,55 @@ def _node_sort_key(column: str) -> Any:
     return key
 
 
-def freshness_text(status: Any, *, now: float | None = None) -> str:
+def freshness_text(status: Any, *, now: float | None = None) -> Content:
     """`kube fresh 2s · slurm stale 40s (connection refused)` with colours."""
     now = time.time() if now is None else now
-    parts = []
+    parts: list[Content] = []
     for source in ("kube", "slurm"):
         f = status.freshness.get(source)
         if f is None:
             continue
         if f.state == "fresh" and f.updated_at:
-            parts.append(f"{source} [green]fresh[/] {max(0, now - f.updated_at):.0f}s")
+            parts.append(markup(f"{source} [green]fresh[/] {max(0, now - f.updated_at):.0f}s"))
         elif f.state == "stale":
             since = f" {max(0, now - f.stale_since):.0f}s" if f.stale_since else ""
-            err = f" ({escape(f.error)})" if f.error else ""
-            parts.append(f"{source} [yellow]STALE[/]{since}{err}")
+            err = f" ({f.error})" if f.error else ""
+            parts.append(markup(f"{source} [yellow]STALE[/]{since}$err", err=err))
         elif f.state == "error":
-            parts.append(f"{source} [red]error[/] ({escape(f.error or '')})")
+            parts.append(markup(f"{source} [red]error[/] ($err)", err=f.error or ""))
         else:
-            parts.append(f"{source} [dim]{f.state}[/]")
-    return " · ".join(parts)
+            parts.append(markup(f"{source} [dim]{f.state}[/]"))
+    return Content(" · ").join(parts)
 
 
-class VerdictPanel(Static):
+class VerdictPanel(Guarded, Static):
     """The verdict (ready / progressing / degraded / failed) and what to do about it."""
 
     def show(self, status: Any) -> None:
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
-        lines = [f"[b {colour}]{v.state.upper()}[/]  {escape(v.summary)}"]
+        lines = [markup(f"[b {colour}]{v.state.upper()}[/]  $summary", summary=v.summary)]
         for h in v.hints:
             mark = {"error": "[red]✗[/]", "warning": "[yellow]![/]"}.get(h.severity, "·")
-            lines.append(f" {mark} {escape(h.message)} → {escape(h.action)}")
-        self.update("\n".join(lines))
+            lines.append(markup(f" {mark} $message → $action", message=h.message, action=h.action))
+        self.update(Content("\n").join(lines))
 
 
-class MiniStatus(Static):
+class MiniStatus(Guarded, Static):
     """A compact status summary for the deploy screen: nodes, pods, SlurmCluster phase."""
 
     def show(self, status: Any) -> None:
         kube = status.kube
-        lines = [f"[b]Live status[/b] ({freshness_text(status)})"]
+        lines = [Content.assemble(markup("[b]Live status[/b] ("), freshness_text(status), ")")]
         if kube is not None:
             for g in kube.node_groups:
-                lines.append(f"  nodes {escape(g.name)}: {g.ready}/{g.total}")
+                lines.append(Content(f"  nodes {g.name}: {g.ready}/{g.total}"))
             for c in kube.components:
-                lines.append(f"  pods {escape(c.component)}: {c.ready}/{c.total}")
+                lines.append(Content(f"  pods {c.component}: {c.ready}/{c.total}"))
             sc = kube.slurm_cluster
-            lines.append(f"  SlurmCluster: {escape(sc.phase or '—') if sc else 'not yet'}")
+            lines.append(Content(f"  SlurmCluster: {(sc.phase or '—') if sc else 'not yet'}"))
         if status.slurm is not None:
             usable = sum(1 for n in status.slurm.nodes if n.usable)
-            lines.append(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}")
-        lines.append(f"  verdict: {status.verdict.state}")
-        self.update("\n".join(lines))
+            lines.append(Content(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}"))
+        lines.append(Content(f"  verdict: {status.verdict.state}"))
+        self.update(Content("\n").join(lines))
