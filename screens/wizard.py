@@ -52,6 +52,8 @@ STEP_TITLES = {
 }
 OPERATOR_VERSIONS = ("4.1.6", "4.1.7")
 REST_CHOICES = (("follows accounting", "auto"), ("on", "on"), ("off", "off"))
+DEFAULT_SYSTEM_MIN = 3
+"""The spec's default control_plane.system.min_size (shown when a file leaves it out)."""
 ROLE_FIELDS = (("system", "#sys-preset"), ("controller", "#ctl-preset"), ("login", "#login-preset"))
 
 
@@ -94,11 +96,15 @@ class WizardScreen(Guarded, Screen[None]):
     issues: reactive[tuple[Issue, ...]] = reactive(())
     """Every finding for the mapping as it stands."""
 
-    def __init__(self, mapping: dict[str, Any], *, path: Path | None) -> None:
+    def __init__(
+        self, mapping: dict[str, Any], *, path: Path | None, document: Any | None = None
+    ) -> None:
         super().__init__()
         self.data: dict[str, Any] = copy.deepcopy(mapping)
         self.data.setdefault("workers", [])
         self.path = path
+        self.document = document
+        """The opened (or last written) file's round-trip document; None for a new spec."""
         self.spec: Any | None = None
         self._ready = False
         self._saved: dict[str, Any] = copy.deepcopy(self.data)
@@ -147,7 +153,9 @@ class WizardScreen(Guarded, Screen[None]):
                             with Vertical():
                                 yield Label("System nodes: min")
                                 yield Input(
-                                    str(system.get("min_size", 3)), id="sys-min", type="integer"
+                                    str(system.get("min_size", DEFAULT_SYSTEM_MIN)),
+                                    id="sys-min",
+                                    type="integer",
                                 )
                             with Vertical():
                                 yield Label("max (empty: max(min, 24))")
@@ -368,15 +376,16 @@ class WizardScreen(Guarded, Screen[None]):
     @on(Input.Changed, "#sys-min")
     @on(Input.Changed, "#sys-max")
     def _system_size(self, event: Input.Changed) -> None:
-        system = self.data["control_plane"].setdefault("system", {})
+        control_plane = self.data["control_plane"]
+        system = dict(control_plane.get("system") or {})
         key = "min_size" if event.input.id == "sys-min" else "max_size"
         text = event.value.strip()
-        if text.lstrip("-").isdigit():
-            system[key] = int(text)
-        elif key == "max_size":
-            system.pop("max_size", None)
-        else:
-            system.pop("min_size", None)
+        if not text.lstrip("-").isdigit():
+            system.pop(key, None)
+        elif key in system or not (key == "min_size" and int(text) == DEFAULT_SYSTEM_MIN):
+            system[key] = int(text)  # the shown default of a file without it is no change
+        if system != (control_plane.get("system") or {}):
+            control_plane["system"] = system
         self.revalidate()
 
     @on(Select.Changed, "#sys-preset")
@@ -542,7 +551,7 @@ class WizardScreen(Guarded, Screen[None]):
         backend = self.npa.backend
         preview = self.query_one("#yaml-preview", Static)
         if self.spec is not None:
-            preview.update(Syntax(backend.dump_yaml(self.spec), "yaml", theme="ansi_dark"))
+            preview.update(self._preview())
             t = backend.totals(self.spec)
             self.query_one("#totals", Static).update(
                 markup(
@@ -567,6 +576,29 @@ class WizardScreen(Guarded, Screen[None]):
             self._auto_out = str(backend.default_spec_path(self.data.get("name") or ""))
             out.value = self._auto_out
         self._describe_target()
+
+    def _new_text(self) -> tuple[str, str]:
+        """(text to write, diff against the opened file) for what the form holds now."""
+        backend = self.npa.backend
+        if self.document is not None:
+            return backend.edited_text(self.document, self._saved, self.data)
+        return backend.dump_yaml(self.spec), ""
+
+    def _preview(self) -> Any:
+        """The review step's left pane: the diff for an opened file, the YAML for a new one."""
+        from rich.console import Group
+        from rich.text import Text
+
+        text, diff = self._new_text()
+        if self.document is None:
+            head = Text("New file:", style="bold")
+            return Group(head, Syntax(text, "yaml", theme="ansi_dark"))
+        name = self.document.path.name if self.document.path else "the file"
+        if not diff:
+            head = Text(f"No changes: {name} stays as it is.", style="bold")
+            return Group(head, Syntax(text, "yaml", theme="ansi_dark"))
+        head = Text(f"Changes to {name} (only these lines are rewritten):", style="bold")
+        return Group(head, Syntax(diff, "diff", theme="ansi_dark"))
 
     def _target(self) -> Path:
         text = self.query_one("#out-path", Input).value.strip()
@@ -599,7 +631,10 @@ class WizardScreen(Guarded, Screen[None]):
             self.step = "review"
             return
         target = self._target()
-        if target.exists():
+        opened = self.document is not None and self.document.path is not None
+        if opened and target.absolute() == Path(self.document.path).absolute():
+            self._write(target)  # the opened file: the review step showed what changes
+        elif target.exists():
             from npa_sop_tui.screens.modals import ConfirmModal
 
             def confirmed(yes: bool | None) -> None:
@@ -617,7 +652,11 @@ class WizardScreen(Guarded, Screen[None]):
         from npa_sop_tui.errors import NpaError
 
         try:
-            self.npa.backend.write_spec(target, self.spec)
+            text, _ = self._new_text()
+            same_file = self.document is not None and self.document.path is not None
+            same_file = same_file and target.absolute() == Path(self.document.path).absolute()
+            if not (same_file and text == self.document.original):  # unchanged: not rewritten
+                self.document = self.npa.backend.write_text(target, text)
         except (NpaError, OSError) as exc:
             self.npa.show_error(exc, title=f"Could not write {target}")
             return

@@ -16,6 +16,7 @@ from npa_sop_tui.cli import (
     agent_cmds,
     fleet_cmds,
     lifecycle_cmds,
+    set_cmd,
     spec_cmds,
     status_cmds,
     tui_cmds,
@@ -40,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = soperator.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    for module in (spec_cmds, lifecycle_cmds, status_cmds, tui_cmds, agent_cmds):
+    for module in (spec_cmds, set_cmd, lifecycle_cmds, status_cmds, tui_cmds, agent_cmds):
         module.register(commands)
 
     fleet_cmds.register(groups)

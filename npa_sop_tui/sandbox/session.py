@@ -414,11 +414,6 @@ class SandboxBackend(Backend):
     def has_cloud_identity(self) -> bool:
         return False
 
-    def default_spec_path(self, name: str) -> Path:
-        # keep sandbox specs beside the sandbox's state, not in whatever directory the app
-        # was started from (often a source checkout)
-        return self.home / "specs" / f"{name or 'cluster'}.yaml"
-
     def kubeconfig_path(self) -> Path:
         return self.home / "kubeconfig"
 

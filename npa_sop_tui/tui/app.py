@@ -270,7 +270,7 @@ class NpaSopApp(Guarded, App[int]):
         from npa_sop_tui.screens.wizard import WizardScreen
 
         try:
-            mapping = self.backend.load_spec(path)
+            mapping, document = self.backend.open_document(path)
         except NpaError as exc:
             findings = getattr(exc, "findings", None)
             message = exc.message
@@ -278,7 +278,7 @@ class NpaSopApp(Guarded, App[int]):
                 message = "\n".join(f.render() for f in findings)
             self.show_error(NpaError(message, hint=exc.hint), title=f"Cannot open {path}")
             return
-        self.push_screen(WizardScreen(mapping, path=path))
+        self.push_screen(WizardScreen(mapping, path=path, document=document))
 
     def deploy(self, spec: Any, *, spec_path: Path | None = None, replace: bool = False) -> None:
         """Open the deploy screen; `replace` swaps it for the current screen (the wizard)."""

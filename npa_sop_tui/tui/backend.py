@@ -312,6 +312,35 @@ class Backend:
         loaded = load_spec(Path(path), validate=False)
         return self.to_mapping(loaded.spec)
 
+    def open_document(self, path: Path) -> tuple[dict[str, Any], Any]:
+        """(mapping for the form, the file's round-trip document) of an existing spec."""
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        mapping = self.load_spec(path)
+        return mapping, SpecDocument.read(path)
+
+    def edited_text(
+        self, document: Any, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        """(new text, unified diff) of an opened file with the form's changes applied.
+
+        Only the fields that differ between `before` and `after` are edited, so the rest of
+        the file (comments, order, quoting, flow style) stays byte for byte.
+        """
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        doc = SpecDocument.parse(document.original, document.path)
+        doc.apply_changes(before, after)
+        return doc.render(), doc.diff()
+
+    def write_text(self, path: Path, text: str) -> Any:
+        """Write spec text atomically; returns the document of what is now on disk."""
+        from npa_sop_tui.fsutil import atomic_write_text
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        atomic_write_text(Path(path), text)
+        return SpecDocument.parse(text, Path(path))
+
     def to_mapping(self, spec: Any) -> dict[str, Any]:
         # exclude_unset: the file written back has what the user set, no more
         return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
@@ -335,11 +364,6 @@ class Backend:
         from npa_sop_tui.spec.model import dump_spec_yaml
 
         return dump_spec_yaml(spec)
-
-    def write_spec(self, path: Path, spec: Any) -> None:
-        from npa_sop_tui.fsutil import atomic_write_text
-
-        atomic_write_text(Path(path), self.dump_yaml(spec))
 
     def totals(self, spec: Any) -> Totals:
         cat = self.catalog()
