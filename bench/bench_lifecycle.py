@@ -80,7 +80,11 @@ def main() -> None:
         subnet_id="vpcsubnet-bench",
     )
     extra = {"TF_VAR_standin_sleep_seconds": "0", "TF_VAR_standin_per_node_resources": "true"}
-    opts = lifecycle.LifecycleOptions(sandbox=True, identity=identity, env=extra)
+    from npa_sop_tui.environment import open_environment
+
+    opts = lifecycle.LifecycleOptions(
+        environment=open_environment(sandbox=True), identity=identity, env=extra
+    )
 
     # Render + install once through a plan, so the bare runs use the identical config.
     plan = asyncio.run(lifecycle.plan(spec, options=opts))

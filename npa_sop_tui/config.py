@@ -7,8 +7,6 @@ this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +17,8 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.findings import Finding, summary_line
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
-# The solutions-library commit npa pins (npa-anchor §2); an immutable SHA, never a branch.
-DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+DEFAULT_STATUS_INTERVAL = 10.0
+"""Seconds between status refreshes, whatever the front door."""
 
 IDENTITY_ENV = {
     "region": "NPA_REGION",
@@ -37,13 +34,17 @@ class _Model(BaseModel):
 
 
 class RecipeSource(_Model):
-    url: str = DEFAULT_RECIPE_URL
-    ref: str = DEFAULT_RECIPE_REF
+    """Where the recipe comes from; unset fields take the recipe module's defaults."""
+
+    url: str | None = None
+    ref: str | None = Field(default=None, description="a 40-hex commit; default: the pinned one")
     path: str | None = Field(default=None, description="a local checkout instead of cloning")
 
     @field_validator("ref")
     @classmethod
-    def _immutable(cls, value: str) -> str:
+    def _immutable(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if len(value) != 40 or any(c not in "0123456789abcdef" for c in value.lower()):
             raise ValueError(
                 "recipe ref must be an immutable 40-character commit SHA; branches and tags "
@@ -59,7 +60,7 @@ class LoginConfig(_Model):
 
 
 class StatusConfig(_Model):
-    interval_seconds: float = Field(default=10, gt=0, le=3600)
+    interval_seconds: float = Field(default=DEFAULT_STATUS_INTERVAL, gt=0, le=3600)
 
     @field_validator("interval_seconds", mode="before")
     @classmethod
@@ -147,33 +148,16 @@ class Identity(BaseModel):
         return [name for name in IDENTITY_ENV if getattr(self, name) is None]
 
 
-def resolve_identity(
-    spec: Any,
-    config: NpaConfig | None = None,
-    *,
-    require: bool = True,
-    env: Mapping[str, str] | None = None,
-) -> Identity:
-    """Identity by precedence spec > environment > config.
-
-    With `require`, a missing or malformed field raises `UsageError` naming each one and
-    every place it can be set.
-    """
-    env = os.environ if env is None else env
-    config = config if config is not None else load_config()
-    values: dict[str, str | None] = {}
-    for name, var in IDENTITY_ENV.items():
-        from_spec = getattr(spec, name, None) if spec is not None else None
-        from_env = (env.get(var) or "").strip() or None
-        values[name] = from_spec or from_env or getattr(config, name)
-    identity = Identity(**values)
-    if not require:
-        return identity
+def require_identity(identity: Identity, settings: Any = None) -> Identity:
+    """`identity` if it is complete and well-formed; else `UsageError` naming each problem
+    and every place the value can be set. `settings` (a `settings.Settings`) names the
+    config file in that message."""
+    config_file = getattr(settings, "config_file", None) or paths.config_path()
     problems: list[str] = []
     for name in identity.missing():
         problems.append(
             f"{name} is not set: put `{name}:` in the spec, export {IDENTITY_ENV[name]}, or "
-            f"add `{name}:` to {paths.config_path()}"
+            f"add `{name}:` to {config_file}"
         )
     for name, prefix in IDENTITY_PREFIX.items():
         value = getattr(identity, name)
@@ -182,6 +166,7 @@ def resolve_identity(
     if problems:
         raise UsageError(
             "cluster identity is incomplete:\n  " + "\n  ".join(problems),
-            hint="validate and render work without identity; deploy-time commands need it",
+            hint="validate and render work without identity; deploy-time operations need it, "
+            "or use the sandbox, which needs none",
         )
     return identity

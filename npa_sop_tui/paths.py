@@ -83,3 +83,30 @@ def enter_sandbox_home() -> Path:
     os.environ[NPA_HOME_ENV] = str(home)
     os.environ[SANDBOX_HOME_ENV] = str(home)
     return home
+
+
+class SandboxHomeEntered:
+    """The sandbox home as this process's npa home until `leave()` (or the end of a `with`
+    block); the previous one after. A plain object, not a generator: an environment that is
+    never closed must not restore an old home whenever it happens to be garbage-collected."""
+
+    def __init__(self) -> None:
+        self._saved = {var: os.environ.get(var) for var in (NPA_HOME_ENV, SANDBOX_HOME_ENV)}
+        self.home = enter_sandbox_home()
+        self._left = False
+
+    def leave(self) -> None:
+        if self._left:
+            return
+        self._left = True
+        for var, value in self._saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+
+    def __enter__(self) -> Path:
+        return self.home
+
+    def __exit__(self, *exc: object) -> None:
+        self.leave()

@@ -37,6 +37,7 @@ from npa_sop_tui.lifecycle import (
     PlanResult,
     TerraformFailed,
 )
+from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.spec.model import SoperatorSpec, SpecError, WorkerPoolSpec
 from npa_sop_tui.status.model import ClusterStatus
 
@@ -55,18 +56,6 @@ class EventLoopRunning(UsageError, RuntimeError):
 
 # ---------------------------------------------------------------------------------------
 # Results that the lifecycle does not already define
-
-
-class FindingModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    level: Literal["error", "warning"]
-    path: str
-    message: str
-    hint: str | None = None
-    file: str | None = None
-    line: int | None = None
-    column: int | None = None
 
 
 class WorkerSummary(BaseModel):
@@ -91,7 +80,7 @@ class ValidationResult(BaseModel):
     source: str
     kube_context: str | None = None
     workers: list[WorkerSummary] = Field(default_factory=list)
-    findings: list[FindingModel] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,7 +108,8 @@ def _source(spec: SpecLike) -> str:
     return "<mapping>" if isinstance(spec, Mapping) else "<spec>"
 
 
-def _options(
+@contextlib.asynccontextmanager
+async def _options(
     options: LifecycleOptions | None,
     *,
     terraform_dir: str | os.PathLike[str] | None,
@@ -128,16 +118,17 @@ def _options(
     env: Mapping[str, str] | None,
     parallelism: int | None,
     capacity: Mapping[str, str] | None,
-) -> LifecycleOptions:
-    """Keyword arguments override the fields of an explicit `LifecycleOptions`."""
+) -> AsyncIterator[LifecycleOptions]:
+    """The call's options: keyword arguments override an explicit `LifecycleOptions`, and an
+    environment (real, or the sandbox with `sandbox=True`) is opened for the call."""
     import dataclasses
+
+    from npa_sop_tui.environment import open_environment
 
     base = options or LifecycleOptions()
     changes: dict[str, Any] = {}
     if terraform_dir is not None:
         changes["terraform_dir"] = Path(terraform_dir)
-    if sandbox is not None:
-        changes["sandbox"] = sandbox
     if identity is not None:
         changes["identity"] = identity
     if env is not None:
@@ -146,7 +137,14 @@ def _options(
         changes["parallelism"] = parallelism
     if capacity is not None:
         changes["capacity"] = dict(capacity)
-    return dataclasses.replace(base, **changes)
+    owned = None
+    if base.environment is None or (sandbox is not None and base.environment.is_sandbox != sandbox):
+        owned = changes["environment"] = open_environment(sandbox=bool(sandbox))
+    try:
+        yield dataclasses.replace(base, **changes)
+    finally:
+        if owned is not None:
+            await owned.aclose()
 
 
 def _sink(on_event: EventCallback | None, on_status: StatusCallback | None) -> EventCallback | None:
@@ -237,8 +235,8 @@ def _worker(pool: WorkerPoolSpec) -> WorkerSummary:
     )
 
 
-def _findings(findings: Any) -> list[FindingModel]:
-    return [FindingModel(**f.to_dict()) for f in findings]
+def _findings(findings: Any) -> list[Finding]:
+    return builtins.list(findings)
 
 
 # ---------------------------------------------------------------------------------------
@@ -260,7 +258,7 @@ async def aplan(
 ) -> PlanResult:
     from npa_sop_tui import lifecycle
 
-    opts = _options(
+    async with _options(
         options,
         terraform_dir=terraform_dir,
         sandbox=sandbox,
@@ -268,8 +266,8 @@ async def aplan(
         env=env,
         parallelism=parallelism,
         capacity=capacity,
-    )
-    return await lifecycle.plan(load(spec), options=opts, on_event=_sink(on_event, on_status))
+    ) as opts:
+        return await lifecycle.plan(load(spec), options=opts, on_event=_sink(on_event, on_status))
 
 
 async def adeploy(
@@ -288,7 +286,7 @@ async def adeploy(
 ) -> DeployResult:
     from npa_sop_tui import lifecycle
 
-    opts = _options(
+    async with _options(
         options,
         terraform_dir=terraform_dir,
         sandbox=sandbox,
@@ -296,13 +294,13 @@ async def adeploy(
         env=env,
         parallelism=parallelism,
         capacity=capacity,
-    )
-    return await lifecycle.deploy(
-        load(spec),
-        options=opts,
-        on_event=_sink(on_event, on_status),
-        allow_destructive=allow_destructive,
-    )
+    ) as opts:
+        return await lifecycle.deploy(
+            load(spec),
+            options=opts,
+            on_event=_sink(on_event, on_status),
+            allow_destructive=allow_destructive,
+        )
 
 
 async def adestroy(
@@ -318,7 +316,7 @@ async def adestroy(
 ) -> DestroyResult:
     from npa_sop_tui import lifecycle
 
-    opts = _options(
+    async with _options(
         options,
         terraform_dir=terraform_dir,
         sandbox=sandbox,
@@ -326,8 +324,10 @@ async def adestroy(
         env=env,
         parallelism=parallelism,
         capacity=None,
-    )
-    return await lifecycle.destroy(_name(name), options=opts, on_event=_sink(on_event, on_status))
+    ) as opts:
+        return await lifecycle.destroy(
+            _name(name), options=opts, on_event=_sink(on_event, on_status)
+        )
 
 
 def _name(name: str | SoperatorSpec) -> str:
@@ -414,34 +414,45 @@ async def astatus(
     settings: Any = None,
     host_key_policy: Any = None,
     initial_timeout: float = 10.0,
+    sandbox: bool = False,
     **fields: Any,
 ) -> ClusterStatus:
     """One live `ClusterStatus` snapshot (Kubernetes + Slurm over SSH), sources collected
-    concurrently and degrading independently. `fields` are `StatusSettings` fields
-    (`kubeconfig`, `login_host`, `login_port`, `identity_file`, `slurm_enabled`, …)."""
-    from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
+    concurrently and degrading independently. Connection settings come from the npa config
+    like everywhere else; `fields` override them (`StatusSettings` fields: `kubeconfig`,
+    `login_host`, `login_port`, `identity_file`, `slurm_enabled`, …)."""
+    from npa_sop_tui.environment import open_environment
 
-    if settings is None:
-        settings = StatusSettings(name=_name(name), **fields)
-    async with StatusWatcher(settings, host_key_policy=host_key_policy) as watcher:
+    environment = open_environment(sandbox=sandbox)
+    try:
+        if settings is None:
+            settings = environment.status_settings(_name(name), **fields)
         # The first snapshot waits (up to `initial_timeout`) until every source answered
         # once, so a one-shot call does not report "pending" for a healthy cluster.
-        snapshots = watcher.snapshots(initial_timeout=initial_timeout)
+        snapshots = environment.status_feed(
+            settings, host_key_policy=host_key_policy, initial_timeout=initial_timeout
+        )
         try:
             return await anext(snapshots)
         finally:
             await snapshots.aclose()
+    finally:
+        await environment.aclose()
 
 
 def status(name: str, **kw: Any) -> ClusterStatus:
     return _run(astatus(name, **kw), "astatus")
 
 
-def list_clusters() -> builtins.list[InventoryEntry]:
-    """Clusters in the local inventory, with state and last operation."""
-    from npa_sop_tui import lifecycle
+def list_clusters(*, sandbox: bool = False) -> builtins.list[InventoryEntry]:
+    """Clusters in the local inventory (the sandbox's with `sandbox=True`), with state and
+    last operation."""
+    from npa_sop_tui import lifecycle, paths
 
-    return lifecycle.list_clusters()
+    if not sandbox:
+        return lifecycle.list_clusters()
+    with paths.SandboxHomeEntered():
+        return lifecycle.list_clusters()
 
 
 __all__ = [
@@ -451,7 +462,7 @@ __all__ = [
     "DestroyResult",
     "DestructivePlanError",
     "EventLoopRunning",
-    "FindingModel",
+    "Finding",
     "Interrupted",
     "InventoryEntry",
     "LifecycleOptions",

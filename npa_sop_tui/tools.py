@@ -74,6 +74,7 @@ class DeployInput(SpecSource, RunSettings):
 
 class StatusInput(_Input):
     name: str = Field(description="cluster name (as in the inventory)")
+    sandbox: bool = Field(default=False, description="a cluster of the sandbox (this machine)")
 
 
 class DestroyInput(RunSettings):
@@ -177,7 +178,7 @@ async def _deploy(args: DeployInput, on_event: EventSink) -> BaseModel:
 async def _status(args: StatusInput, on_event: EventSink) -> BaseModel:
     from npa_sop_tui import sdk
 
-    return await sdk.astatus(args.name)  # type: ignore[no-any-return]
+    return await sdk.astatus(args.name, sandbox=args.sandbox)  # type: ignore[no-any-return]
 
 
 async def _destroy(args: DestroyInput, on_event: EventSink) -> BaseModel:

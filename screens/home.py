@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
-from npa_sop_tui.tui.backend import ClusterRow
+from npa_sop_tui.tui.backend import ClusterRow, issue_text
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.table import PlainTable
@@ -194,7 +194,7 @@ class HomeScreen(Guarded, Screen[None]):
             return
         spec, issues = self.npa.backend.check(mapping)
         if spec is None:
-            self.notify("; ".join(i.render() for i in issues), severity="error")
+            self.notify("; ".join(issue_text(i) for i in issues), severity="error")
             return
         self.npa.deploy(spec, spec_path=row.spec_path)
 

@@ -69,7 +69,7 @@ class StatusScreen(Guarded, Screen[None]):
             super().__init__()
             self.status = status
 
-    interval: reactive[float] = reactive(5.0)
+    interval: reactive[float] = reactive(0.0)
     """Seconds between refreshes; changing it restarts the status stream."""
 
     status: reactive[Any | None] = reactive(None)
@@ -116,7 +116,8 @@ class StatusScreen(Guarded, Screen[None]):
         self.set_interval(1.0, self._tick_freshness)
 
     def watch_interval(self) -> None:
-        self._stream()
+        if self.interval > 0:  # 0 until mounted: no stream before the real interval is known
+            self._stream()
 
     # -- the stream ------------------------------------------------------------------------
 

@@ -33,7 +33,8 @@ from textual.widgets import (
     Switch,
 )
 
-from npa_sop_tui.tui.backend import Issue
+from npa_sop_tui.spec.findings import Finding
+from npa_sop_tui.tui.backend import issue_text
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
@@ -93,7 +94,7 @@ class WizardScreen(Guarded, Screen[None]):
     step: reactive[str] = reactive("cluster")
     """The step on screen (one of STEPS)."""
 
-    issues: reactive[tuple[Issue, ...]] = reactive(())
+    issues: reactive[tuple[Finding, ...]] = reactive(())
     """Every finding for the mapping as it stands."""
 
     def __init__(
@@ -335,7 +336,7 @@ class WizardScreen(Guarded, Screen[None]):
         if action == "back":
             return True if self.step != STEPS[0] else None
         if action == "write":
-            return True if not any(i.blocking for i in self.issues) else None
+            return True if not any(i.is_error for i in self.issues) else None
         if action == "deploy":
             if self.step != "review":
                 return False  # hidden: deploying starts from the review step
@@ -534,7 +535,7 @@ class WizardScreen(Guarded, Screen[None]):
             self.path is not None
             and self.spec is not None
             and not self.dirty()
-            and not any(i.blocking for i in self.issues)
+            and not any(i.is_error for i in self.issues)
         )
 
     def _show_step_findings(self) -> None:
@@ -568,7 +569,7 @@ class WizardScreen(Guarded, Screen[None]):
             findings.update(Content("\n").join(_issue_markup(i) for i in self.issues))
         else:
             findings.update("[green]No findings: the spec is valid.[/]")
-        self.query_one("#write", Button).disabled = any(i.blocking for i in self.issues)
+        self.query_one("#write", Button).disabled = any(i.is_error for i in self.issues)
         self.query_one("#deploy", Button).disabled = not self._deployable()
         out = self.query_one("#out-path", Input)
         if self.path is None and out.value in ("", self._auto_out):
@@ -622,7 +623,7 @@ class WizardScreen(Guarded, Screen[None]):
     @on(Button.Pressed, "#write")
     def action_write(self) -> None:
         self.revalidate()
-        blocking = [i for i in self.issues if i.blocking]
+        blocking = [i for i in self.issues if i.is_error]
         if blocking or self.spec is None:
             self.notify(
                 f"{len(blocking)} error(s) block writing; see the review step.",
@@ -699,6 +700,6 @@ class WizardScreen(Guarded, Screen[None]):
         self.npa.deploy(self.spec, spec_path=self.path, replace=True)
 
 
-def _issue_markup(issue: Issue) -> Content:
-    colour = "red" if issue.blocking else "yellow"
-    return markup(f"[{colour}]{issue.level}[/] $text", text=issue.render())
+def _issue_markup(issue: Finding) -> Content:
+    colour = "red" if issue.is_error else "yellow"
+    return markup(f"[{colour}]{issue.level}[/] $text", text=issue_text(issue))

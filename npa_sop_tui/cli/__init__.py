@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from npa_sop_tui import __version__
 from npa_sop_tui.cli import (
     agent_cmds,
+    config_cmds,
     fleet_cmds,
     lifecycle_cmds,
     set_cmd,
@@ -41,7 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = soperator.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    for module in (spec_cmds, set_cmd, lifecycle_cmds, status_cmds, tui_cmds, agent_cmds):
+    for module in (
+        spec_cmds,
+        set_cmd,
+        lifecycle_cmds,
+        status_cmds,
+        config_cmds,
+        tui_cmds,
+        agent_cmds,
+    ):
         module.register(commands)
 
     fleet_cmds.register(groups)

@@ -6,9 +6,12 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, NpaError
+
+if TYPE_CHECKING:
+    from npa_sop_tui.environment import Environment
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -62,3 +65,31 @@ def run_handler(args: argparse.Namespace) -> int:
 def _extra(exc: NpaError) -> dict[str, Any]:
     extra = getattr(exc, "json_extra", None)
     return extra() if callable(extra) else {}
+
+
+def capacity_flag(args: argparse.Namespace) -> dict[str, str]:
+    """`--capacity-block-group POOL=ID` (repeatable) over `NPA_CAPACITY_BLOCK_GROUPS`, per
+    pool: the run-time reservations of a command."""
+    from npa_sop_tui.capacity import capacity_from_env, parse_capacity_assignments
+
+    given = getattr(args, "capacity_block_group", None)
+    return {**capacity_from_env(), **parse_capacity_assignments(given)}
+
+
+def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings this command's flags set explicitly (see `settings.resolve_settings`)."""
+    flags = {
+        "terraform_dir": getattr(args, "terraform_dir", None),
+        "root_login_key_file": getattr(args, "root_login_ssh_public_key_file", None),
+        "capacity": capacity_flag(args) if getattr(args, "capacity_block_group", None) else None,
+        "parallelism": getattr(args, "parallelism", None),
+    }
+    return {key: value for key, value in flags.items() if value is not None}
+
+
+def open_environment(args: argparse.Namespace, **extra_flags: Any) -> Environment:
+    """The command's environment: the sandbox with `--sandbox`, else the real cloud."""
+    from npa_sop_tui.environment import open_environment as open_env
+
+    flags = {**cli_flags(args), **{k: v for k, v in extra_flags.items() if v is not None}}
+    return open_env(sandbox=bool(getattr(args, "sandbox", False)), flags=flags)

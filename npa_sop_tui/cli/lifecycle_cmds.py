@@ -14,7 +14,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import (
+    add_output_flag,
+    capacity_flag,
+    emit_json,
+    open_environment,
+    wants_json,
+)
 from npa_sop_tui.errors import OperationError, UsageError
 
 T = TypeVar("T")
@@ -138,25 +144,25 @@ def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argpars
     return run()
 
 
-def _options(args: argparse.Namespace, **extra: Any) -> Any:
+def _options(args: argparse.Namespace) -> Any:
+    """The lifecycle options of this command: its environment, with the flags' settings."""
     from npa_sop_tui.lifecycle import LifecycleOptions
 
-    return LifecycleOptions(
-        terraform_dir=getattr(args, "terraform_dir", None),
-        sandbox=bool(getattr(args, "sandbox", False)),
-        root_login_key_file=getattr(args, "root_login_ssh_public_key_file", None),
-        **extra,
-    )
+    return LifecycleOptions(environment=open_environment(args))
 
 
-def _capacity(args: argparse.Namespace) -> dict[str, str]:
-    """Run-time reservations: NPA_CAPACITY_BLOCK_GROUPS, then the flags (flags win), the
-    same sources and order as `validate` and `render`."""
-    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
+async def _closing(options: Any, operation: Awaitable[T]) -> T:
+    """Await an operation, then release what its environment started (in the same loop)."""
+    try:
+        return await operation
+    except OperationError as exc:
+        from npa_sop_tui.lifecycle import DestructivePlanError
 
-    capacity = capacity_from_env()
-    capacity.update(parse_capacity_assignments(args.capacity_block_group))
-    return capacity
+        if isinstance(exc, DestructivePlanError):  # the library's hint, in this CLI's words
+            exc.hint = "check the spec change; re-run with --allow-destructive if intended"
+        raise
+    finally:
+        await options.environment.aclose()
 
 
 def _load(args: argparse.Namespace, capacity: dict[str, str] | None = None) -> Any:
@@ -187,10 +193,12 @@ def _ask(prompt: str) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     from npa_sop_tui import lifecycle
 
-    capacity = _capacity(args)
-    spec = _load(args, capacity)
-    options = _options(args, capacity=capacity)
-    result = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
+    spec = _load(args, capacity_flag(args))
+    options = _options(args)
+    result = _run(
+        lambda sink: _closing(options, lifecycle.plan(spec, options=options, on_event=sink)),
+        args,
+    )
     if wants_json(args):
         emit_json({"ok": True, "result": result.model_dump(mode="json")})
         return 0
@@ -221,9 +229,8 @@ def _print_plan(changes: Any, name: str) -> None:
 def cmd_deploy(args: argparse.Namespace) -> int:
     from npa_sop_tui import lifecycle
 
-    capacity = _capacity(args)
-    spec = _load(args, capacity)
-    options = _options(args, capacity=capacity)
+    spec = _load(args, capacity_flag(args))
+    options = _options(args)
     if not args.yes and not wants_json(args) and _interactive():
         preview = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
         _print_plan(preview.changes, spec.name)
@@ -237,8 +244,11 @@ def cmd_deploy(args: argparse.Namespace) -> int:
             print("Not deployed.")
             return 1
     result = _run(
-        lambda sink: lifecycle.deploy(
-            spec, options=options, on_event=sink, allow_destructive=args.allow_destructive
+        lambda sink: _closing(
+            options,
+            lifecycle.deploy(
+                spec, options=options, on_event=sink, allow_destructive=args.allow_destructive
+            ),
         ),
         args,
     )
@@ -275,8 +285,12 @@ def cmd_destroy(args: argparse.Namespace) -> int:
                 "the name did not match; nothing destroyed",
                 hint=f"type {args.name!r} exactly, or pass --yes from a script",
             )
+    options = _options(args)
     result = _run(
-        lambda sink: lifecycle.destroy(args.name, options=_options(args), on_event=sink), args
+        lambda sink: _closing(
+            options, lifecycle.destroy(args.name, options=options, on_event=sink)
+        ),
+        args,
     )
     if wants_json(args):
         emit_json({"ok": True, "result": result.model_dump(mode="json")})

@@ -74,7 +74,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
-    from npa_sop_tui.cli.spec_cmds import _capacity
+    from npa_sop_tui.cli.common import capacity_flag
     from npa_sop_tui.errors import EXIT_BAD_INPUT, UsageError
     from npa_sop_tui.spec.findings import summary_line
     from npa_sop_tui.spec.model import SpecError
@@ -83,7 +83,7 @@ def cmd_set(args: argparse.Namespace) -> int:
     if not args.assignments and not args.unset:
         raise UsageError("nothing to set", hint="pass KEY=VALUE (or --unset KEY)")
     changes = [parse_assignment(a) for a in args.assignments]
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     doc = SpecDocument.read(args.spec)
     try:
         for key, value in changes:

@@ -10,7 +10,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import (
+    add_output_flag,
+    capacity_flag,
+    emit_json,
+    open_environment,
+    wants_json,
+)
 
 EXAMPLES = ("cluster", "cpu-minimal", "gpu-reserved")
 
@@ -88,7 +94,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from npa_sop_tui.spec.findings import summary_line
     from npa_sop_tui.spec.model import SpecError, load_spec
 
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     try:
         loaded = load_spec(args.spec, capacity=capacity)
     except SpecError as exc:
@@ -137,35 +143,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _capacity(args: argparse.Namespace) -> dict[str, str]:
-    from npa_sop_tui.recipe.render import capacity_from_env, parse_capacity_assignments
-
-    capacity = capacity_from_env()
-    capacity.update(parse_capacity_assignments(args.capacity_block_group))
-    return capacity
-
-
 def cmd_render(args: argparse.Namespace) -> int:
-    from npa_sop_tui.config import load_config, resolve_identity
     from npa_sop_tui.errors import UsageError
     from npa_sop_tui.recipe.render import TFVARS_FILE, render
     from npa_sop_tui.spec.model import load_spec
-    from npa_sop_tui.sshkeys import resolve_root_login_key
 
-    capacity = _capacity(args)
+    capacity = capacity_flag(args)
     loaded = load_spec(args.spec, capacity=capacity)
     spec = loaded.spec
-    config = load_config()
-    identity = resolve_identity(spec, config, require=False)
-    key = resolve_root_login_key(
-        spec_key=spec.root_login_ssh_public_key
-        or (spec.ssh_public_keys[0] if spec.ssh_public_keys else None),
-        cli_file=args.root_login_ssh_public_key_file,
-        config_path=config.ssh_public_key_path,
-    )
+    environment = open_environment(args)
+    key = environment.root_login_key(spec)
     rendered = render(
         spec,
-        identity=identity,
+        identity=environment.settings.identity(spec),
         recipe_version=args.recipe_version,
         capacity=capacity,
         root_login_key=key,

@@ -21,10 +21,9 @@ from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, OperationError, UsageError
 
 if TYPE_CHECKING:
+    from npa_sop_tui.environment import Environment
     from npa_sop_tui.status.model import ClusterStatus
     from npa_sop_tui.status.watch import StatusSettings
-
-DEFAULT_INTERVAL = 10.0  # same as config status.interval_seconds
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -50,8 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         type=float,
         default=None,
         metavar="S",
-        help="seconds between Slurm polls (default: config status.interval_seconds, "
-        f"{DEFAULT_INTERVAL:g})",
+        help="seconds between Slurm polls (default: $NPA_STATUS_INTERVAL, else config "
+        "status.interval_seconds, which defaults to 10)",
     )
     status.add_argument("--no-kube", action="store_true", help="skip Kubernetes")
     status.add_argument("--no-slurm", action="store_true", help="skip Slurm (no SSH)")
@@ -132,51 +131,34 @@ def _add_connection_flags(p: argparse.ArgumentParser) -> None:
 # --- settings ---------------------------------------------------------------------------
 
 
-def _config() -> Any:
-    """The user's npa config, if the config module and file exist (both optional here)."""
-    try:
-        from npa_sop_tui import config as config_mod  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    loader = getattr(config_mod, "load_config", None)
-    if loader is None:
-        return None
-    return loader()
+def _environment(args: argparse.Namespace) -> Environment:
+    """The command's environment; its settings take the connection flags first."""
+    from npa_sop_tui.cli.common import open_environment
+
+    identity_file = getattr(args, "identity_file", None)
+    return open_environment(
+        args,
+        **{
+            "login.host": args.login_host or None,
+            "login.port": args.login_port,
+            "login.user": args.login_user,
+            "ssh_private_key_path": str(identity_file) if identity_file else None,
+            "status.interval_seconds": getattr(args, "interval", None),
+        },
+    )
 
 
-def _inventory_context(name: str) -> str | None:
-    try:
-        from npa_sop_tui import inventory  # type: ignore[attr-defined]
-
-        entry = inventory.get(name)
-    except Exception:  # not built yet, or no record: fall back to the naming rule
-        return None
-    ctx = getattr(entry, "kube_context", None) if entry is not None else None
-    return str(ctx) if ctx else None
-
-
-def _get(obj: Any, *path: str) -> Any:
-    for key in path:
-        if obj is None:
-            return None
-        obj = obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
-    return obj
-
-
-def build_settings(args: argparse.Namespace) -> StatusSettings:
-    from npa_sop_tui.status.watch import StatusSettings
-
+def build_settings(
+    args: argparse.Namespace, environment: Environment | None = None
+) -> StatusSettings:
     name = (args.name or "").strip()
     if not name:
         raise UsageError("--name must not be empty", hint="pass the cluster name: --name demo")
     from npa_sop_tui.paths import check_cluster_name
 
     check_cluster_name(name)
-    cfg = _config()
     interval = getattr(args, "interval", None)
-    if interval is None:
-        interval = _get(cfg, "status", "interval_seconds") or DEFAULT_INTERVAL
-    if interval <= 0:
+    if interval is not None and interval <= 0:
         raise UsageError(
             f"--interval must be a positive number of seconds, got {interval:g}",
             hint="for example --interval 10",
@@ -186,40 +168,28 @@ def build_settings(args: argparse.Namespace) -> StatusSettings:
             f"--kubeconfig {args.kubeconfig}: file not found",
             hint="pass an existing kubeconfig or drop the flag to use ~/.kube/config",
         )
-    identity = args.identity_file
-    if identity is None:
-        from_cfg = _get(cfg, "ssh_private_key_path")
-        identity = Path(str(from_cfg)).expanduser() if from_cfg else None
-        if identity is not None and not identity.is_file():
-            raise UsageError(
-                f"config ssh_private_key_path {identity}: file not found",
-                hint="fix ssh_private_key_path in ~/.npa/config.yaml or pass -i",
-            )
-    elif not identity.is_file():
-        raise UsageError(
-            f"--identity-file {identity}: file not found",
-            hint="pass the private key matching the cluster's root public key",
-        )
     if args.login_port is not None and not 0 < args.login_port < 65536:
         raise UsageError(f"--login-port {args.login_port} is not a TCP port")
-    host, source = args.login_host, "flag"
-    if not host:
-        host, source = _get(cfg, "login", "host"), "config"
-    port = args.login_port or _get(cfg, "login", "port") or 22
-    user = args.login_user or _get(cfg, "login", "user") or "root"
-    return StatusSettings(
-        name=name,
-        context=args.context or _inventory_context(name),
+    environment = environment or _environment(args)
+    settings = environment.settings
+    identity = settings["ssh_private_key_path"]
+    if identity is not None and not Path(str(identity)).expanduser().is_file():
+        where = (
+            "--identity-file"
+            if settings.source("ssh_private_key_path") == "flag"
+            else f"ssh_private_key_path ({settings.source('ssh_private_key_path')})"
+        )
+        raise UsageError(
+            f"{where} {identity}: file not found",
+            hint="pass the private key matching the cluster's root public key (-i)",
+        )
+    return environment.status_settings(
+        name,
+        context=args.context,
         kubeconfig=args.kubeconfig,
         kube_enabled=not getattr(args, "no_kube", False),
         slurm_enabled=not getattr(args, "no_slurm", False),
-        login_host=host or None,
-        login_port=int(port),
-        login_user=str(user),
-        login_source=source if host else "none",
-        identity_file=identity,
-        slurm_interval=float(interval),
-        slurm_format=getattr(args, "slurm_format", "auto"),
+        slurm_format=getattr(args, "slurm_format", None),
         terraform_dir=getattr(args, "terraform_dir", None),
     )
 
@@ -232,24 +202,30 @@ def exit_code_for(snap: ClusterStatus) -> int:
 
 
 def handle_status(args: argparse.Namespace) -> int:
-    settings = build_settings(args)
+    environment = _environment(args)
+    settings = build_settings(args, environment)
+    if environment.is_sandbox:
+        from npa_sop_tui import inventory
+
+        inventory.require(settings.name)  # a clear "no such sandbox cluster" before any server
     try:
         import asyncio
 
-        return asyncio.run(_status(args, settings))
+        return asyncio.run(_status(args, settings, environment))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
 
 
-async def _status(args: argparse.Namespace, settings: StatusSettings) -> int:
+async def _status(
+    args: argparse.Namespace, settings: StatusSettings, environment: Environment
+) -> int:
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
-    from npa_sop_tui.status.watch import StatusWatcher
 
-    if getattr(args, "sandbox", False):
-        return await _sandbox_status(args, settings)
     policy = HostKeyPolicy.accept_new() if args.accept_new_host_key else HostKeyPolicy()
-    async with StatusWatcher(settings, host_key_policy=policy) as watcher:
-        return await _show(args, watcher.snapshots())
+    try:
+        return await _show(args, environment.status_feed(settings, host_key_policy=policy))
+    finally:
+        await environment.aclose()
 
 
 async def _show(args: argparse.Namespace, snapshots: AsyncIterator[ClusterStatus]) -> int:
@@ -265,21 +241,6 @@ async def _show(args: argparse.Namespace, snapshots: AsyncIterator[ClusterStatus
             emit_json(_json_doc(snap))
         return EXIT_OK
     return await _watch_text(snapshots)
-
-
-async def _sandbox_status(args: argparse.Namespace, settings: StatusSettings) -> int:
-    """The same view the app's sandbox dashboard shows, for a headless sandbox deploy."""
-    from npa_sop_tui import inventory
-    from npa_sop_tui.sandbox.session import SandboxBackend
-
-    inventory.require(args.name)  # a clear "no such sandbox cluster" before any server starts
-    backend = SandboxBackend()
-    try:
-        return await _show(
-            args, backend.status_snapshots(args.name, interval=settings.slurm_interval)
-        )
-    finally:
-        await backend.close()
 
 
 def _json_doc(snap: ClusterStatus) -> dict[str, Any]:

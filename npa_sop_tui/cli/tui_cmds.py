@@ -37,13 +37,6 @@ def run_tui(args: argparse.Namespace) -> int:
         raise UsageError(
             f"{spec}: no such file", hint="give the path of an existing cluster.yaml to --spec"
         )
-    config = None
-    try:
-        from npa_sop_tui.config import load_config
-
-        config = load_config()
-    except ImportError:
-        config = None
     from npa_sop_tui.tui.app import run_app
 
-    return run_app(sandbox=bool(args.sandbox), spec_path=spec, config=config)
+    return run_app(sandbox=bool(args.sandbox), spec_path=spec)

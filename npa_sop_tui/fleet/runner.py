@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,10 @@ from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.state import TargetRecord, TargetState, fleet_lock, load_state, save_state
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
 from npa_sop_tui.paths import cluster_dir
+
+if TYPE_CHECKING:
+    from npa_sop_tui.environment import Environment
+    from npa_sop_tui.settings import Settings
 
 Operation = Literal["plan", "deploy", "destroy"]
 Outcome = Literal[
@@ -82,20 +86,18 @@ class FleetReport(BaseModel):
 
 @dataclass
 class FleetRunOptions:
+    """How to run a fleet. `environment` is where its targets run; without one, the front
+    door's choice `sandbox` opens the sandbox's or the real cloud's."""
+
     concurrency: int = 1
     fail_fast: bool = False
     sandbox: bool = False
+    environment: Environment | None = None
     terraform_dir: str | Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     parallelism: int | None = None
     allow_destructive: bool = False
-    config: Any = None  # NpaConfig; loaded when None
     network_provider: net.NetworkProvider | None = None
-
-    def provider(self) -> net.NetworkProvider | None:
-        if self.network_provider is not None:
-            return self.network_provider
-        return net.SandboxNetworks() if self.sandbox else None
 
 
 def target_dir(target: FleetTarget) -> Path:
@@ -151,13 +153,13 @@ def _require_soperator(targets: Sequence[FleetTarget], operation: str) -> None:
         )
 
 
-def _identity(target: FleetTarget, config: Any, subnet_id: str | None) -> Any:
-    """Identity from the fleet envelope; config fills tenant/region only (never project)."""
+def _identity(target: FleetTarget, settings: Settings, subnet_id: str | None) -> Any:
+    """Identity from the fleet envelope; settings fill tenant/region only (never project)."""
     from npa_sop_tui.config import IDENTITY_PREFIX, Identity
 
     values = {
-        "tenant_id": target.tenant_id or getattr(config, "tenant_id", None),
-        "region": target.region or getattr(config, "region", None),
+        "tenant_id": target.tenant_id or settings["tenant_id"],
+        "region": target.region or settings["region"],
         "project_id": target.project_id,
         "subnet_id": subnet_id,
     }
@@ -182,14 +184,6 @@ def _identity(target: FleetTarget, config: Any, subnet_id: str | None) -> Any:
     return Identity(**values)
 
 
-def _load_config(options: FleetRunOptions) -> Any:
-    if options.config is not None:
-        return options.config
-    from npa_sop_tui.config import load_config
-
-    return load_config()
-
-
 class FleetRunner:
     def __init__(
         self,
@@ -202,6 +196,11 @@ class FleetRunner:
         self.targets = list(targets)
         self.options = options or FleetRunOptions()
         self.on_event = on_event
+        from npa_sop_tui.environment import open_environment
+
+        self.environment = self.options.environment or open_environment(
+            sandbox=self.options.sandbox
+        )
         if self.options.concurrency < 1:
             raise UsageError("--concurrency must be at least 1")
 
@@ -218,13 +217,17 @@ class FleetRunner:
         from npa_sop_tui.lifecycle import LifecycleOptions
 
         return LifecycleOptions(
+            environment=self.environment,
             terraform_dir=self.options.terraform_dir,
             identity=identity,
-            config=self.options.config,
             env=dict(self.options.env),
-            sandbox=self.options.sandbox,
             parallelism=self.options.parallelism,
         )
+
+    def _provider(self) -> net.NetworkProvider | None:
+        if self.options.network_provider is not None:
+            return self.options.network_provider
+        return net.SandboxNetworks() if self.environment.is_sandbox else None
 
     def _sink(self, target: FleetTarget) -> Callable[[Event], None] | None:
         if self.on_event is None:
@@ -268,12 +271,9 @@ class FleetRunner:
         operation: Operation,
         work: Callable[[FleetTarget], Any],
     ) -> FleetReport:
-        if self.options.sandbox:
-            # Shared setup once, before targets run side by side: the offline plugin mirror
-            # is written by the first caller (concurrent first calls would race on it).
-            from npa_sop_tui.sandbox import local_terraform
-
-            await asyncio.to_thread(local_terraform.prepare)
+        # Shared setup once, before targets run side by side (the sandbox's offline plugin
+        # mirror is written by the first caller; concurrent first calls would race on it).
+        await self.environment.warm_up()
         # Records the run will update are read now: a damaged one stops the command before
         # any target runs, not after a cluster was deployed (nor as a TaskGroup traceback).
         load_state(self.loaded.name)
@@ -376,12 +376,12 @@ class FleetRunner:
         from npa_sop_tui import lifecycle
 
         _require_soperator(self.targets, "plan")
-        config = _load_config(self.options)
-        provider = self.options.provider()
+        settings = self.environment.settings
+        provider = self._provider()
         identities = {
             t.key: _identity(
                 t,
-                config,
+                settings,
                 net.planned_subnet(t.fleet, t.project_key, t.project_id, t.subnet_id, provider),
             )
             for t in self.targets
@@ -410,13 +410,13 @@ class FleetRunner:
         from npa_sop_tui import lifecycle
 
         _require_soperator(self.targets, "deploy")
-        config = _load_config(self.options)
-        provider = self.options.provider()
+        settings = self.environment.settings
+        provider = self._provider()
         for target in self.targets:  # everything checkable, before anything runs
             _check_owned(target)
             _identity(
                 target,
-                config,
+                settings,
                 net.planned_subnet(
                     target.fleet, target.project_key, target.project_id, target.subnet_id, provider
                 ),
@@ -436,7 +436,7 @@ class FleetRunner:
             async def work(target: FleetTarget) -> TargetOutcome:
                 assert target.spec is not None
                 subnet = records[target.project_key].subnet_id
-                identity = _identity(target, config, subnet)
+                identity = _identity(target, settings, subnet)
                 _write_marker(target, subnet)
                 result = await lifecycle.deploy(
                     target.spec,
@@ -461,7 +461,7 @@ class FleetRunner:
         _require_soperator(self.targets, "destroy")
         for target in self.targets:
             _check_owned(target)
-        provider = self.options.provider()
+        provider = self._provider()
         with fleet_lock(self.loaded.name, "destroy"):
 
             async def work(target: FleetTarget) -> TargetOutcome:

@@ -10,12 +10,12 @@ environment, never into the file. Shapes follow upstream-recipe.md §10 per reci
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npa_sop_tui.capacity import CAPACITY_ENV
 from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
@@ -25,8 +25,6 @@ from npa_sop_tui.spec.model import kube_context as kube_context  # re-exported p
 from npa_sop_tui.sshkeys import ResolvedKey
 
 TFVARS_FILE = "terraform.tfvars.json"
-CAPACITY_ENV = "NPA_CAPACITY_BLOCK_GROUPS"
-CAPACITY_ID_PREFIX = "capacityblockgroup-"
 # Backups are force-disabled, so the recipe never uses this password; it is a fixed,
 # non-secret placeholder only because the variable is required.
 BACKUPS_PLACEHOLDER_PASSWORD = "unused-backups-disabled"
@@ -84,51 +82,6 @@ class Rendered:
 # --- capacity (reservations) supplied at run time -------------------------------------------
 
 
-def parse_capacity_assignments(
-    values: Iterable[str] | str | None, *, source: str = "--capacity-block-group"
-) -> dict[str, str]:
-    """`["pool=capacityblockgroup-…", …]` or `"pool=id,pool2=id"` → {pool: id}.
-
-    Used for `--capacity-block-group POOL=ID` (repeatable) and `NPA_CAPACITY_BLOCK_GROUPS`;
-    `source` names which one in errors. Errors never echo the ID itself.
-    """
-    if values is None:
-        return {}
-    items = values.split(",") if isinstance(values, str) else list(values)
-    out: dict[str, str] = {}
-    for raw in items:
-        item = raw.strip()
-        if not item:
-            continue
-        pool, sep, ident = item.partition("=")
-        pool, ident = pool.strip(), ident.strip()
-        if not sep or not pool or not ident:
-            example = (
-                f"{source}=gpu=capacityblockgroup-…"
-                if source == CAPACITY_ENV
-                else f"{source} gpu=capacityblockgroup-…"
-            )
-            raise UsageError(
-                f"{source}: capacity block group assignment must look like POOL=ID",
-                hint=f"e.g. {example}",
-            )
-        if not ident.startswith(CAPACITY_ID_PREFIX):
-            raise UsageError(
-                f"{source}: capacity block group for pool {pool!r} is not an ID "
-                f"(IDs start with {CAPACITY_ID_PREFIX!r})",
-                hint="names must be resolved to an ID first",
-            )
-        if pool in out and out[pool] != ident:
-            raise UsageError(f"two different capacity block groups given for pool {pool!r}")
-        out[pool] = ident
-    return out
-
-
-def capacity_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = os.environ if env is None else env
-    return parse_capacity_assignments(env.get(CAPACITY_ENV), source=CAPACITY_ENV)
-
-
 def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[str, str]:
     """Per GPU pool, the reservation ID to use; run-time IDs win over the spec's."""
     names = [p.name for p in spec.workers]
@@ -158,8 +111,8 @@ def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[
             raise UsageError(
                 f"worker pool {pool.name!r}: a capacity block name must be resolved to an ID "
                 "before rendering Terraform",
-                hint=f"pass --capacity-block-group {pool.name}=capacityblockgroup-… or set "
-                f"{CAPACITY_ENV}",
+                hint=f"give its ID at run time: {pool.name}=capacityblockgroup-… in "
+                f"{CAPACITY_ENV} or the capacity option of the call",
             )
     return resolved
 
@@ -579,7 +532,9 @@ def _worker_problems(tfvars: Mapping[str, Any], gen: str, cat: Catalog) -> list[
             if spec.get("disk_type") not in cat.image_disk_types:
                 out.append(f"{label}: image disk type must be NRD or IO_M3")
             if spec.get("size_gibibytes", 0) % cat.disk_granularity_gib:
-                out.append(f"{label}: image disk size is not a multiple of 93")
+                out.append(
+                    f"{label}: image disk size is not a multiple of {cat.disk_granularity_gib}"
+                )
             if spec.get("filesystem_type") not in cat.filesystem_types:
                 out.append(f"{label}: image disk filesystem must be ext4 or xfs")
         if gen == "4.1.6":

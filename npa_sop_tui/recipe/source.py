@@ -33,6 +33,7 @@ DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
 # The immutable commit npa pins (npa-anchor.md §2); a config may override it.
 DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
 EXAMPLE = Path("installations") / "example"
+STANDIN_MARKER = ".npa-standin"
 # Files of the example that never belong in a cluster's installation.
 _SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
 _SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
@@ -55,9 +56,8 @@ class Recipe:
 
     @property
     def is_standin(self) -> bool:
-        from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
-
-        return self.root.resolve() == standin_recipe_dir().resolve()
+        """A stand-in (null resources, no cloud) says so with a marker file in its folder."""
+        return (self.root / STANDIN_MARKER).is_file()
 
     def describe(self) -> str:
         ref = f" at {self.ref[:12]}" if self.ref else ""
@@ -110,7 +110,7 @@ def resolve(
 ) -> Recipe:
     """Find the recipe without touching the network unless a clone is needed (blocking)."""
     if terraform_dir is not None:
-        root = _soperator_folder(Path(terraform_dir), "--terraform-dir")
+        root = _soperator_folder(Path(terraform_dir), "terraform_dir")
         return _recipe(root, origin or "terraform-dir")
     if settings.path:
         root = _soperator_folder(Path(settings.path), "config recipe.path")
@@ -145,9 +145,7 @@ def _soperator_folder(path: Path, source: str) -> Path:
 
 
 def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
-    from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
-
-    if origin == "sandbox" or root == standin_recipe_dir().resolve():
+    if (root / STANDIN_MARKER).is_file():
         from npa_sop_tui import __version__
 
         ref = ref or f"npa-sop-tui {__version__} stand-in"
@@ -194,7 +192,7 @@ def clone_recipe(url: str, ref: str) -> Path:
     if shutil.which("git") is None:
         raise UsageError(
             "git is needed to fetch the Terraform recipe but is not installed",
-            hint="install git, or pass --terraform-dir with a local checkout",
+            hint="install git, or point terraform_dir (or recipe.path) at a local checkout",
         )
     if not re.fullmatch(r"[A-Za-z0-9._/-]+", ref) or ref.startswith("-"):
         raise UsageError(f"recipe ref {ref!r} is not a valid git ref or commit")
@@ -230,7 +228,8 @@ def clone_recipe(url: str, ref: str) -> Path:
                 raise OperationError(
                     f"could not fetch the recipe {url} at {ref}: "
                     f"{(done.stderr or done.stdout).strip()[-400:]}",
-                    hint="check the URL and ref in ~/.npa/config.yaml, or use --terraform-dir",
+                    hint="check recipe.url and recipe.ref in the npa config, or point "
+                    "terraform_dir (or recipe.path) at a local checkout",
                 )
         os.replace(tmp, target)
     finally:

@@ -9,17 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_bytes, atomic_write_text
-from npa_sop_tui.paths import npa_home
+from npa_sop_tui.paths import sandbox_home
 from npa_sop_tui.sshkeys import ResolvedKey, check_public_key
 
 
 def sandbox_key_paths(home: Path | None = None) -> tuple[Path, Path]:
-    folder = (home or npa_home()) / "sandbox" / "ssh"
+    """The pair's files under the sandbox home (`home`, else the current sandbox home)."""
+    folder = (home or sandbox_home()) / "ssh"
     return folder / "id_ed25519", folder / "id_ed25519.pub"
 
 
 def sandbox_login_key(home: Path | None = None) -> ResolvedKey:
-    """The sandbox's ed25519 public key, created on first use."""
+    """The sandbox's ed25519 public key: created once, then always the same one (a new key
+    would make the next deploy plan a replacement of the login node)."""
     private, public = sandbox_key_paths(home)
     if not public.is_file():
         from cryptography.hazmat.primitives import serialization

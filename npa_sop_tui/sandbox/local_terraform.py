@@ -17,14 +17,10 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, files
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fsutil import atomic_write_text
 from npa_sop_tui.paths import npa_home
-
-if TYPE_CHECKING:
-    from npa_sop_tui.config import Identity
 
 NULL_VERSION = "2.1.2"
 PLATFORM = "linux_amd64"
@@ -112,21 +108,3 @@ def prepare(home: Path | None = None) -> LocalTerraform:
         cli_config=cli_config,
         env={"TF_CLI_CONFIG_FILE": str(cli_config)},
     )
-
-
-SANDBOX_IDENTITY = {
-    "region": "eu-north1",
-    "tenant_id": "tenant-sandbox",
-    "project_id": "project-sandbox",
-    "subnet_id": "vpcsubnet-sandbox",
-}
-
-
-def sandbox_identity(partial: object | None = None) -> Identity:
-    """An Identity for the stand-in: fields the user set are kept, the rest are placeholders."""
-    from npa_sop_tui.config import Identity
-
-    values = {
-        key: getattr(partial, key, None) or default for key, default in SANDBOX_IDENTITY.items()
-    }
-    return Identity(**values)

@@ -80,6 +80,13 @@ class ControlPlaneSpec(_Model):
     accounting: RoleSpec = Field(default_factory=RoleSpec)
 
 
+def capacity_mode_of(*, reserved: bool, preemptible: bool) -> CapacityMode:
+    """How a pool's nodes are obtained: a reservation wins over preemptible."""
+    if reserved:
+        return "reserved"
+    return "preemptible" if preemptible else "on-demand"
+
+
 class WorkerPoolSpec(_Model):
     """One pool of identical Slurm worker nodes (one `slurm_nodeset_workers` entry)."""
 
@@ -115,9 +122,9 @@ class WorkerPoolSpec(_Model):
         return int(match.group(1)) if self.is_gpu and match else 0
 
     def capacity_mode(self, capacity: dict[str, str] | None = None) -> CapacityMode:
-        if self.reservation_selector_kind(capacity):
-            return "reserved"
-        return "preemptible" if self.preemptible else "on-demand"
+        return capacity_mode_of(
+            reserved=bool(self.reservation_selector_kind(capacity)), preemptible=self.preemptible
+        )
 
     def reservation_selector_kind(self, capacity: dict[str, str] | None = None) -> SelectorKind:
         """`id`, `name` or "": the kind only, never the value (which must not be shown)."""

@@ -516,8 +516,8 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
             warning(
                 f"{base}.capacity_block_group",
                 "a capacity block group ID is written in the spec",
-                "keep IDs out of committed files: pass --capacity-block-group POOL=ID or set "
-                "NPA_CAPACITY_BLOCK_GROUPS at run time",
+                "keep IDs out of committed files: give them at run time (POOL=ID in "
+                "NPA_CAPACITY_BLOCK_GROUPS, or the capacity option of the call)",
             )
         )
     if pool.is_gpu and not pool.preemptible and not (has_id or has_name or runtime_reserved):
@@ -525,7 +525,7 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
             warning(
                 base,
                 f"GPU pool {pool.name!r} is on-demand: on-demand GPU quota is often 0",
-                "use preemptible: true, or reserved capacity (--capacity-block-group)",
+                "use preemptible: true, or reserved capacity (a capacity block group)",
             )
         )
     return out

@@ -8,39 +8,40 @@ STRICT reservation policy with IDs, `preemptible` when `template.preemptible` is
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.paths import cluster_dir
 from npa_sop_tui.status.model import WorkerCapacity
+from npa_sop_tui.terraform.state import STATE_FILE, instances, read_state
 
 _SUFFIX = re.compile(r"-\d+$")
 
 
 def workers_from_tfstate(path: Path) -> list[WorkerCapacity]:
-    doc = json.loads(path.read_text())
+    doc = read_state(path)
+    if doc is None:
+        raise ValueError(f"{path}: not a readable Terraform state")
     pools: dict[str, dict[str, Any]] = {}
-    for res in doc.get("resources") or []:
+    for res, inst in instances(doc):
         if res.get("type") != "nebius_mk8s_v1_node_group" or res.get("name") != "worker_v2":
             continue
-        for inst in res.get("instances") or []:
-            attrs = inst.get("attributes") or {}
-            pool = _SUFFIX.sub("", str(attrs.get("name") or ""))
-            template = attrs.get("template") or {}
-            if isinstance(template, list):
-                template = template[0] if template else {}
-            entry = pools.setdefault(pool, {"groups": 0, "nodes": 0, "mode": "on-demand"})
-            entry["groups"] += 1
-            entry["nodes"] += int(attrs.get("fixed_node_count") or 0)
-            reservation = template.get("reservation_policy") or {}
-            if isinstance(reservation, list):
-                reservation = reservation[0] if reservation else {}
-            if reservation.get("policy") == "STRICT" and reservation.get("reservation_ids"):
-                entry["mode"] = "reserved"
-            elif template.get("preemptible") is not None and entry["mode"] != "reserved":
-                entry["mode"] = "preemptible"
+        attrs = inst.get("attributes") or {}
+        pool = _SUFFIX.sub("", str(attrs.get("name") or ""))
+        template = attrs.get("template") or {}
+        if isinstance(template, list):
+            template = template[0] if template else {}
+        entry = pools.setdefault(pool, {"groups": 0, "nodes": 0, "mode": "on-demand"})
+        entry["groups"] += 1
+        entry["nodes"] += int(attrs.get("fixed_node_count") or 0)
+        reservation = template.get("reservation_policy") or {}
+        if isinstance(reservation, list):
+            reservation = reservation[0] if reservation else {}
+        if reservation.get("policy") == "STRICT" and reservation.get("reservation_ids"):
+            entry["mode"] = "reserved"
+        elif template.get("preemptible") is not None and entry["mode"] != "reserved":
+            entry["mode"] = "preemptible"
     return [
         WorkerCapacity(
             name=name, capacity_mode=v["mode"], node_groups=v["groups"], nodes=v["nodes"]
@@ -53,19 +54,19 @@ def find_tfstate(name: str, terraform_dir: Path | None = None) -> Path | None:
     """The installation's terraform.tfstate: explicit dir, the inventory, else cluster_dir."""
     candidates: list[Path] = []
     if terraform_dir is not None:
-        candidates.append(Path(terraform_dir) / "terraform.tfstate")
-    try:  # the lifecycle's inventory knows the install dir; optional while it is being built
-        from npa_sop_tui import inventory  # type: ignore[attr-defined]
+        candidates.append(Path(terraform_dir) / STATE_FILE)
+    from npa_sop_tui import inventory
+    from npa_sop_tui.errors import NpaError
 
+    try:  # the inventory knows the installation folder
         entry = inventory.get(name)
-        install = getattr(entry, "install_dir", None) if entry is not None else None
-        if install:
-            candidates.append(Path(install) / "terraform.tfstate")
-    except Exception:
-        pass
+    except NpaError:  # a damaged record is reported by `list`
+        entry = None
+    if entry is not None and entry.install_dir:
+        candidates.append(Path(entry.install_dir) / STATE_FILE)
     root = cluster_dir(name)
     if root.is_dir():
-        candidates.extend(sorted(root.glob("**/terraform.tfstate")))
+        candidates.extend(sorted(root.glob(f"**/{STATE_FILE}")))
     return next((c for c in candidates if c.is_file()), None)
 
 

@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from npa_sop_tui.config import DEFAULT_STATUS_INTERVAL
+from npa_sop_tui.spec.model import kube_context
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
 from npa_sop_tui.status.kube import KubeCollector, KubeSettings
 from npa_sop_tui.status.model import (
@@ -39,11 +41,6 @@ from npa_sop_tui.status.verdict import compute_verdict
 Source = Literal["kube", "slurm"]
 
 
-def kube_context_for(name: str) -> str:
-    """The recipe's context name: `nebius-<name>-slurm` (lower-case, spaces → dashes)."""
-    return f"nebius-{name.strip().lower().replace(' ', '-')}-slurm"
-
-
 class StatusSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -59,7 +56,7 @@ class StatusSettings(BaseModel):
     known_hosts: Path | None = None  # default npa_home()/known_hosts
     slurm_enabled: bool = True
     slurm_format: Literal["auto", "json", "delimited"] = "auto"
-    slurm_interval: float = Field(default=15.0, gt=0)
+    slurm_interval: float = Field(default=DEFAULT_STATUS_INTERVAL, gt=0)
     kube_coalesce: float = Field(default=0.5, ge=0)  # merge bursts of watch events
     watch_timeout: int = Field(default=60, ge=1)
     ssh_backoff_max: float = Field(default=30.0, gt=0)
@@ -68,7 +65,7 @@ class StatusSettings(BaseModel):
 
     @property
     def kube_context(self) -> str:
-        return self.context or kube_context_for(self.name)
+        return self.context or kube_context(self.name)
 
 
 class StatusWatcher:

@@ -36,7 +36,6 @@ from npa_sop_tui.events import (
     ResourceStarted,
 )
 
-TERRAFORM_BIN_ENV = "NPA_TERRAFORM_BIN"
 LOG_TAIL = 200
 MAX_DIAGNOSTICS = 100
 # Files Terraform creates (state, backups, saved plans, .terraform/) are private: 0600/0700.
@@ -115,7 +114,7 @@ def _probe_version(path: str) -> str:
     except OSError as exc:
         raise UsageError(
             f"cannot run Terraform at {path}: {exc.strerror}",
-            hint=f"point {TERRAFORM_BIN_ENV} at a working terraform binary",
+            hint="configure terraform_bin to a working terraform binary",
         ) from None
     except subprocess.TimeoutExpired:
         raise UsageError(f"{path} version -json did not answer within 60 s") from None
@@ -132,36 +131,27 @@ def _probe_version(path: str) -> str:
 def find_terraform(
     *,
     required: str | None = None,
-    explicit: str | None = None,
     configured: str | None = None,
-    environ: Mapping[str, str] | None = None,
+    source: str = "settings",
 ) -> TerraformBinary:
-    """The Terraform to use: explicit, then $NPA_TERRAFORM_BIN, then config, then PATH.
+    """The Terraform to use: the configured binary (`source` says where it was set), else PATH.
 
     Raises `UsageError` naming what the recipe needs when none is found or it is too old.
     """
-    env = os.environ if environ is None else environ
     need = f"the recipe requires Terraform {required}" if required else "Terraform is required"
-    candidates = [
-        (explicit, "explicit"),
-        (env.get(TERRAFORM_BIN_ENV), TERRAFORM_BIN_ENV),
-        (configured, "config terraform_bin"),
-    ]
-    for value, source in candidates:
-        if not value:
-            continue
-        path = shutil.which(value) if os.sep not in value else value
+    if configured:
+        path = shutil.which(configured) if os.sep not in configured else configured
         if not path or not os.access(path, os.X_OK) or not os.path.isfile(path):
             raise UsageError(
-                f"Terraform binary from {source} not found or not executable: {value}",
+                f"Terraform binary from {source} not found or not executable: {configured}",
                 hint=f"{need}; fix {source} or unset it to use terraform from PATH",
             )
         return _checked(path, source, required, need)
-    found = shutil.which("terraform", path=env.get("PATH"))
+    found = shutil.which("terraform")
     if not found:
         raise UsageError(
-            f"no terraform binary found ({TERRAFORM_BIN_ENV} unset, none in config, none on PATH)",
-            hint=f"{need}; install it or set {TERRAFORM_BIN_ENV}=/path/to/terraform",
+            "no terraform binary found (none configured, none on PATH)",
+            hint=f"{need}; install it or configure terraform_bin",
         )
     return _checked(found, "PATH", required, need)
 
@@ -171,7 +161,7 @@ def _checked(path: str, source: str, required: str | None, need: str) -> Terrafo
     if required and not satisfies(version, required):
         raise UsageError(
             f"Terraform {version} at {path} (from {source}) is too old or not allowed: {need}",
-            hint=f"install a matching Terraform and set {TERRAFORM_BIN_ENV} to it",
+            hint="install a matching Terraform and configure terraform_bin to it",
         )
     return TerraformBinary(path=path, version=version, source=source)
 

@@ -61,10 +61,10 @@ class NpaSopApp(Guarded, App[int]):
         spec_path: Path | None = None,
         keymap: dict[str, str] | None = None,
         theme: str | None = None,
-        status_interval: float = 5.0,
+        status_interval: float | None = None,
     ) -> None:
         super().__init__()
-        self.status_interval = status_interval
+        self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
         self.spec_path = spec_path
         self._keymap_config = dict(keymap or {})
@@ -72,6 +72,13 @@ class NpaSopApp(Guarded, App[int]):
         self.unexpected_errors: list[BaseException] = []
         """Exceptions that escaped a handler and were shown in an error modal (tests read it)."""
         self._error_times: list[float] = []
+
+    @property
+    def status_interval(self) -> float:
+        """Seconds between status refreshes: as given, else the environment's setting."""
+        if self._status_interval is not None:
+            return self._status_interval
+        return self.backend.environment.settings.status_interval
 
     @property
     def sandbox(self) -> bool:
@@ -304,9 +311,9 @@ class NpaSopApp(Guarded, App[int]):
         """Switch this session to the sandbox (local Terraform + in-process Kubernetes)."""
         if self.sandbox:
             return
-        from npa_sop_tui.sandbox.session import SandboxBackend
+        from npa_sop_tui.tui.backend import sandbox_backend
 
-        self.use_backend(SandboxBackend())
+        self.use_backend(sandbox_backend())
         self.notify("Sandbox mode: everything runs on this machine.", title="SANDBOX")
         screen = self.screen
         reload = getattr(screen, "reload", None)
@@ -338,24 +345,18 @@ class NpaSopApp(Guarded, App[int]):
             )
 
 
-def run_app(
-    *, sandbox: bool = False, spec_path: Path | None = None, config: Any | None = None
-) -> int:
-    """Build and run the app; returns the exit code."""
-    backend: Backend
-    if sandbox:
-        from npa_sop_tui.sandbox.session import SandboxBackend
+def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:
+    """Build and run the app in its environment; returns the exit code."""
+    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.tui.backend import sandbox_backend
 
-        backend = SandboxBackend()
-    else:
-        backend = Backend()
-    tui = getattr(config, "tui", None)
-    keys = dict(getattr(tui, "keys", None) or {})
-    theme = getattr(tui, "theme", None)
-    status = getattr(config, "status", None)
-    interval = float(getattr(status, "interval_seconds", 5.0) or 5.0)
+    backend = sandbox_backend() if sandbox else Backend(open_environment())
+    settings = backend.environment.settings
     app = NpaSopApp(
-        backend, spec_path=spec_path, keymap=keys, theme=theme, status_interval=interval
+        backend,
+        spec_path=spec_path,
+        keymap=dict(settings.config.tui.keys),
+        theme=settings["tui.theme"],
     )
     result = app.run()
     if app.return_code:  # the app died of an error Textual could not hand to a modal

@@ -16,12 +16,13 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.spec.findings import Finding
 
-DOCKER_CACHE_STEP_GIB = 93
-"""The recipe allocates the node-local image disk in 93 GiB units."""
+if TYPE_CHECKING:
+    from npa_sop_tui.environment import Environment
 
 
 # ---------------------------------------------------------------------------------------
@@ -40,24 +41,11 @@ class ClusterRow:
     kube_context: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
-    """A validation finding as the UI shows it: level, field path, message, hint, line."""
-
-    level: str
-    path: str
-    message: str
-    hint: str | None = None
-    line: int | None = None
-
-    @property
-    def blocking(self) -> bool:
-        return self.level == "error"
-
-    def render(self) -> str:
-        where = f"line {self.line} " if self.line else ""
-        text = f"{where}{self.path or '(spec)'}: {self.message}"
-        return f"{text} (hint: {self.hint})" if self.hint else text
+def issue_text(finding: Finding) -> str:
+    """A finding as the wizard shows it beside its form: `line N path: message (hint: …)`."""
+    where = f"line {finding.line} " if finding.line else ""
+    text = f"{where}{finding.path or '(spec)'}: {finding.message}"
+    return f"{text} (hint: {finding.hint})" if finding.hint else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,25 +212,25 @@ def _float(value: Any) -> float | None:
 
 
 class Backend:
-    """Everything the app asks of the library. The sandbox subclasses it."""
+    """Everything the app asks of the library, in one `Environment` (real or sandbox)."""
 
-    sandbox: bool = False
+    def __init__(self, environment: Environment | None = None) -> None:
+        from npa_sop_tui.environment import open_environment
+
+        self.environment = environment or open_environment()
+
+    @property
+    def sandbox(self) -> bool:
+        return self.environment.is_sandbox
 
     # -- identity and inventory ------------------------------------------------------------
 
     def has_cloud_identity(self) -> bool:
-        """True when ~/.npa config names a tenant and project (so a real deploy could run)."""
-        try:
-            from npa_sop_tui.config import load_config
-        except ImportError:
+        """True when the settings name a tenant and project (so a real deploy could run)."""
+        if self.sandbox:
             return False
-        try:
-            config = load_config()
-        except (
-            Exception
-        ):  # a broken config is reported by the CLI; the home screen just offers the sandbox
-            return False
-        return bool(getattr(config, "tenant_id", None) and getattr(config, "project_id", None))
+        settings = self.environment.settings
+        return bool(settings["tenant_id"] and settings["project_id"])
 
     def list_clusters(self) -> list[ClusterRow]:
         from npa_sop_tui import inventory
@@ -290,7 +278,8 @@ class Backend:
         return kube_context(name)
 
     def default_spec_path(self, name: str) -> Path:
-        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml."""
+        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml, in the
+        sandbox too (the file is the user's; only the cluster's state is sandboxed)."""
         return Path.cwd() / "cluster.yaml"
 
     def example_mapping(self) -> dict[str, Any]:
@@ -345,7 +334,7 @@ class Backend:
         # exclude_unset: the file written back has what the user set, no more
         return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
-    def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Issue]]:
+    def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Finding]]:
         """Parse and validate a mapping: (spec or None, every finding)."""
         from npa_sop_tui.errors import NpaError
         from npa_sop_tui.spec.model import spec_from_mapping
@@ -356,9 +345,9 @@ class Backend:
         except NpaError as exc:
             findings = getattr(exc, "findings", None)
             if findings:
-                return None, [_issue(f) for f in findings]
-            return None, [Issue("error", "", exc.message, exc.hint)]
-        return spec, [_issue(f) for f in validate_spec(spec)]
+                return None, list(findings)
+            return None, [Finding("error", "", exc.message, exc.hint)]
+        return spec, validate_spec(spec)
 
     def dump_yaml(self, spec: Any) -> str:
         from npa_sop_tui.spec.model import dump_spec_yaml
@@ -391,11 +380,10 @@ class Backend:
 
     def lifecycle_options(self) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
-        from npa_sop_tui.recipe.render import capacity_from_env
 
         # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
-        # them at run time from NPA_CAPACITY_BLOCK_GROUPS.
-        return LifecycleOptions(capacity=capacity_from_env())
+        # them at run time from the settings (NPA_CAPACITY_BLOCK_GROUPS).
+        return LifecycleOptions(environment=self.environment)
 
     async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
         """Run plan; returns the plan summary as a ProgressEvent of kind 'plan'."""
@@ -409,6 +397,7 @@ class Backend:
     async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
         from npa_sop_tui import lifecycle
 
+        await self.environment.start_live()
         return await lifecycle.deploy(
             spec,
             options=self.lifecycle_options(),
@@ -420,6 +409,7 @@ class Backend:
         """Destroy; an incomplete teardown is a failed outcome listing what remains."""
         from npa_sop_tui import lifecycle
 
+        await self.environment.start_live()
         try:
             result = await lifecycle.destroy(
                 name, options=self.lifecycle_options(), on_event=_forward(sink)
@@ -431,42 +421,33 @@ class Backend:
     # -- status -------------------------------------------------------------------------------
 
     def status_settings(self, name: str, *, interval: float) -> Any:
-        """StatusSettings for `name` from ~/.npa config (login host, key) and the interval."""
-        from npa_sop_tui.config import load_config
-        from npa_sop_tui.status.watch import StatusSettings
-
-        config = load_config()
-        login = config.login
-        return StatusSettings(
-            name=name,
-            login_host=login.host,
-            login_port=login.port,
-            login_user=login.user,
-            login_source="config" if login.host else "none",
-            identity_file=Path(config.ssh_private_key_path).expanduser()
-            if config.ssh_private_key_path
-            else None,
-            slurm_interval=interval,
-        )
+        """StatusSettings for `name` from the settings (login host, key) and the interval."""
+        return self.environment.status_settings(name, slurm_interval=interval)
 
     async def status_snapshots(
         self, name: str, *, interval: float, confirm_host_key: HostKeyConsent | None = None
     ) -> AsyncIterator[Any]:
-        """ClusterStatus snapshots from the status watcher, one per change, until cancelled.
+        """ClusterStatus snapshots from the environment's status feed, one per change.
 
         `confirm_host_key(host, port, fingerprint)` is asked before trusting a new SSH host
         key; without it unknown keys are refused (the Slurm pane then says why).
         """
-        from npa_sop_tui.status.watch import StatusWatcher
-
         settings = self.status_settings(name, interval=interval)
-        async with StatusWatcher(settings, host_key_policy=_policy(confirm_host_key)) as watcher:
-            async for snapshot in watcher.snapshots(initial_timeout=3.0):
-                yield snapshot
+        async for snapshot in self.environment.status_feed(
+            settings, host_key_policy=_policy(confirm_host_key), initial_timeout=3.0
+        ):
+            yield snapshot
 
     async def close(self) -> None:
-        """Release whatever the backend started (the sandbox stops its fake API server)."""
-        return None
+        """Release whatever the environment started (the sandbox stops its fake API server)."""
+        await self.environment.aclose()
+
+
+def sandbox_backend(*, sleep_seconds: float = 1.0) -> Backend:
+    """The app's sandbox: local Terraform at a watchable pace, a live simulated cluster."""
+    from npa_sop_tui.environment import open_environment
+
+    return Backend(open_environment(sandbox=True, sleep_seconds=sleep_seconds))
 
 
 class CatalogView:
@@ -500,6 +481,10 @@ class CatalogView:
 
     def fabrics(self, region: str) -> list[str]:
         return self._c.fabrics_for(region)
+
+    def disk_step_gib(self) -> int:
+        """Node-local disks are allocated in steps of this many GiB."""
+        return int(self._c.disk_granularity_gib)
 
     def gpu_platforms(self, region: str) -> list[str]:
         return [p for p in self.platforms(region) if self.is_gpu_platform(p)]
@@ -570,14 +555,12 @@ class CatalogView:
         )
 
 
-def _issue(finding: Any) -> Issue:
-    return Issue(
-        level=str(getattr(finding, "level", "error")),
-        path=str(getattr(finding, "path", "") or ""),
-        message=str(getattr(finding, "message", finding)),
-        hint=getattr(finding, "hint", None),
-        line=getattr(finding, "line", None),
-    )
+def capacity_mode(pool: Mapping[str, Any]) -> str:
+    """reserved / preemptible / on-demand for a pool as the wizard holds it (a mapping)."""
+    from npa_sop_tui.spec.model import capacity_mode_of
+
+    reserved = bool(pool.get("capacity_block_group") or pool.get("capacity_block_group_name"))
+    return capacity_mode_of(reserved=reserved, preemptible=bool(pool.get("preemptible")))
 
 
 def _policy(confirm: HostKeyConsent | None) -> Any:

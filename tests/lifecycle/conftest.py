@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,10 +43,12 @@ def make_spec(name: str = "lc", **overrides: Any) -> SoperatorSpec:
 
 
 def options(sleep: float = 0, **extra: Any) -> LifecycleOptions:
-    env = {"TF_VAR_standin_sleep_seconds": str(sleep)}
-    env.update(extra.pop("env", {}))
+    """Options for the sandbox environment, Terraform sleeping `sleep` s per resource."""
+    from npa_sop_tui.environment import open_environment
+
     extra.setdefault("identity", IDENTITY)
-    return LifecycleOptions(sandbox=True, env=env, **extra)
+    environment = open_environment(sandbox=True, sleep_seconds=sleep)
+    return LifecycleOptions(environment=environment, **extra)
 
 
 class Recorder:
@@ -75,7 +78,8 @@ def make_spec_fixture() -> Any:
 
 
 @pytest.fixture(name="sandbox_options")
-def sandbox_options_fixture() -> Any:
+def sandbox_options_fixture(sandbox_in_home: Path) -> Any:
+    """`options(...)`; sandbox operations keep their state in the test's npa home itself."""
     return options
 
 

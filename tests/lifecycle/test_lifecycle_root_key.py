@@ -38,8 +38,8 @@ async def test_sandbox_without_any_key_generates_a_private_pair(
 ) -> None:
     spec = make_spec("keyless", root_login_ssh_public_key=None)
     result = await lifecycle.plan(spec, options=sandbox_options())
-    public = npa_home / "sandbox" / "ssh" / "id_ed25519.pub"
-    private = npa_home / "sandbox" / "ssh" / "id_ed25519"
+    public = npa_home / "ssh" / "id_ed25519.pub"  # under the sandbox home (here: npa_home)
+    private = npa_home / "ssh" / "id_ed25519"
     assert _rendered_keys(result) == [public.read_text().strip()]
     assert stat.S_IMODE(private.stat().st_mode) == 0o600
     # A second plan reuses the same pair instead of minting a new one each time.

@@ -22,11 +22,11 @@ def test_entering_the_sandbox_home_is_idempotent(npa_home: Path) -> None:
 
 
 def test_app_sandbox_backend_does_not_nest_inside_an_entered_sandbox(npa_home: Path) -> None:
-    from npa_sop_tui.sandbox.session import SandboxBackend
+    from npa_sop_tui.environment import open_environment
 
     paths.enter_sandbox_home()
-    backend = SandboxBackend()
-    assert backend.home == npa_home / "sandbox"
+    environment = open_environment(sandbox=True)
+    assert environment.home == npa_home / "sandbox"  # type: ignore[attr-defined]
 
 
 @pytest.mark.integration

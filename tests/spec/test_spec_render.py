@@ -11,15 +11,10 @@ from typing import Any
 import pytest
 from helpers_spec import ASSETS, GOLDEN, KEY, KEY_FP, MINIMAL
 
+from npa_sop_tui.capacity import capacity_from_env, parse_capacity_assignments
 from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.recipe.render import (
-    TFVARS_FILE,
-    capacity_from_env,
-    parse_capacity_assignments,
-    recipe_problems,
-    render,
-)
+from npa_sop_tui.recipe.render import TFVARS_FILE, recipe_problems, render
 from npa_sop_tui.spec.model import SoperatorSpec, SpecError, load_spec, parse_spec_text
 
 CAPACITY = {"h200": "capacityblockgroup-test0001"}

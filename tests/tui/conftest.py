@@ -43,9 +43,9 @@ def spec_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def sandbox_backend(npa_home: Path) -> Any:
     """A sandbox backend under the test's NPA_HOME, with zero-second stand-in resources."""
-    from npa_sop_tui.sandbox.session import SandboxBackend
+    from npa_sop_tui.tui.backend import sandbox_backend
 
-    return SandboxBackend(sleep_seconds=0)
+    return sandbox_backend(sleep_seconds=0)
 
 
 @pytest.fixture(autouse=True)

@@ -56,6 +56,7 @@ def substrate() -> Path:
 
 class LocalSlurmBackend(Backend):
     def __init__(self, kubeconfig: Path, lab: Path) -> None:
+        super().__init__()
         self.kubeconfig = kubeconfig
         self.lab = lab
 

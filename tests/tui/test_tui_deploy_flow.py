@@ -104,14 +104,14 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         await wait_for(pilot, lambda: destroy.outcome is not None, timeout=90)
         assert destroy.outcome.result == "ok", destroy.outcome  # type: ignore[union-attr]
         assert inventory.get("demo").state == "destroyed"  # type: ignore[union-attr]
-        assert sandbox_backend.kube.get("slurmclusters", "soperator") is None
-        assert sandbox_backend.kube.get("nodes", "demo-cpu-0") is None
+        assert sandbox_backend.environment.kube.get("slurmclusters", "soperator") is None
+        assert sandbox_backend.environment.kube.get("nodes", "demo-cpu-0") is None
 
 
 async def test_cancel_mid_apply_leaves_a_consistent_state(npa_home: Path, spec_file: Path) -> None:
-    from npa_sop_tui.sandbox.session import SandboxBackend
+    from npa_sop_tui.tui.backend import sandbox_backend
 
-    backend = SandboxBackend(sleep_seconds=3)
+    backend = sandbox_backend(sleep_seconds=3)
     app = NpaSopApp(backend)
     spec = _spec(backend, spec_file)
     async with app.run_test(size=(120, 40)) as pilot:

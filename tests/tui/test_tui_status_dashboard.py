@@ -21,6 +21,7 @@ class FakeKubeBackend(Backend):
     """The real backend, pointed at a kubeconfig for the fake API server; Slurm off."""
 
     def __init__(self, kubeconfig: Path) -> None:
+        super().__init__()
         self.kubeconfig = kubeconfig
 
     def status_settings(self, name: str, *, interval: float) -> Any:

@@ -1,7 +1,7 @@
 """The worker pool form: choices are filtered so that an invalid pool is hard to build.
 
 Platforms come from the region, presets from the platform, fabrics from the region (GPU
-pools only); the docker cache size is chosen in the recipe's 93 GiB steps. What is still
+pools only); the docker cache size is chosen in the recipe's disk steps (93 GiB). What is still
 wrong (a name with a space, say) is flagged inline and blocks Save.
 """
 
@@ -26,7 +26,7 @@ from textual.widgets import (
     Switch,
 )
 
-from npa_sop_tui.tui.backend import DOCKER_CACHE_STEP_GIB, CatalogView
+from npa_sop_tui.tui.backend import CatalogView, capacity_mode
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -43,12 +43,6 @@ PROBLEM_FIELDS = {
     "Capacity": "#pool-capacity",
 }
 """Which field a `build()` problem (prefixed "Field: …") is about."""
-
-
-def capacity_mode(pool: dict[str, Any]) -> str:
-    if pool.get("capacity_block_group") or pool.get("capacity_block_group_name"):
-        return "reserved"
-    return "preemptible" if pool.get("preemptible") else "on-demand"
 
 
 class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
@@ -121,11 +115,9 @@ class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
                 with Horizontal(classes="switch-row"):
                     yield Switch(bool(pool.get("docker_cache", False)), id="pool-cache")
                     yield Label("Docker image cache on a node-local disk")
+                step = self.catalog.disk_step_gib()
                 yield Select(
-                    [
-                        (f"{k * DOCKER_CACHE_STEP_GIB} GiB", k * DOCKER_CACHE_STEP_GIB)
-                        for k in range(1, CACHE_STEPS + 1)
-                    ],
+                    [(f"{k * step} GiB", k * step) for k in range(1, CACHE_STEPS + 1)],
                     id="pool-cache-size",
                     allow_blank=False,
                     value=self._cache_value(pool),
@@ -137,9 +129,10 @@ class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
         yield AppFooter()
 
     def _cache_value(self, pool: dict[str, Any]) -> int:
-        gib = int(pool.get("docker_cache_gib") or 4 * DOCKER_CACHE_STEP_GIB)
-        steps = max(1, min(CACHE_STEPS, round(gib / DOCKER_CACHE_STEP_GIB)))
-        return steps * DOCKER_CACHE_STEP_GIB
+        step = self.catalog.disk_step_gib()
+        gib = int(pool.get("docker_cache_gib") or 4 * step)
+        steps = max(1, min(CACHE_STEPS, round(gib / step)))
+        return steps * step
 
     def on_mount(self) -> None:
         self._platform_changed(self.pool.get("preset"))

@@ -16,9 +16,9 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
+from npa_sop_tui.tui.backend import capacity_mode
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.table import PlainTable
-from npa_sop_tui.tui.widgets.wizard.pool_editor import capacity_mode
 
 EMPTY_HINT = (
     "No worker pools yet. Press [b]a[/b] to add one: a pool is a group of identical "

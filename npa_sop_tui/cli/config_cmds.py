@@ -1,0 +1,48 @@
+"""`npa soperator config show`: every setting, its value, and where it came from."""
+
+from __future__ import annotations
+
+import argparse
+
+from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    config = subparsers.add_parser(
+        "config",
+        help="show the settings npa uses and where each one comes from",
+        description=(
+            "Settings resolve as flags > environment (NPA_*) > config.yaml > defaults. "
+            "`config show` prints each value with its source; secrets show as <set>."
+        ),
+    )
+    actions = config.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    show = actions.add_parser("show", help="print every setting with its source")
+    show.add_argument(
+        "--sandbox", action="store_true", help="the sandbox's settings (its own npa home)"
+    )
+    add_output_flag(show)
+    show.set_defaults(handler=handle_show)
+
+
+def handle_show(args: argparse.Namespace) -> int:
+    from npa_sop_tui.settings import resolve_settings
+
+    settings = resolve_settings()
+    rows = settings.rows()
+    if wants_json(args):
+        emit_json(
+            {
+                "ok": True,
+                "config_file": str(settings.config_file) if settings.config_file else None,
+                "settings": rows,
+            }
+        )
+        return 0
+    print(f"config file: {settings.config_file}")
+    width = max(len(row["key"]) for row in rows)
+    for row in rows:
+        value = "-" if row["value"] in (None, {}, "") else row["value"]
+        print(f"  {row['key'].ljust(width)}  {value!s:<40}  {row['source']}")
+    return 0

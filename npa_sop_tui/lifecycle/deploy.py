@@ -1,0 +1,102 @@
+"""`deploy`: init, then plan+apply `-target=module.k8s`, then plan+apply everything.
+
+Two phases because the recipe's Helm and Kubernetes providers need the cluster's endpoint,
+which exists only once the Kubernetes cluster does. Every saved plan is checked before it is
+applied: one that deletes or replaces anything is refused unless allowed. A re-run converges.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from npa_sop_tui import inventory
+from npa_sop_tui.events import Outputs
+from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
+from npa_sop_tui.lifecycle.results import DeployResult, LifecycleOptions
+from npa_sop_tui.recipe.source import Installation
+from npa_sop_tui.redact import Redactor
+from npa_sop_tui.terraform.state import resource_addresses
+
+if TYPE_CHECKING:
+    from npa_sop_tui.spec.model import SoperatorSpec
+
+
+async def deploy(
+    spec: SoperatorSpec,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: Sink | None = None,
+    allow_destructive: bool = False,
+) -> DeployResult:
+    from npa_sop_tui.spec.model import dump_spec_yaml, kube_context
+
+    options = options or LifecycleOptions()
+    steps.check_spec(spec)
+    with operation("deploy", spec.name, on_event, Redactor(options.capacity.values())) as op:
+        ctx, install, rendered = await steps.prepare(op, spec, options)
+        entry = op.entry or InventoryEntry(name=spec.name, kube_context=kube_context(spec.name))
+        entry.region = rendered.env.get("TF_VAR_region", spec.region)
+        entry.kube_context = rendered.kube_context
+        entry.recipe = ctx.recipe_info()
+        entry.install_dir = str(install.dir)
+        entry.state = "deploying"
+        op.entry = entry
+        op.save_entry()
+        inventory.save_spec(spec.name, dump_spec_yaml(spec))
+
+        await steps.init(ctx, install)
+        await _phase(ctx, install, op, allow_destructive, kubernetes=True)
+        outputs = await _phase(ctx, install, op, allow_destructive, kubernetes=False)
+        if outputs is None:
+            outputs = await steps.outputs(ctx, install)
+        outputs = op.redactor.value(outputs)
+        op.emit(Outputs(operation_id=op.id, outputs=outputs))
+        resources = resource_addresses(install.dir)
+        if resources is None:
+            resources = await steps.state_list(ctx, install)
+        entry.outputs = outputs
+        entry.state = "deployed"
+        op.message = (
+            f"deployed {spec.name!r}: {len(resources)} resources, context {entry.kube_context}"
+        )
+        return DeployResult(
+            operation_id=op.id,
+            name=spec.name,
+            duration=op.duration,
+            log=op.log_path,
+            kube_context=entry.kube_context,
+            outputs=outputs,
+            install_dir=str(install.dir),
+            recipe=ctx.recipe_info(),
+            resources=len(resources),
+            phases=list(op.phases),
+        )
+
+
+async def _phase(
+    ctx: steps.Context,
+    install: Installation,
+    op: Operation,
+    allow_destructive: bool,
+    *,
+    kubernetes: bool,
+) -> dict[str, Any] | None:
+    """Plan and (when there is anything to do) apply one phase; the apply's outputs, if any."""
+    if kubernetes:
+        names = ("plan:k8s", "Planning the Kubernetes cluster", ["module.k8s"])
+        apply_names = ("apply:k8s", "Creating the Kubernetes cluster")
+        scope, up_to_date = "Kubernetes", "Kubernetes cluster is up to date"
+    else:
+        names = ("plan:full", "Planning the full cluster", [])
+        apply_names = ("apply:full", "Deploying Slurm and the rest")
+        scope, up_to_date = "full", "cluster is up to date"
+    plan_file, changes = await steps.plan(ctx, install, *names)
+    steps.guard(changes, allow_destructive, scope, op)
+    if not changes.add + changes.change + changes.remove:
+        plan_file.unlink(missing_ok=True)
+        op.note(up_to_date)
+        return None
+    run = await steps.apply(ctx, install, plan_file, *apply_names)
+    return run.outputs if not kubernetes else None

@@ -1,0 +1,213 @@
+"""One operation's bookkeeping, on every exit path: lock, event log, inventory, final event.
+
+    with operation("deploy", name, on_event, redactor) as op:
+        ...                          # op.emit(...), op.phase(...), op.entry, op.applied
+        op.message = "deployed …"
+
+Entering takes the cluster's lock (refused at once when someone else holds it) and opens the
+redacted NDJSON event log. Leaving — normally, by an error, or by cancellation — records the
+result (ok / failed / interrupted) in the inventory, emits exactly one `OperationFinished` and
+releases the lock. Files the operation must not leave changed (a plan's, or those of a deploy
+that ended before anything was applied) are restored first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import stat
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Literal
+
+from npa_sop_tui import inventory
+from npa_sop_tui.errors import NpaError
+from npa_sop_tui.events import (
+    Diagnostic,
+    Event,
+    LogLine,
+    OperationFinished,
+    OperationKind,
+    OperationStarted,
+    PhaseChanged,
+)
+from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.lifecycle.results import DestructivePlanError
+from npa_sop_tui.locks import ClusterLock
+from npa_sop_tui.redact import Redactor
+
+# Expected warnings of the two-phase deploy; shown as info so they don't alarm anyone.
+_EXPECTED = ("Resource targeting is in effect", "Applied changes may be incomplete")
+_REDACTED_KINDS = ("log_line", "diagnostic", "outputs", "resource_failed")
+
+Sink = Callable[[Event], None]
+
+
+class Operation:
+    def __init__(self, kind: OperationKind, name: str, on_event: Sink | None, redactor: Redactor):
+        self.kind = kind
+        self.name = name
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        self.id = f"{kind}-{stamp}-{secrets.token_hex(3)}"
+        self.redactor = redactor
+        self.started = time.time()
+        self.record = OperationRecord(id=self.id, kind=kind, started=self.started)
+        self.entry: InventoryEntry | None = None
+        self.prev_state: str | None = None
+        self.phases: list[str] = []
+        self.message = ""
+        self.applied = False  # a deploy that applied something keeps its new files
+        self.rollback = Rollback()
+        self._sinks: list[Sink] = [on_event] if on_event is not None else []
+        self._lock = ClusterLock(name, operation=kind)
+        self._log: inventory.EventLog | None = None
+
+    @property
+    def duration(self) -> float:
+        return time.time() - self.started
+
+    @property
+    def log_path(self) -> str | None:
+        return self.record.log
+
+    # -- events ----------------------------------------------------------------------------
+
+    def observe(self, sink: Sink | None) -> None:
+        """Feed every later event to `sink` too (the environment's simulated cloud)."""
+        if sink is not None:
+            self._sinks.insert(0, sink)
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, Diagnostic) and event.summary.startswith(_EXPECTED):
+            event = event.model_copy(update={"severity": "info"})
+        if event.kind in _REDACTED_KINDS:
+            event = self.redactor.model(event)
+        if self._log is not None:
+            self._log.write(event.model_dump(mode="json"))
+        for sink in self._sinks:
+            sink(event)
+
+    def phase(self, phase: str, label: str) -> None:
+        self.phases.append(phase)
+        self.emit(PhaseChanged(operation_id=self.id, phase=phase, label=label))
+
+    def note(self, text: str) -> None:
+        self.emit(LogLine(operation_id=self.id, stream="npa", text=text))
+
+    # -- records ---------------------------------------------------------------------------
+
+    def save_entry(self) -> None:
+        if self.entry is not None:
+            self.entry.record(self.record)
+            inventory.save(self.entry)
+
+    def _start(self) -> None:
+        self._lock.acquire()  # raises ClusterBusy at once when someone else holds it
+        try:
+            self._log = inventory.EventLog(self.name, self.id)
+            self.record.log = str(self._log.path)
+            self.entry = inventory.get(self.name)
+            self.prev_state = self.entry.state if self.entry is not None else None
+            self.emit(OperationStarted(operation_id=self.id, operation=self.kind, name=self.name))
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def _finish(self, exc: BaseException | None) -> None:
+        try:
+            if self.kind == "plan" or (exc is not None and not self.applied):
+                # A plan changes nothing, not even local files; nor does a deploy that was
+                # refused or failed before any apply. Once an apply started, the new files
+                # describe the (partial) state and a re-run converges from them.
+                self.rollback.restore()
+            result, message = _outcome(exc, self.message)
+            message = self.redactor.text(message)
+            self.record.ended = time.time()
+            self.record.result = result
+            self.record.summary = message.splitlines()[0][:300] if message else result
+            if self.entry is not None:
+                self._settle_state(exc, result)
+                self.save_entry()
+            self.phase("done", f"{self.kind} {result}")
+            self.emit(
+                OperationFinished(
+                    operation_id=self.id, result=result, message=message, duration=self.duration
+                )
+            )
+        finally:
+            if self._log is not None:
+                self._log.close()
+            self._lock.release()
+
+    def _settle_state(self, exc: BaseException | None, result: str) -> None:
+        assert self.entry is not None
+        if isinstance(exc, DestructivePlanError) and self.prev_state is not None:
+            self.entry.state = self.prev_state  # type: ignore[assignment]  # nothing applied
+        elif exc is not None and self.kind != "plan":
+            self.entry.state = {  # type: ignore[assignment]
+                "deploy": "interrupted" if result == "interrupted" else "failed",
+                "destroy": "destroy-incomplete",
+            }[self.kind]
+
+
+def _outcome(
+    exc: BaseException | None, message: str
+) -> tuple[Literal["ok", "failed", "interrupted"], str]:
+    if exc is None:
+        return "ok", message
+    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+        return "interrupted", "interrupted by the user"
+    if isinstance(exc, NpaError):
+        return "failed", exc.message
+    return "failed", f"internal error: {exc!r}"
+
+
+@contextlib.contextmanager
+def operation(
+    kind: OperationKind, name: str, on_event: Sink | None, redactor: Redactor
+) -> Iterator[Operation]:
+    """Run one operation's body with its bookkeeping (see the module docstring)."""
+    op = Operation(kind, name, on_event, redactor)
+    op._start()
+    exc: BaseException | None = None
+    try:
+        yield op
+    except BaseException as caught:
+        exc = caught
+        raise
+    finally:
+        op._finish(exc)
+
+
+class Rollback:
+    """Files that must be left as they were unless the operation applied something: the
+    installation's variables and the spec of the last deploy. Otherwise a refused or failed
+    run would leave files describing a cluster that was never applied (and a later apply or
+    destroy in the installation would use them).
+
+    Only files that existed are restored; a first run's new files stay (destroy needs them).
+    """
+
+    def __init__(self) -> None:
+        self._saved: dict[Path, tuple[bytes, int]] = {}
+
+    def keep(self, *paths: Path) -> None:
+        for path in paths:
+            if path in self._saved:
+                continue
+            try:
+                self._saved[path] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+            except OSError:
+                continue  # nothing there yet (or unreadable): nothing to restore
+
+    def restore(self) -> None:
+        from npa_sop_tui.fsutil import atomic_write_bytes
+
+        for path, (data, mode) in self._saved.items():
+            with contextlib.suppress(OSError):
+                if path.read_bytes() == data:
+                    continue
+            with contextlib.suppress(OSError):
+                atomic_write_bytes(path, data, mode=mode)

@@ -1,0 +1,41 @@
+"""`plan`: init + plan -out + summary; changes nothing in the cloud, nor any local file."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle.operation import Sink, operation
+from npa_sop_tui.lifecycle.results import LifecycleOptions, PlanResult
+from npa_sop_tui.redact import Redactor
+
+if TYPE_CHECKING:
+    from npa_sop_tui.spec.model import SoperatorSpec
+
+
+async def plan(
+    spec: SoperatorSpec,
+    *,
+    options: LifecycleOptions | None = None,
+    on_event: Sink | None = None,
+) -> PlanResult:
+    options = options or LifecycleOptions()
+    steps.check_spec(spec)
+    with operation("plan", spec.name, on_event, Redactor(options.capacity.values())) as op:
+        ctx, install, _ = await steps.prepare(op, spec, options)
+        await steps.init(ctx, install)
+        plan_file, changes = await steps.plan(ctx, install, "plan", "Planning all changes", [])
+        plan_file.unlink(missing_ok=True)
+        op.message = (
+            f"plan: {changes.add} to add, {changes.change} to change, {changes.remove} to destroy"
+        )
+        return PlanResult(
+            operation_id=op.id,
+            name=spec.name,
+            duration=op.duration,
+            log=op.log_path,
+            changes=changes,
+            install_dir=str(install.dir),
+            recipe=ctx.recipe_info(),
+            terraform_version=ctx.binary.version,
+        )

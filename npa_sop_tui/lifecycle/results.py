@@ -1,0 +1,122 @@
+"""What a lifecycle operation takes and returns, and how it fails."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npa_sop_tui.errors import OperationError
+from npa_sop_tui.inventory import RecipeInfo
+from npa_sop_tui.terraform.plan_reading import PlanChanges
+from npa_sop_tui.terraform.runner import RunResult
+
+if TYPE_CHECKING:
+    from npa_sop_tui.config import Identity
+    from npa_sop_tui.environment import Environment
+
+
+@dataclass
+class LifecycleOptions:
+    """How to run one operation.
+
+    `environment` is where it runs (the real cloud when None, with settings from the
+    environment and `config.yaml`); the other fields are the caller's explicit settings for
+    this call and win over the environment's. `env` is added to Terraform's environment.
+    """
+
+    environment: Environment | None = None
+    terraform_dir: str | Path | None = None
+    identity: Identity | None = None
+    capacity: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    parallelism: int | None = None
+    recipe_version: str | None = None
+    root_login_key_file: str | Path | None = None
+
+    def flags(self) -> dict[str, Any]:
+        """The explicit settings of this call, keyed like `settings.Settings`."""
+        flags: dict[str, Any] = {
+            "terraform_dir": self.terraform_dir,
+            "parallelism": self.parallelism,
+            "root_login_key_file": self.root_login_key_file,
+        }
+        if self.capacity:
+            flags["capacity"] = dict(self.capacity)
+        return {key: value for key, value in flags.items() if value is not None}
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    operation_id: str
+    name: str
+    duration: float
+    log: str | None = None
+
+
+class PlanResult(_Result):
+    changes: PlanChanges
+    install_dir: str
+    recipe: RecipeInfo
+    terraform_version: str
+
+
+class DeployResult(_Result):
+    kube_context: str
+    outputs: dict[str, Any]
+    install_dir: str
+    recipe: RecipeInfo
+    resources: int
+    phases: list[str]
+
+
+class DestroyResult(_Result):
+    install_dir: str
+    destroyed: int
+    remaining: list[str] = Field(default_factory=list)
+
+
+class DestructivePlanError(OperationError):
+    """The plan would delete or replace resources and that was not allowed."""
+
+    def __init__(self, addresses: list[str], phase: str) -> None:
+        shown = "\n".join(f"  - {a}" for a in addresses[:50])
+        more = f"\n  … and {len(addresses) - 50} more" if len(addresses) > 50 else ""
+        super().__init__(
+            f"the {phase} plan would delete or replace {len(addresses)} resource(s); "
+            f"refusing to apply:\n{shown}{more}",
+            hint="check the spec change; allow destructive changes if this is intended",
+        )
+        self.addresses = addresses
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"destructive": self.addresses}
+
+
+class TerraformFailed(OperationError):
+    def __init__(self, what: str, run: RunResult, install_dir: Path) -> None:
+        super().__init__(
+            f"terraform {what} failed: {run.error_text()}",
+            hint=f"fix the problem and run it again; Terraform's folder is {install_dir}",
+        )
+        self.diagnostics = [d.model_dump(mode="json") for d in run.errors]
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"diagnostics": self.diagnostics}
+
+
+class DestroyIncomplete(OperationError):
+    def __init__(self, name: str, remaining: list[str], reason: str) -> None:
+        shown = "\n".join(f"  - {a}" for a in remaining[:50]) or "  (state could not be read)"
+        super().__init__(
+            f"destroy of {name!r} is incomplete ({reason}); "
+            f"{len(remaining)} resource(s) remain in state:\n{shown}",
+            hint=f"fix the cause and destroy {name!r} again",
+        )
+        self.remaining = remaining
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"remaining": self.remaining}

@@ -1,0 +1,260 @@
+"""The steps operations are made of: prepare an installation, then Terraform init/plan/apply.
+
+`prepare` resolves everything an operation needs once — settings, recipe, Terraform, identity,
+root key, capacity, the rendered variables and the installation folder — through the
+operation's `Environment`, and returns a `Context` the Terraform steps run in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from npa_sop_tui.environment import Environment
+from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.events import Diagnostic, PlanSummary, RecipeResolved
+from npa_sop_tui.inventory import RecipeInfo
+from npa_sop_tui.lifecycle.operation import Operation
+from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
+from npa_sop_tui.recipe.source import Installation, Recipe
+from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
+from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
+
+if TYPE_CHECKING:
+    from npa_sop_tui.recipe.render import Rendered
+    from npa_sop_tui.settings import Settings
+    from npa_sop_tui.spec.model import SoperatorSpec
+
+
+def environment_of(options: LifecycleOptions) -> Environment:
+    """The operation's environment, with the call's explicit settings applied once."""
+    env = options.environment or Environment()
+    flags = options.flags()
+    return env.with_settings(env.settings.with_values(**flags)) if flags else env
+
+
+@dataclass
+class Context:
+    op: Operation
+    environment: Environment
+    recipe: Recipe
+    binary: TerraformBinary
+    env: dict[str, str]
+    parallelism: int | None
+
+    @property
+    def settings(self) -> Settings:
+        return self.environment.settings
+
+    def runner(self) -> TerraformRunner:
+        return TerraformRunner(
+            self.binary.path,
+            operation_id=self.op.id,
+            on_event=self.op.emit,
+            env=self.env,
+            text_filter=self.op.redactor.text,
+        )
+
+    def recipe_info(self) -> RecipeInfo:
+        return RecipeInfo(
+            origin=self.recipe.origin,
+            path=str(self.recipe.root),
+            ref=self.recipe.ref,
+            version=self.recipe.version,
+        )
+
+    def announce(self, install_dir: Path) -> None:
+        self.op.emit(
+            RecipeResolved(
+                operation_id=self.op.id,
+                origin=self.recipe.origin,
+                path=str(self.recipe.root),
+                ref=self.recipe.ref,
+                version=self.recipe.version,
+                install_dir=str(install_dir),
+                terraform_bin=self.binary.path,
+                terraform_version=self.binary.version,
+            )
+        )
+
+
+async def context_for(
+    op: Operation, environment: Environment, options: LifecycleOptions, *, terraform_dir: Any
+) -> Context:
+    """Recipe and Terraform from the environment; Terraform's environment assembled once."""
+    recipe = await environment.recipe(Path(terraform_dir) if terraform_dir else None)
+    setup = await environment.terraform(recipe)
+    env = {**setup.env, **environment.terraform_env(), **options.env}
+    return Context(
+        op=op,
+        environment=environment,
+        recipe=recipe,
+        binary=setup.binary,
+        env=env,
+        parallelism=environment.settings.parallelism,
+    )
+
+
+def check_spec(spec: SoperatorSpec) -> None:
+    from npa_sop_tui.spec.findings import errors_of
+    from npa_sop_tui.spec.model import SpecError
+    from npa_sop_tui.spec.validate import validate_spec
+
+    findings = validate_spec(spec)
+    if errors_of(findings):
+        raise SpecError(findings, source=f"spec {spec.name!r}")
+
+
+def _capacity(spec: SoperatorSpec, capacity: dict[str, str]) -> dict[str, str]:
+    pools = {w.name for w in spec.workers}
+    unknown = sorted(set(capacity) - pools)
+    if unknown:
+        raise UsageError(
+            f"capacity block groups given for unknown worker pool(s): {', '.join(unknown)}",
+            hint=f"pools in this spec: {', '.join(sorted(pools))}",
+        )
+    return capacity
+
+
+async def prepare(
+    op: Operation, spec: SoperatorSpec, options: LifecycleOptions
+) -> tuple[Context, Installation, Rendered]:
+    """Everything up to a ready installation folder (no Terraform run yet)."""
+    from npa_sop_tui import inventory
+    from npa_sop_tui.paths import cluster_dir
+    from npa_sop_tui.recipe import source
+    from npa_sop_tui.recipe.render import render
+
+    environment = environment_of(options)
+    if options.identity is None and environment.will_clone():
+        # Say what identity is missing before spending a minute cloning the recipe.
+        environment.identity(spec)
+    ctx = await context_for(op, environment, options, terraform_dir=None)
+    identity = options.identity or environment.identity(spec, ctx.recipe)
+    capacity = _capacity(spec, environment.settings.capacity)
+    key = environment.root_login_key(spec, ctx.recipe)
+    op.note(f"root login key {key.describe()}")
+    rendered = render(
+        spec,
+        identity=identity,
+        recipe_version=options.recipe_version,
+        capacity=capacity or None,
+        root_login_key=key,
+    )
+    op.redactor.add(*rendered.secrets, *capacity.values())
+    ctx.env = {**rendered.env, **ctx.env}
+    target = source.installation_dir(ctx.recipe, spec.name)
+    op.rollback.keep(
+        target / "terraform.tfvars.json",
+        target / ".npa-env.json",
+        cluster_dir(spec.name) / inventory.SPEC_FILE,
+    )
+    install = await asyncio.to_thread(
+        source.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
+    )
+    op.observe(await environment.observer(spec.name, spec))
+    ctx.announce(install.dir)
+    return ctx, install, rendered
+
+
+# ---------------------------------------------------------------------------------------------
+# Terraform steps
+
+
+async def init(ctx: Context, install: Installation) -> None:
+    ctx.op.phase("init", "Preparing Terraform (init)")
+    run = await ctx.runner().run(
+        ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
+    )
+    if not run.ok:
+        raise TerraformFailed("init", run, install.dir)
+
+
+def _plan_dir(install: Installation) -> Path:
+    path = install.dir / ".npa-plan"
+    path.mkdir(mode=0o700, exist_ok=True)
+    path.chmod(0o700)  # saved plans hold variable values, secrets included
+    return path
+
+
+def _parallelism(ctx: Context) -> list[str]:
+    return [f"-parallelism={ctx.parallelism}"] if ctx.parallelism else []
+
+
+async def plan(
+    ctx: Context, install: Installation, phase: str, label: str, targets: list[str]
+) -> tuple[Path, PlanChanges]:
+    ctx.op.phase(phase, label)
+    plan_file = _plan_dir(install) / f"{phase.replace(':', '-')}.tfplan"
+    args = ["plan", "-input=false", "-json", f"-out={plan_file}"]
+    args += [f"-target={t}" for t in targets]
+    runner = ctx.runner()
+    run = await runner.run([*args, *_parallelism(ctx)], cwd=install.dir)
+    if not run.ok:
+        raise TerraformFailed("plan", run, install.dir)
+    code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
+    if code != 0:
+        raise OperationError(f"terraform show of the saved plan failed: {err.strip()[-400:]}")
+    changes = summarize_plan(json.loads(out))
+    ctx.op.emit(PlanSummary(operation_id=ctx.op.id, phase=phase, **changes.model_dump()))
+    return plan_file, changes
+
+
+async def apply(
+    ctx: Context, install: Installation, plan_file: Path, phase: str, label: str
+) -> RunResult:
+    ctx.op.phase(phase, label)
+    ctx.op.applied = True
+    args = ["apply", "-input=false", "-json", "-auto-approve", *_parallelism(ctx)]
+    try:
+        run = await ctx.runner().run([*args, str(plan_file)], cwd=install.dir)
+    finally:
+        plan_file.unlink(missing_ok=True)
+    if not run.ok:
+        raise TerraformFailed("apply", run, install.dir)
+    return run
+
+
+async def destroy(ctx: Context, install: Installation) -> RunResult:
+    args = ["destroy", "-input=false", "-json", "-auto-approve", *_parallelism(ctx)]
+    return await ctx.runner().run(args, cwd=install.dir)
+
+
+async def state_list(ctx: Context, install: Installation) -> list[str]:
+    code, out, err = await ctx.runner().capture(["state", "list"], cwd=install.dir)
+    if code != 0:
+        if "No state file" in err or "does not have any resources" in err:
+            return []
+        raise OperationError(f"terraform state list failed: {err.strip()[-400:]}")
+    return [line for line in out.splitlines() if line.strip()]
+
+
+async def outputs(ctx: Context, install: Installation) -> dict[str, Any]:
+    code, out, _ = await ctx.runner().capture(["output", "-json"], cwd=install.dir)
+    if code != 0:
+        return {}
+    try:
+        data = json.loads(out or "{}")
+    except ValueError:
+        return {}
+    return {k: v.get("value") for k, v in data.items()}
+
+
+def guard(changes: PlanChanges, allow_destructive: bool, phase: str, op: Operation) -> None:
+    """Refuse a plan that deletes or replaces anything, unless allowed (then say so)."""
+    if not changes.destructive:
+        return
+    if not allow_destructive:
+        raise DestructivePlanError(changes.destructive, phase)
+    op.emit(
+        Diagnostic(
+            operation_id=op.id,
+            severity="warning",
+            summary=f"applying a plan that deletes or replaces {len(changes.destructive)} "
+            "resource(s) (destructive changes allowed)",
+            detail="\n".join(changes.destructive),
+        )
+    )

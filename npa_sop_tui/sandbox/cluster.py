@@ -1,0 +1,251 @@
+"""The simulated cluster behind a sandbox deploy, driven by lifecycle events.
+
+Each stand-in resource Terraform finishes adds what its upstream counterpart would create
+(nodes for node groups, pods for releases, the SlurmCluster, NodeSets, the login Service) to
+the fake Kubernetes API; a deleted resource removes them again. A cluster deployed by another
+process (a headless `deploy --sandbox`, an earlier app session) comes back from the resource
+addresses in its Terraform state. Slurm is derived from the spec and that state: a pool's
+nodes appear once its NodeSet is released and turn idle once the SlurmCluster is Available.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from npa_sop_tui.events import Event, ResourceFinished
+from npa_sop_tui.sandbox.fake_kube import (
+    SLURMCLUSTER_CONDITIONS,
+    FakeKubeServer,
+    make_login_service,
+    make_node,
+    make_nodeset,
+    make_pod,
+    make_slurmcluster,
+)
+
+if TYPE_CHECKING:
+    from npa_sop_tui.spec.catalog import Catalog
+    from npa_sop_tui.spec.model import SoperatorSpec, WorkerPoolSpec
+    from npa_sop_tui.status.model import SlurmState
+
+NAMESPACE = "soperator"
+SLURM_CLUSTER_CR = "soperator"  # upstream's SlurmCluster is always called this
+_ADDR = re.compile(
+    r'^module\.(?P<module>\w+)\.null_resource\.(?P<name>\w+)(\["(?P<key>[^"]+)"\])?$'
+)
+
+
+@dataclass
+class SimulatedCluster:
+    """What the fake cloud holds for one cluster."""
+
+    name: str
+    spec: SoperatorSpec
+    kube: FakeKubeServer
+    slurm_available: bool = False
+    released_nodesets: set[str] = field(default_factory=set)
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, ResourceFinished):
+            self.apply(event.addr, deleting=event.action == "delete")
+
+    def restore(self, addresses: list[str]) -> None:
+        """Bring back what Terraform's state says exists (a cluster from another process)."""
+        for address in addresses:
+            self.apply(address, deleting=False)
+
+    def apply(self, address: str, *, deleting: bool) -> None:
+        match = _ADDR.match(address)
+        if match is None:
+            return
+        handler = getattr(self, f"_{match['module']}_{match['name']}", None)
+        if handler is not None:
+            handler(match["key"], deleting)
+
+    # -- stand-in resource → what upstream would create ----------------------------------------
+
+    def _k8s_node_group_system(self, key: str | None, deleting: bool) -> None:
+        self._nodes("system", "system", int(self.spec.control_plane.system.min_size), deleting)
+
+    def _k8s_node_group_controller(self, key: str | None, deleting: bool) -> None:
+        self._nodes("controller", "controller", 1, deleting)
+
+    def _k8s_node_group_login(self, key: str | None, deleting: bool) -> None:
+        self._nodes("login", "login", 1, deleting)
+
+    def _k8s_node_group_accounting(self, key: str | None, deleting: bool) -> None:
+        self._nodes("accounting", "accounting", 1, deleting)
+
+    def _k8s_worker_v2(self, key: str | None, deleting: bool) -> None:
+        pool = self._pool_for(key)
+        if pool is not None:
+            self._nodes(pool.name, "worker", pool.size, deleting, ready=False, pool=pool)
+
+    def _k8s_worker_v2_size(self, key: str | None, deleting: bool) -> None:
+        pool = self._pool_for(key)
+        if pool is not None and not deleting:
+            # the node group reached its size: its nodes have joined and are Ready
+            self._nodes(pool.name, "worker", pool.size, False, ready=True, pool=pool)
+
+    def _slurm_release_operator(self, key: str | None, deleting: bool) -> None:
+        self._pod("soperator-controller-manager-0", "soperator", deleting)
+
+    def _slurm_release_slurm_cluster(self, key: str | None, deleting: bool) -> None:
+        if deleting:
+            self._delete("slurmclusters", SLURM_CLUSTER_CR)
+        else:
+            self._slurm_cluster("Reconciling", ready=False)
+        for pod in ("controller-0", "login-0"):
+            self._pod(pod, pod.split("-")[0], deleting)
+
+    def _slurm_release_nodeset(self, key: str | None, deleting: bool) -> None:
+        if key is None:
+            return
+        pool = self._pool_for(key)
+        size = pool.size if pool is not None else 1
+        if deleting:
+            self.released_nodesets.discard(key)
+            self._delete("nodesets", key)
+        else:
+            self.released_nodesets.add(key)
+            self.kube.upsert("nodesets", make_nodeset(key, replicas=size, ready=size))
+        for i in range(size):
+            self._pod(f"worker-{key}-{i}", "worker", deleting, nodeset=key)
+
+    def _slurm_release_accounting(self, key: str | None, deleting: bool) -> None:
+        self._pod("accounting-0", "accounting", deleting)
+
+    def _slurm_wait_for_slurm_cluster(self, key: str | None, deleting: bool) -> None:
+        self.slurm_available = not deleting
+        if not deleting:
+            self._slurm_cluster("Available", ready=True)
+
+    def _login_script_lb_service_ip(self, key: str | None, deleting: bool) -> None:
+        if deleting:
+            self._delete("services", "soperator-login-svc")
+        else:
+            self.kube.upsert("services", make_login_service("127.0.0.1"))
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _pool_for(self, key: str | None) -> WorkerPoolSpec | None:
+        if key is None:
+            return None
+        for pool in self.spec.workers:
+            if key == pool.name or key.startswith(f"{pool.name}-"):
+                return pool
+        return None
+
+    def _nodes(
+        self,
+        group: str,
+        role: str,
+        count: int,
+        deleting: bool,
+        *,
+        ready: bool = True,
+        pool: WorkerPoolSpec | None = None,
+    ) -> None:
+        for i in range(count):
+            name = f"{self.name}-{group}-{i}"
+            if deleting:
+                self._delete("nodes", name, namespaced=False)
+                continue
+            node = make_node(
+                name,
+                nodeset=role,
+                pool=pool.name if pool is not None else None,
+                ready=ready,
+                gpu=bool(pool is not None and pool.is_gpu),
+                preemptible=bool(pool is not None and pool.preemptible),
+            )
+            self.kube.upsert("nodes", node)
+
+    def _pod(
+        self, name: str, component: str, deleting: bool, *, nodeset: str | None = None
+    ) -> None:
+        if deleting:
+            self._delete("pods", name)
+        else:
+            node = f"{self.name}-system-0"
+            self.kube.upsert("pods", make_pod(name, component, node=node, nodeset=nodeset))
+
+    def _slurm_cluster(self, phase: str, *, ready: bool) -> None:
+        conditions: dict[str, bool | str] = dict.fromkeys(SLURMCLUSTER_CONDITIONS, ready)
+        obj = make_slurmcluster(phase, conditions=conditions, ready_login=1 if ready else 0)
+        if not self.spec.accounting:  # the operator reports no accounting condition then
+            obj["status"]["conditions"] = [
+                c for c in obj["status"]["conditions"] if c["type"] != "AccountingAvailable"
+            ]
+        self.kube.upsert("slurmclusters", obj)
+
+    def _delete(self, resource: str, name: str, *, namespaced: bool = True) -> None:
+        # deleting what a partial deploy never created is not an error
+        with contextlib.suppress(Exception):
+            if namespaced:
+                self.kube.delete(resource, name, namespace=NAMESPACE)
+            else:
+                self.kube.delete(resource, name)
+
+    # -- simulated Slurm -------------------------------------------------------------------------
+
+    def slurm_state(self, catalog: Catalog) -> SlurmState:
+        """What `sinfo` would say right now: one node per worker of each released pool."""
+        from npa_sop_tui.status.model import SlurmNode, SlurmPartition, SlurmState
+
+        nodes: list[SlurmNode] = []
+        for pool in self.spec.workers:
+            if pool.name not in self.released_nodesets:
+                continue
+            preset = catalog.preset(pool.platform, pool.preset)
+            for i in range(pool.size):
+                nodes.append(_slurm_node(pool, i, preset, available=self.slurm_available))
+        # Like the recipe: one visible default partition `main` with every worker (the
+        # `hidden` one for active checks is not listed by sinfo).
+        idle = sum(1 for n in nodes if n.state == "idle")
+        counts: dict[str, int] = {}
+        for node in nodes:
+            counts[node.display] = counts.get(node.display, 0) + 1
+        partition = SlurmPartition(
+            name="main",
+            default=True,
+            available="up",
+            timelimit="infinite",
+            nodes_total=len(nodes),
+            nodes_idle=idle,
+            nodes_other=len(nodes) - idle,
+            nodes=[n.name for n in nodes],
+            state_counts=counts,
+        )
+        return SlurmState(
+            host="sandbox (simulated)",
+            version="simulated",
+            source_format="delimited",
+            partitions=[partition] if nodes else [],
+            nodes=nodes,
+        )
+
+
+def _slurm_node(pool: WorkerPoolSpec, index: int, preset: Any, *, available: bool) -> Any:
+    from npa_sop_tui.status.model import SlurmNode
+
+    if available:
+        state, flags, display, reason = "idle", [], "idle", None
+    else:
+        state, flags = "down", ["NOT_RESPONDING"]
+        display, reason = "down*", "Not responding (slurmd starting)"
+    return SlurmNode(
+        name=f"{pool.name}-{index}",
+        state=state,
+        flags=flags,
+        display=display,
+        partitions=["main"],
+        cpus=preset.vcpu if preset else None,
+        cpus_allocated=0,
+        memory_mb=preset.memory_gb * 1024 if preset else None,
+        gres=f"gpu:{pool.gpus_per_node}" if pool.gpus_per_node else None,
+        reason=reason,
+    )

