@@ -169,7 +169,8 @@ class StatusScreen(Guarded, Screen[None]):
     def _tick_freshness(self) -> None:
         text = Content(f"every {self.interval:g}s")
         if self.status is not None:
-            text = Content.assemble(freshness_text(self.status, now=time.time()), " · ", text)
+            fresh = freshness_text(self.status, now=time.time(), interval=self.interval)
+            text = Content.assemble(fresh, " · ", text)
         self.query_one("#freshness", Static).update(text)
 
     def _nodes_label(self) -> None:

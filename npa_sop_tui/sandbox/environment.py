@@ -165,7 +165,7 @@ class SandboxEnvironment(Environment):
         from npa_sop_tui.spec.catalog import load_catalog
         from npa_sop_tui.status.model import Freshness
         from npa_sop_tui.status.verdict import compute_verdict
-        from npa_sop_tui.status.watch import StatusWatcher
+        from npa_sop_tui.status.watch import StatusWatcher, verdict_context_for
 
         cluster = await self._cluster(status.name, None)
         if cluster is None:
@@ -176,19 +176,24 @@ class SandboxEnvironment(Environment):
                 "kubeconfig": self.kubeconfig_path(),
                 "slurm_enabled": status.slurm_enabled and not simulated,
                 "watch_timeout": 30,
+                "sandbox": True,
             }
         )
         catalog = load_catalog()
+        context = await asyncio.to_thread(verdict_context_for, status)
         async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
             async for snap in watcher.snapshots(initial_timeout=initial_timeout):
                 if simulated:
                     snap.slurm = cluster.slurm_state(catalog)
-                    snap.freshness["slurm"] = Freshness(state="fresh", updated_at=time.time())
+                    snap.freshness["slurm"] = Freshness(
+                        state="fresh", updated_at=time.time(), note="simulated"
+                    )
                     snap.verdict = compute_verdict(
                         kube=snap.kube,
                         slurm=snap.slurm,
                         freshness=dict(snap.freshness),
                         workers=snap.workers,
+                        context=context,
                     )
                 yield snap
 

@@ -7,7 +7,6 @@ Tables are updated in place, keyed by name, so a refresh keeps the cursor and sc
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 from rich.text import Text
@@ -34,6 +33,7 @@ VERDICT_COLOURS = {
     "progressing": "yellow",
     "degraded": "dark_orange",
     "failed": "red",
+    "destroyed": "dim",
     "unknown": "magenta",
 }
 
@@ -227,24 +227,23 @@ def _node_sort_key(column: str) -> Any:
     return key
 
 
-def freshness_text(status: Any, *, now: float | None = None) -> Content:
-    """`kube fresh 2s · slurm stale 40s (connection refused)` with colours."""
-    now = time.time() if now is None else now
+FRESHNESS_COLOURS = {"fresh": "green", "stale": "yellow", "error": "red"}
+
+
+def freshness_text(
+    status: Any, *, now: float | None = None, interval: float | None = None
+) -> Content:
+    """`kube fresh 2s · slurm STALE 40s (connection refused)`: ages from the last success."""
+    from npa_sop_tui.status.freshness import view
+
     parts: list[Content] = []
     for source in ("kube", "slurm"):
         f = status.freshness.get(source)
         if f is None:
             continue
-        if f.state == "fresh" and f.updated_at:
-            parts.append(markup(f"{source} [green]fresh[/] {max(0, now - f.updated_at):.0f}s"))
-        elif f.state == "stale":
-            since = f" {max(0, now - f.stale_since):.0f}s" if f.stale_since else ""
-            err = f" ({f.error})" if f.error else ""
-            parts.append(markup(f"{source} [yellow]STALE[/]{since}$err", err=err))
-        elif f.state == "error":
-            parts.append(markup(f"{source} [red]error[/] ($err)", err=f.error or ""))
-        else:
-            parts.append(markup(f"{source} [dim]{f.state}[/]"))
+        shown = view(f, interval=interval if source == "slurm" else None, now=now)
+        colour = FRESHNESS_COLOURS.get(shown.state, "dim")
+        parts.append(markup(f"{source} [{colour}]$label[/]", label=shown.label()))
     return Content(" · ").join(parts)
 
 
