@@ -72,7 +72,14 @@ def _rss_mib() -> float:
 
 
 def _synthetic_backend() -> Any:
-    from npa_sop_tui.tui.backend import Backend, ProgressEvent, ProgressSink
+    from npa_sop_tui.events import (
+        EventSink,
+        LogLine,
+        PlanSummary,
+        ResourceFinished,
+        ResourceStarted,
+    )
+    from npa_sop_tui.tui.backend import Backend
 
     class FloodBackend(Backend):
         """Plan: 500 resources. Deploy: events at EVENTS_PER_SECOND until cancelled."""
@@ -82,10 +89,10 @@ def _synthetic_backend() -> Any:
         def kube_context(self, name: str) -> str:
             return f"nebius-{name}-slurm"
 
-        async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
-            return ProgressEvent("plan", add=500)
+        async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+            return PlanSummary(operation_id="bench", phase="plan", add=500, change=0, remove=0)
 
-        async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
+        async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
             tick = 0.01
             per_tick = int(EVENTS_PER_SECOND * tick)
             n = 0
@@ -95,9 +102,24 @@ def _synthetic_backend() -> Any:
                     addr = f'module.k8s.null_resource.worker_node["pool-{n % 500}"]'
                     kind = ("started", "log", "finished", "log")[n % 4]
                     if kind == "log":
-                        sink(ProgressEvent("log", text=f"{addr}: Still creating... [{n}s]"))
+                        text = f"{addr}: Still creating... [{n}s]"
+                        sink(LogLine(operation_id="bench", stream="terraform", text=text))
+                    elif kind == "started":
+                        sink(
+                            ResourceStarted(
+                                operation_id="bench", addr=addr, module="k8s", action="create"
+                            )
+                        )
                     else:
-                        sink(ProgressEvent(kind, address=addr, action="create"))
+                        sink(
+                            ResourceFinished(
+                                operation_id="bench",
+                                addr=addr,
+                                module="k8s",
+                                action="create",
+                                elapsed=1.0,
+                            )
+                        )
                     n += 1
                 await asyncio.sleep(max(0.0, tick - (time.perf_counter() - started)))
 
@@ -156,9 +178,9 @@ async def latency(presses: int = 60) -> dict[str, list[float]]:
 
 
 async def memory() -> list[tuple[int, float]]:
+    from npa_sop_tui.events import LogLine
     from npa_sop_tui.screens.deploy import DeployScreen
     from npa_sop_tui.tui.app import NpaSopApp
-    from npa_sop_tui.tui.backend import ProgressEvent
 
     app = NpaSopApp(_synthetic_backend())
     samples: list[tuple[int, float]] = []
@@ -172,7 +194,8 @@ async def memory() -> list[tuple[int, float]]:
         samples.append((0, _rss_mib()))
         for sent in range(batch, LOG_LINES + 1, batch):
             for i in range(batch):
-                screen.sink(ProgressEvent("log", text=f"line {sent - batch + i}: still creating"))
+                text = f"line {sent - batch + i}: still creating"
+                screen.sink(LogLine(operation_id="bench", stream="terraform", text=text))
             screen._flush()
             await pilot.pause()
             if sent % 100_000 == 0:

@@ -8,7 +8,7 @@ this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -16,6 +16,9 @@ from npa_sop_tui import paths
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.findings import Finding, summary_line
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
+
+if TYPE_CHECKING:
+    from npa_sop_tui.settings import Settings
 
 DEFAULT_STATUS_INTERVAL = 10.0
 """Seconds between status refreshes, whatever the front door."""
@@ -148,11 +151,10 @@ class Identity(BaseModel):
         return [name for name in IDENTITY_ENV if getattr(self, name) is None]
 
 
-def require_identity(identity: Identity, settings: Any = None) -> Identity:
+def require_identity(identity: Identity, settings: Settings | None = None) -> Identity:
     """`identity` if it is complete and well-formed; else `UsageError` naming each problem
-    and every place the value can be set. `settings` (a `settings.Settings`) names the
-    config file in that message."""
-    config_file = getattr(settings, "config_file", None) or paths.config_path()
+    and every place the value can be set (the settings' config file among them)."""
+    config_file = (settings.config_file if settings else None) or paths.config_path()
     problems: list[str] = []
     for name in identity.missing():
         problems.append(

@@ -70,18 +70,34 @@ class Environment:
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
-    def recipe_settings(self) -> RecipeSettings:
+    def recipe_refs(self) -> tuple[str | None, str | None]:
+        """(explicit, configured) recipe commit: one the caller named for this call, and one
+        pinned in the environment or config (which counts only where it fits the spec)."""
+        s = self.settings
+        ref = s["recipe.ref"]
+        explicit = s.source("recipe.ref") in ("flag", "caller")
+        return (ref, None) if explicit else (None, ref)
+
+    def recipe_settings(self, spec_version: str | None = None) -> RecipeSettings:
+        """Where to find the recipe; with a spec version, the commit that ships it."""
+        from npa_sop_tui.recipe import compat
         from npa_sop_tui.recipe.source import RecipeSettings
 
         s = self.settings
-        return RecipeSettings(path=s["recipe.path"], url=s["recipe.url"], ref=s["recipe.ref"])
+        explicit, configured = self.recipe_refs()
+        settings = RecipeSettings(path=s["recipe.path"], url=s["recipe.url"], ref=configured)
+        return compat.settings_for(settings, spec_version, explicit)
 
-    async def recipe(self, terraform_dir: Path | None = None) -> Recipe:
-        """The recipe to run: `terraform_dir`, else the settings' folder, path or clone."""
+    async def recipe(
+        self, terraform_dir: Path | None = None, *, spec_version: str | None = None
+    ) -> Recipe:
+        """The recipe to run: `terraform_dir`, else the settings' folder or path, else a clone
+        of the commit that ships `spec_version` (or the pinned one)."""
         from npa_sop_tui.recipe import source
 
         where = terraform_dir or self.settings.terraform_dir
-        return await asyncio.to_thread(source.resolve, where, self.recipe_settings())
+        settings = self.recipe_settings(spec_version if where is None else None)
+        return await asyncio.to_thread(source.resolve, where, settings)
 
     def will_clone(self) -> bool:
         """Whether `recipe()` would have to clone (slow): identity is checked before that."""

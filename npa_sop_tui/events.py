@@ -1,14 +1,16 @@
 """Typed lifecycle events: the one stream every front door (CLI, TUI, SDK, fleet) consumes.
 
-Nobody outside `terraform.py` parses Terraform output; they read these models instead.
-`event.model_dump(mode="json")` is exactly one NDJSON line of `--output json`.
+Nobody outside `terraform/runner.py` parses Terraform output; they read these models instead.
+`event.model_dump(mode="json")` is exactly one NDJSON line of `--output json`, and
+`describe(event)` is the one way an event is said in words (CLI text, TUI logs, SDK status
+lines, fleet and workflow reports), so every front door words an event the same way.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -165,3 +167,161 @@ def parse_event(data: dict[str, Any] | str) -> Event:
     if isinstance(data, str):
         return EVENT_ADAPTER.validate_json(data)
     return EVENT_ADAPTER.validate_python(data)
+
+
+# ---------------------------------------------------------------------------------------
+# Events in words
+
+Level = Literal["error", "warning", "info"]
+
+_DOING: dict[ResourceAction, str] = {
+    "create": "creating",
+    "update": "updating",
+    "replace": "replacing",
+    "delete": "destroying",
+    "read": "reading",
+    "noop": "checking",
+    "unknown": "changing",
+}
+_DONE: dict[ResourceAction, str] = {
+    "create": "created",
+    "update": "updated",
+    "replace": "replaced",
+    "delete": "destroyed",
+    "read": "read",
+    "noop": "unchanged",
+    "unknown": "changed",
+}
+MAX_ADDRESSES_SAID = 10
+"""Destructive addresses named in a plan's description; the rest are counted."""
+
+
+def describe(event: Event, *, detail: bool = True) -> str:
+    """Say `event` in words: a headline, then (with `detail`) indented lines of detail.
+
+    Plan summaries add per-pool changes and the addresses deleted or replaced; diagnostics
+    add Terraform's detail text; a resolved recipe adds its installation directory.
+    """
+    head, more = _words(event)
+    if not detail or not more:
+        return head
+    return "\n".join([head, *(f"  {line}" for line in more)])
+
+
+def _words(event: Event) -> tuple[str, list[str]]:
+    match event:
+        case OperationStarted():
+            return f"{event.operation} {event.name}: started", []
+        case PhaseChanged():
+            return event.label or event.phase, []
+        case RecipeResolved():
+            return _recipe(event)
+        case PlanSummary():
+            return _plan(event)
+        case ResourceStarted():
+            return f"{event.addr}: {_DOING[event.action]}", []
+        case ResourceProgress():
+            return f"{event.addr}: still {_DOING[event.action]} ({_seconds(event.elapsed)})", []
+        case ResourceFinished():
+            return f"{event.addr}: {_DONE[event.action]} in {_seconds(event.elapsed)}", []
+        case ResourceFailed():
+            head = f"{event.addr}: {event.action} failed after {_seconds(event.elapsed)}"
+            lines = event.message.splitlines()
+            return (f"{head}: {lines[0]}" if lines else head), lines[1:]
+        case Diagnostic():
+            return _diagnostic(event)
+        case LogLine():
+            return event.text, []
+        case Outputs():
+            names = ", ".join(sorted(event.outputs))
+            return (f"outputs: {names}" if names else "no outputs"), []
+        case OperationFinished():
+            took = _seconds(event.duration)
+            head = {
+                "ok": f"finished in {took}",
+                "failed": f"failed after {took}",
+                "interrupted": f"interrupted after {took}",
+            }[event.result]
+            return (f"{head}: {event.message}" if event.message else head), []
+        case _:
+            assert_never(event)
+
+
+def _recipe(event: RecipeResolved) -> tuple[str, list[str]]:
+    about = [event.origin]
+    if event.ref:
+        about.append(f"ref {event.ref}")
+    if event.version:
+        about.append(f"soperator {event.version}")
+    head = f"recipe: {event.path} ({', '.join(about)})"
+    if event.terraform_version:
+        head += f"; terraform {event.terraform_version}"
+    return head, [f"installation: {event.install_dir}"] if event.install_dir else []
+
+
+def _plan(event: PlanSummary) -> tuple[str, list[str]]:
+    head = f"plan: {event.add} to add, {event.change} to change, {event.remove} to destroy"
+    lines: list[str] = []
+    for pool in event.pools:
+        sizes = ""
+        if pool.change == "resize":
+            sizes = f" {pool.size_before}→{pool.size_after} nodes"
+        lines.append(f"pool {pool.pool}: {pool.change}{sizes}")
+    if event.destructive:
+        named = ", ".join(event.destructive[:MAX_ADDRESSES_SAID])
+        rest = len(event.destructive) - MAX_ADDRESSES_SAID
+        lines.append(f"deletes or replaces: {named}" + (f" and {rest} more" if rest > 0 else ""))
+    return head, lines
+
+
+def _diagnostic(event: Diagnostic) -> tuple[str, list[str]]:
+    head = f"{event.severity}: {event.summary}"
+    if event.address:
+        head += f" ({event.address})"
+    start = (event.range or {}).get("start") or {}
+    if event.range:
+        head += f" at {event.range.get('filename', '?')}:{start.get('line', '?')}"
+    return head, event.detail.splitlines()
+
+
+def _seconds(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def level_of(event: Event) -> Level:
+    """How loud an event is: failures and error diagnostics are errors; warnings, stderr and
+    interruptions are warnings; everything else is information."""
+    match event:
+        case ResourceFailed():
+            return "error"
+        case Diagnostic():
+            return event.severity
+        case LogLine():
+            return "warning" if event.stream == "stderr" else "info"
+        case OperationFinished():
+            return {"ok": "info", "failed": "error", "interrupted": "warning"}[event.result]
+        case _:
+            return "info"
+
+
+def is_milestone(event: Event) -> bool:
+    """Whether a one-line-per-event reporter (SDK `on_status`, fleet and workflow runs) shows
+    `event`: starts, phases, plans, finished or failed resources, warnings and errors, the
+    end. Resource starts, progress ticks, log lines, recipe details and outputs are left out."""
+    match event:
+        case Diagnostic():
+            return event.severity != "info"
+        case (
+            OperationStarted()
+            | PhaseChanged()
+            | PlanSummary()
+            | ResourceFinished()
+            | ResourceFailed()
+            | OperationFinished()
+        ):
+            return True
+        case _:
+            return False

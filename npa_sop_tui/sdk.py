@@ -26,7 +26,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from npa_sop_tui.errors import Interrupted, NpaError, OperationError, UsageError
-from npa_sop_tui.events import Event, OperationFinished
+from npa_sop_tui.events import Event, OperationFinished, describe, is_milestone
 from npa_sop_tui.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import (
     DeployResult,
@@ -163,23 +163,9 @@ def _sink(on_event: EventCallback | None, on_status: StatusCallback | None) -> E
 
 
 def describe_event(event: Event) -> str:
-    """A short human line for an event (empty for noise such as progress ticks)."""
-    match event.kind:
-        case "operation_started":
-            return f"{event.operation} {event.name}: started"
-        case "phase_changed":
-            return event.label
-        case "plan_summary":
-            return f"plan: {event.add} to add, {event.change} to change, {event.remove} to destroy"
-        case "resource_finished":
-            return f"{event.addr}: {event.action} done ({event.elapsed:.0f}s)"
-        case "resource_failed":
-            return f"{event.addr}: {event.action} FAILED {event.message}".rstrip()
-        case "diagnostic":
-            return f"{event.severity}: {event.summary}" if event.severity != "info" else ""
-        case "operation_finished":
-            return f"{event.result}: {event.message}"
-    return ""
+    """One line for a milestone event (`events.describe`'s headline); empty for noise such
+    as progress ticks and log lines (see `events.is_milestone`)."""
+    return describe(event, detail=False) if is_milestone(event) else ""
 
 
 def _run(coro: Coroutine[Any, Any, T], async_name: str) -> T:

@@ -22,13 +22,15 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Static
 
-from npa_sop_tui.tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
+from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
+    log_lines,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.status.panels import MiniStatus
@@ -65,7 +67,7 @@ class DeployScreen(Guarded, Screen[None]):
     class PlanReady(Message):
         """The plan finished: counts and the resources it would delete or replace."""
 
-        def __init__(self, summary: ProgressEvent) -> None:
+        def __init__(self, summary: PlanSummary) -> None:
             super().__init__()
             self.summary = summary
 
@@ -77,7 +79,7 @@ class DeployScreen(Guarded, Screen[None]):
     class ResourceProgressed(Message):
         """A batch of lifecycle events since the last flush."""
 
-        def __init__(self, events: list[ProgressEvent]) -> None:
+        def __init__(self, events: list[Event]) -> None:
             super().__init__()
             self.events = events
 
@@ -96,9 +98,9 @@ class DeployScreen(Guarded, Screen[None]):
         super().__init__()
         self.spec = spec
         self.spec_path = spec_path
-        self.plan: ProgressEvent | None = None
+        self.plan: PlanSummary | None = None
         self.outcome: OperationOutcome | None = None
-        self._pending: deque[ProgressEvent] = deque(maxlen=MAX_PENDING)
+        self._pending: deque[Event] = deque(maxlen=MAX_PENDING)
         self._op_task: asyncio.Task[Any] | None = None
         self._planned_before_phase = 0
         self._status_started = False
@@ -135,7 +137,7 @@ class DeployScreen(Guarded, Screen[None]):
 
     # -- event intake (called from the lifecycle's on_event; never touches widgets) --------
 
-    def sink(self, event: ProgressEvent) -> None:
+    def sink(self, event: Event) -> None:
         self._pending.append(event)
 
     def _flush(self) -> None:
@@ -150,35 +152,24 @@ class DeployScreen(Guarded, Screen[None]):
         events = message.events
         bar = self.query_one(PhaseBar)
         table = self.query_one(ResourceTable)
-        table.apply(events)
-        lines: list[tuple[str, str]] = []
-        for ev in events:
-            if ev.kind == "phase":
-                bar.phase = ev.text
-                lines.append(("info", f"== {ev.text}"))
-                if ev.action in KUBE_READY_PHASES:
-                    self._start_status()
-            elif ev.kind == "plan" and self.stage != OperationStage.PLANNING:
-                # each apply phase plans only what is left: grow the total accordingly
-                counts = table.counts()
-                bar.total = max(
-                    bar.total, counts["done"] + counts["failed"] + ev.add + ev.change + ev.destroy
-                )
-            elif ev.kind == "log":
-                lines.append((ev.level, ev.text))
-            elif ev.kind == "diagnostic":
-                lines.append((ev.level, f"{ev.level}: {ev.text}"))
-            elif ev.kind == "failed":
-                lines.append(("error", f"{ev.address} failed: {ev.text}"))
-            elif ev.kind == "finished":
-                lines.append(("info", f"{ev.address}: {ev.action} done"))
-            elif ev.kind == "started":
-                lines.append(("info", f"{ev.address}: {ev.action}…"))
-            elif ev.kind == "operation_finished":
-                lines.append(("info", f"== operation {ev.result}: {ev.text}"))
+        folded = 0  # events[:folded] are in the table
+        for i, ev in enumerate(events):
+            match ev:
+                case PhaseChanged():
+                    bar.phase = ev.label
+                    if ev.phase in KUBE_READY_PHASES:
+                        self._start_status()
+                case PlanSummary() if self.stage != OperationStage.PLANNING:
+                    # each apply phase plans only what is left: grow the total by it, counted
+                    # against what was done before this plan (not later in the same batch)
+                    table.apply(events[folded:i])
+                    folded = i
+                    counts = table.counts()
+                    bar.total = max(bar.total, counts["done"] + counts["failed"] + ev.total)
+        table.apply(events[folded:])
         counts = table.counts()
         bar.done = counts["done"] + counts["failed"]
-        self.query_one(EventLog).add_lines(lines)
+        self.query_one(EventLog).add_lines(log_lines(events))
         self.query_one(DiagnosticsPanel).add(events)
 
     # -- plan ------------------------------------------------------------------------------
@@ -203,20 +194,20 @@ class DeployScreen(Guarded, Screen[None]):
         self.plan = plan
         self.stage = OperationStage.PLANNED
         bar = self.query_one(PhaseBar)
-        bar.total = plan.add + plan.change + plan.destroy
+        bar.total = plan.total
         bar.phase = "planned: review and apply"
         box = self.query_one("#plan-summary", Static)
         text = (
             f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
-            f"[yellow]{plan.change} to change[/], [red]{plan.destroy} to destroy[/]."
+            f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/]."
         )
-        if plan.text:
+        if plan.destructive:
             text += "\n[b red]⚠ destructive:[/] these are deleted or replaced: $destructive"
             box.set_class(True, "-destructive")
         if self.npa.sandbox:
             text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
         text += "\nPress [b]a[/b] to apply."
-        box.update(markup(text, name=self.spec.name, destructive=plan.text))
+        box.update(markup(text, name=self.spec.name, destructive=", ".join(plan.destructive)))
         apply = self.query_one("#apply", Button)
         apply.disabled = False
         apply.focus()
@@ -229,7 +220,7 @@ class DeployScreen(Guarded, Screen[None]):
             return
         from npa_sop_tui.screens.modals import ConfirmModal
 
-        destructive = bool(self.plan.text)
+        destructive = bool(self.plan.destructive)
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -239,7 +230,7 @@ class DeployScreen(Guarded, Screen[None]):
         if destructive:
             question = (
                 f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
-                f"{self.plan.text}\n\nApply anyway?"
+                f"{', '.join(self.plan.destructive)}\n\nApply anyway?"
             )
         self.app.push_screen(ConfirmModal(question, yes="Apply", danger=destructive), confirmed)
 
@@ -259,7 +250,7 @@ class DeployScreen(Guarded, Screen[None]):
             box.update(
                 markup(
                     f"Applying to [b]$name[/b]: {plan.add} to add, "
-                    f"{plan.change} to change, {plan.destroy} to destroy. "
+                    f"{plan.change} to change, {plan.remove} to destroy. "
                     "Press [b]c[/b] to interrupt.",
                     name=self.spec.name,
                 )

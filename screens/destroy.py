@@ -15,13 +15,15 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static
 
-from npa_sop_tui.tui.backend import OperationOutcome, ProgressEvent
+from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
+from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
+    log_lines,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -51,7 +53,7 @@ class DestroyScreen(Guarded, Screen[None]):
         super().__init__()
         self.cluster_name = name
         self.outcome: OperationOutcome | None = None
-        self._pending: deque[ProgressEvent] = deque(maxlen=50_000)
+        self._pending: deque[Event] = deque(maxlen=50_000)
 
     @property
     def npa(self) -> NpaSopApp:
@@ -105,7 +107,7 @@ class DestroyScreen(Guarded, Screen[None]):
     def _requested(self, message: DestroyRequested) -> None:
         self._run(message.name)
 
-    def sink(self, event: ProgressEvent) -> None:
+    def sink(self, event: Event) -> None:
         self._pending.append(event)
 
     def _flush(self) -> None:
@@ -116,19 +118,15 @@ class DestroyScreen(Guarded, Screen[None]):
         bar = self.query_one(PhaseBar)
         table = self.query_one(ResourceTable)
         table.apply(events)
-        lines: list[tuple[str, str]] = []
         for ev in events:
-            if ev.kind == "phase":
-                bar.phase = ev.text
-            elif ev.kind == "plan":
-                bar.total = ev.destroy
-            elif ev.kind in ("log", "diagnostic"):
-                lines.append((ev.level, ev.text))
-            elif ev.kind in ("finished", "failed"):
-                lines.append((ev.level, f"{ev.address}: {ev.kind} {ev.text}".strip()))
+            match ev:
+                case PhaseChanged():
+                    bar.phase = ev.label
+                case PlanSummary():
+                    bar.total = ev.remove
         counts = table.counts()
         bar.done = counts["done"] + counts["failed"]
-        self.query_one(EventLog).add_lines(lines)
+        self.query_one(EventLog).add_lines(log_lines(events))
         self.query_one(DiagnosticsPanel).add(events)
 
     @work(exclusive=True, group="destroy", exit_on_error=False)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Local test substrate: real Slurm (slurmctld + slurmd + munge) and a real sshd on
-# 127.0.0.1:2222 (user slurmops), as described in test-substrate.md §3–4.
+# 127.0.0.1:2222 (user slurmops), Debian packages, all on loopback.
 #
 # Usage: scripts/substrate.sh start|stop|status   (LAB defaults to /tmp/npa-substrate)
 #

@@ -67,6 +67,15 @@ def _extra(exc: NpaError) -> dict[str, Any]:
     return extra() if callable(extra) else {}
 
 
+def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--recipe-ref",
+        metavar="SHA",
+        help="the nebius-solutions-library commit to use (default: the commit that ships the "
+        "spec's slurm_operator_version; config recipe.ref)",
+    )
+
+
 def capacity_flag(args: argparse.Namespace) -> dict[str, str]:
     """`--capacity-block-group POOL=ID` (repeatable) over `NPA_CAPACITY_BLOCK_GROUPS`, per
     pool: the run-time reservations of a command."""
@@ -83,6 +92,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "root_login_key_file": getattr(args, "root_login_ssh_public_key_file", None),
         "capacity": capacity_flag(args) if getattr(args, "capacity_block_group", None) else None,
         "parallelism": getattr(args, "parallelism", None),
+        "recipe.ref": getattr(args, "recipe_ref", None),
     }
     return {key: value for key, value in flags.items() if value is not None}
 

@@ -128,12 +128,12 @@ def _options(args: argparse.Namespace) -> Any:
 def _printer(args: argparse.Namespace) -> Callable[[Any, Any], None] | None:
     if wants_json(args):
         return None  # one document on stdout; progress would only be noise for scripts
-    from npa_sop_tui.sdk import describe_event
+    from npa_sop_tui.events import Event, describe, is_milestone
 
-    def show(target: Any, event: Any) -> None:
-        line = describe_event(event)
-        if line:
-            sys.stderr.write(f"[{target.key}] {line}\n")
+    def show(target: Any, event: Event) -> None:
+        if is_milestone(event):
+            for line in describe(event).splitlines():
+                sys.stderr.write(f"[{target.key}] {line}\n")
             sys.stderr.flush()
 
     return show

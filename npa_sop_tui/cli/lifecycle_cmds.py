@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from npa_sop_tui.cli.common import (
     add_output_flag,
+    add_recipe_ref_flag,
     capacity_flag,
     emit_json,
     open_environment,
@@ -91,6 +92,7 @@ def _spec_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a nebius-solutions-library checkout or its soperator/ folder",
     )
+    add_recipe_ref_flag(p)
     p.add_argument(
         "--root-login-ssh-public-key-file",
         metavar="FILE",

@@ -3,6 +3,7 @@
 A terminal gets a live panel: the phase, a bar of resources done/planned, and the resources in
 flight with their elapsed time. Anything else (a pipe, a CI log) gets one plain line per phase
 and per finished or failed resource. Diagnostics are kept and printed in full at the end.
+Every line is worded by `events.describe`; this module only chooses what to show and how.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from npa_sop_tui.events import (
     ResourceFailed,
     ResourceFinished,
     ResourceStarted,
+    describe,
 )
 
 MAX_IN_FLIGHT_SHOWN = 8
@@ -87,30 +89,14 @@ class TextProgress:
                 return
             self.phase_label = event.label
             self.in_flight.clear()
-            self._line(f"» {event.label}", style="bold cyan")
+            self._line(f"» {describe(event)}", style="bold cyan")
         elif isinstance(event, RecipeResolved):
-            self._line(
-                f"recipe: {event.path} ({event.origin}"
-                + (f", ref {event.ref}" if event.ref else "")
-                + (f", soperator {event.version}" if event.version else "")
-                + f"); terraform {event.terraform_version}",
-                style="dim",
-            )
-            if event.install_dir:
-                self._line(f"installation: {event.install_dir}", style="dim")
+            self._line(describe(event), style="dim")
         elif isinstance(event, PlanSummary):
             self.planned = event.total
             self.done = 0
             self._bar.update(self._task, total=max(event.total, 0), completed=0)
-            text = (
-                f"  plan: {event.add} to add, {event.change} to change, {event.remove} to destroy"
-            )
-            for pool in event.pools:
-                sizes = f" {pool.size_before}→{pool.size_after}" if pool.change == "resize" else ""
-                text += f"\n    pool {pool.pool}: {pool.change}{sizes}"
-            if event.destructive:
-                text += "\n    deletes/replaces: " + ", ".join(event.destructive[:10])
-            self._line(text)
+            self._line(_indent(describe(event)))
         elif isinstance(event, ResourceStarted):
             self.in_flight[event.addr] = time.monotonic()
         elif isinstance(event, ResourceFinished):
@@ -118,18 +104,18 @@ class TextProgress:
             self.done += 1
             self._bar.update(self._task, completed=self.done)
             if not self.live_mode:
-                self._line(f"  ✓ {event.addr} ({event.action}, {event.elapsed:.0f}s)")
+                self._line(f"  ✓ {describe(event)}")
         elif isinstance(event, ResourceFailed):
             self.in_flight.pop(event.addr, None)
             self.failed += 1
-            self._line(f"  ✗ {event.addr}: {event.message}", style="red")
+            self._line(f"  ✗ {describe(event)}", style="red")
         elif isinstance(event, Diagnostic):
             if event.severity != "info":
                 self.diagnostics.append(event)
         elif isinstance(event, LogLine):
             self.last_log = event.text
             if self.verbose or event.stream == "npa":
-                self._line(f"  {event.text}", style="dim")
+                self._line(_indent(describe(event)), style="dim")
         elif isinstance(event, OperationFinished):
             self.in_flight.clear()
         if self._live is not None:
@@ -160,22 +146,10 @@ class TextProgress:
     def print_diagnostics(self) -> None:
         for diag in self.diagnostics:
             style = "red" if diag.severity == "error" else "yellow"
-            head = f"{diag.severity}: {diag.summary}"
-            if diag.address:
-                head += f" ({diag.address})"
-            where = _where(diag.range)
-            if where:
-                head += f" at {where}"
+            head, _, detail = describe(diag).partition("\n")
             self.console.print(Text(head, style=f"bold {style}"), highlight=False)
-            if diag.detail:
-                self.console.print(Text(_indent(diag.detail)), highlight=False)
-
-
-def _where(rng: dict[str, Any] | None) -> str:
-    if not rng:
-        return ""
-    start = rng.get("start") or {}
-    return f"{rng.get('filename', '?')}:{start.get('line', '?')}"
+            if detail:
+                self.console.print(Text(detail), highlight=False)
 
 
 def _indent(text: str) -> str:

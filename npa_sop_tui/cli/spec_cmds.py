@@ -12,6 +12,7 @@ from typing import Any
 
 from npa_sop_tui.cli.common import (
     add_output_flag,
+    add_recipe_ref_flag,
     capacity_flag,
     emit_json,
     open_environment,
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--spec", "-f", required=True, metavar="FILE", help="cluster spec YAML")
     p.add_argument("--out", metavar="DIR", help="write DIR/terraform.tfvars.json (mode 0600)")
+    add_recipe_ref_flag(p)
     p.add_argument(
         "--recipe-version",
         metavar="VERSION",
@@ -145,6 +147,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.recipe.compat import render_ref
     from npa_sop_tui.recipe.render import TFVARS_FILE, render
     from npa_sop_tui.spec.model import load_spec
 
@@ -157,6 +160,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         spec,
         identity=environment.settings.identity(spec),
         recipe_version=args.recipe_version,
+        recipe_ref=render_ref(*environment.recipe_refs()),
         capacity=capacity,
         root_login_key=key,
     )
@@ -186,6 +190,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             "kube_context": rendered.kube_context,
             "sizing_tier": rendered.sizing_tier,
             "recipe_version": rendered.recipe_version,
+            "recipe_commit": rendered.recipe_commit,
             "env": env_view,
             "root_login_key": {"fingerprint": key.fingerprint, "source": key.source},
             "workers": spec.summary(capacity)["workers"],
@@ -206,7 +211,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         info(f"wrote {target} (mode 0600)")
     info(f"kube context:   {rendered.kube_context}")
     info(f"sizing tier:    {rendered.sizing_tier}")
-    info(f"recipe version: {rendered.recipe_version}")
+    info(f"recipe version: {rendered.recipe_version} (contract of {rendered.recipe_commit})")
     info(f"root login key: {key.describe()}")
     info("from the environment (TF_VAR_*, not in the file):")
     for name, value in env_view.items():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK
@@ -31,15 +30,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from npa_sop_tui.sdk import describe_event
+    from npa_sop_tui.events import Event, describe, is_milestone
     from npa_sop_tui.workflow import load_workflow, run_workflow
 
     loaded = load_workflow(args.file)
 
-    def show(index: int, event: Any) -> None:
-        line = describe_event(event)
-        if line:
-            sys.stderr.write(f"[{loaded.file.steps[index].name or f'step-{index + 1}'}] {line}\n")
+    def show(index: int, event: Event) -> None:
+        if is_milestone(event):
+            step = loaded.file.steps[index].name or f"step-{index + 1}"
+            for line in describe(event).splitlines():
+                sys.stderr.write(f"[{step}] {line}\n")
 
     from npa_sop_tui.cli.interrupts import run_interruptible
 

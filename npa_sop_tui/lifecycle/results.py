@@ -34,6 +34,7 @@ class LifecycleOptions:
     env: dict[str, str] = field(default_factory=dict)
     parallelism: int | None = None
     recipe_version: str | None = None
+    recipe_ref: str | None = None  # the upstream commit to deploy on, instead of the table's
     root_login_key_file: str | Path | None = None
 
     def flags(self) -> dict[str, Any]:
@@ -42,6 +43,7 @@ class LifecycleOptions:
             "terraform_dir": self.terraform_dir,
             "parallelism": self.parallelism,
             "root_login_key_file": self.root_login_key_file,
+            "recipe.ref": self.recipe_ref,
         }
         if self.capacity:
             flags["capacity"] = dict(self.capacity)

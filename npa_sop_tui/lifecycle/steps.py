@@ -19,6 +19,7 @@ from npa_sop_tui.events import Diagnostic, PlanSummary, RecipeResolved
 from npa_sop_tui.inventory import RecipeInfo
 from npa_sop_tui.lifecycle.operation import Operation
 from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
+from npa_sop_tui.recipe.compat import check_recipe_for_spec
 from npa_sop_tui.recipe.source import Installation, Recipe
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
 from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
@@ -82,10 +83,17 @@ class Context:
 
 
 async def context_for(
-    op: Operation, environment: Environment, options: LifecycleOptions, *, terraform_dir: Any
+    op: Operation,
+    environment: Environment,
+    options: LifecycleOptions,
+    *,
+    terraform_dir: Any,
+    spec_version: str | None = None,
 ) -> Context:
     """Recipe and Terraform from the environment; Terraform's environment assembled once."""
-    recipe = await environment.recipe(Path(terraform_dir) if terraform_dir else None)
+    recipe = await environment.recipe(
+        Path(terraform_dir) if terraform_dir else None, spec_version=spec_version
+    )
     setup = await environment.terraform(recipe)
     env = {**setup.env, **environment.terraform_env(), **options.env}
     return Context(
@@ -132,7 +140,12 @@ async def prepare(
     if options.identity is None and environment.will_clone():
         # Say what identity is missing before spending a minute cloning the recipe.
         environment.identity(spec)
-    ctx = await context_for(op, environment, options, terraform_dir=None)
+    ctx = await context_for(
+        op, environment, options, terraform_dir=None, spec_version=spec.slurm_operator_version
+    )
+    # The recipe must ship the spec's version and allow this Terraform (exit 2 otherwise);
+    # its commit decides the variables' contract.
+    recipe_ref = check_recipe_for_spec(ctx.recipe, spec, ctx.binary)
     identity = options.identity or environment.identity(spec, ctx.recipe)
     capacity = _capacity(spec, environment.settings.capacity)
     key = environment.root_login_key(spec, ctx.recipe)
@@ -141,6 +154,7 @@ async def prepare(
         spec,
         identity=identity,
         recipe_version=options.recipe_version,
+        recipe_ref=recipe_ref,
         capacity=capacity or None,
         root_login_key=key,
     )
@@ -169,8 +183,10 @@ async def init(ctx: Context, install: Installation) -> None:
     run = await ctx.runner().run(
         ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
     )
-    if not run.ok:
-        raise TerraformFailed("init", run, install.dir)
+    if not run.ok:  # name the recipe: init fails on its providers and module sources
+        raise TerraformFailed(
+            f"init (recipe {ctx.recipe.root}, ref {ctx.recipe.ref})", run, install.dir
+        )
 
 
 def _plan_dir(install: Installation) -> Path:

@@ -28,12 +28,16 @@ from typing import Any, Literal
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
 from npa_sop_tui.paths import cluster_dir, soperator_root
+from npa_sop_tui.recipe.compat import recipe_version
 
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-# The immutable commit npa pins (npa-anchor.md §2); a config may override it.
-DEFAULT_RECIPE_REF = "7046fb3c68314a940cdb47ff5c4fd23c01a6711e"
+# The commit used when nothing picks one: the recipe table's default for Soperator 4.1.6.
+# Deploys pick the commit for the spec's version (recipe/compat.py); a config may pin one.
+DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 EXAMPLE = Path("installations") / "example"
 STANDIN_MARKER = ".npa-standin"
+EU_API_ENDPOINT = "api.eu.nebius.cloud:443"  # what the recipe's terraform.tf hard-codes
+GLOBAL_API_ENDPOINT = "api.nebius.cloud:443"
 # Files of the example that never belong in a cluster's installation.
 _SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
 _SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
@@ -55,6 +59,13 @@ class Recipe:
         return self.root / EXAMPLE
 
     @property
+    def standin_commit(self) -> str | None:
+        """The upstream commit a stand-in recipe models (from its marker), else None."""
+        data = standin_marker(self.root)
+        commit = data.get("commit") if data else None
+        return commit if isinstance(commit, str) else None
+
+    @property
     def is_standin(self) -> bool:
         """A stand-in (null resources, no cloud) says so with a marker file in its folder."""
         return (self.root / STANDIN_MARKER).is_file()
@@ -72,30 +83,6 @@ class RecipeSettings:
     path: str | None = None
     url: str | None = None
     ref: str | None = None
-
-
-def settings_from_config(config: Any) -> RecipeSettings:
-    """Read recipe settings from an NpaConfig-like object or dict, whatever its exact shape."""
-    if config is None:
-        return RecipeSettings()
-    recipe = _get(config, "recipe")
-    if recipe is None:
-        return RecipeSettings(
-            path=_get(config, "recipe_path"),
-            url=_get(config, "recipe_url"),
-            ref=_get(config, "recipe_ref"),
-        )
-    if isinstance(recipe, str):
-        return RecipeSettings(path=recipe)
-    return RecipeSettings(
-        path=_get(recipe, "path"), url=_get(recipe, "url"), ref=_get(recipe, "ref")
-    )
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,6 +131,19 @@ def _soperator_folder(path: Path, source: str) -> Path:
     )
 
 
+def standin_marker(root: Path) -> dict[str, Any] | None:
+    """The stand-in marker of a `soperator/` folder (JSON: commit, version), None for a real
+    recipe; an unreadable marker still marks a stand-in (an empty mapping)."""
+    path = root / STANDIN_MARKER
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
     if (root / STANDIN_MARKER).is_file():
         from npa_sop_tui import __version__
@@ -153,20 +153,8 @@ def _recipe(root: Path, origin: Origin, *, ref: str | None = None) -> Recipe:
         root=root,
         origin=origin,
         ref=ref or _git_head(root),
-        version=_example_version(root / EXAMPLE),
+        version=recipe_version(root / EXAMPLE),
     )
-
-
-def _example_version(example: Path) -> str | None:
-    for name in ("terraform.tfvars", "terraform.tfvars.json"):
-        path = example / name
-        if path.is_file():
-            match = re.search(
-                r'slurm_operator_version"?\s*[=:]\s*"([^"]+)"', path.read_text(encoding="utf-8")
-            )
-            if match:
-                return match.group(1)
-    return None
 
 
 def _git(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -299,6 +287,7 @@ def prepare_installation(
             shutil.copytree(item, dest, dirs_exist_ok=True)
         else:
             shutil.copy2(item, dest)
+    _point_provider_at_region(target / "terraform.tf", env.get("TF_VAR_region"))
     atomic_write_text(
         target / "terraform.tfvars.json",
         json.dumps(tfvars, indent=2, sort_keys=True) + "\n",
@@ -309,6 +298,23 @@ def prepare_installation(
     )
     protect_state_files(target)
     return Installation(name=name, dir=target, recipe=recipe)
+
+
+def api_endpoint(region: str | None) -> str:
+    """The Nebius API the provider must use: the recipe hard-codes the `eu` one, which only
+    serves regions whose name starts with `eu`."""
+    return EU_API_ENDPOINT if region is None or region.startswith("eu") else GLOBAL_API_ENDPOINT
+
+
+def _point_provider_at_region(terraform_tf: Path, region: str | None) -> None:
+    try:
+        text = terraform_tf.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    wanted = api_endpoint(region)
+    fixed = text.replace(EU_API_ENDPOINT, wanted)
+    if fixed != text:
+        terraform_tf.write_text(fixed, encoding="utf-8")
 
 
 def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:

@@ -58,15 +58,25 @@ class SandboxEnvironment(Environment):
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
-    async def recipe(self, terraform_dir: Path | None = None) -> Recipe:
+    async def recipe(
+        self, terraform_dir: Path | None = None, *, spec_version: str | None = None
+    ) -> Recipe:
+        """`terraform_dir` if given, else the stand-in generated from the recipe contract of
+        the commit that ships `spec_version` (the packaged stand-in without a version)."""
         from npa_sop_tui.recipe import source
         from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+        from npa_sop_tui.sandbox.standin import standin_for_version
 
         where = terraform_dir or self.settings.terraform_dir
         if where is not None:
             return await asyncio.to_thread(source.resolve, where, self.recipe_settings())
+        folder = (
+            await asyncio.to_thread(standin_for_version, spec_version)
+            if spec_version
+            else standin_recipe_dir()
+        )
         return await asyncio.to_thread(
-            source.resolve, standin_recipe_dir(), source.RecipeSettings(), origin="sandbox"
+            source.resolve, folder, source.RecipeSettings(), origin="sandbox"
         )
 
     def will_clone(self) -> bool:

@@ -65,9 +65,14 @@ def null_provider_file() -> Path:
     )
 
 
-def standin_recipe_dir() -> Path:
-    """The packaged stand-in recipe's `soperator/` folder."""
-    return STANDIN_RECIPE / "soperator"
+def standin_recipe_dir(commit: str | None = None, version: str | None = None) -> Path:
+    """A stand-in recipe's `soperator/` folder: the packaged one (Soperator 4.1.6 at its
+    default commit), or the one generated for `commit` (see sandbox/standin.py)."""
+    if commit is None:
+        return STANDIN_RECIPE / "soperator"
+    from npa_sop_tui.sandbox.standin import standin_recipe_dir as generated
+
+    return generated(commit, version)
 
 
 def prepare(home: Path | None = None) -> LocalTerraform:

@@ -30,7 +30,8 @@ from npa_sop_tui.spec.yaml_positions import (
 
 API_VERSION = "npa.soperator/v0.0.1"
 DEFAULT_OPERATOR_VERSION = "4.1.6"
-# Per recipe generation: the example tfvars' k8s / node-group versions (upstream-recipe §0).
+# Per recipe generation: the k8s / node-group versions of upstream's example tfvars
+# (`installations/example/terraform.tfvars`).
 DEFAULT_K8S_VERSION = {"4.1.6": "1.34", "4.1.12": "1.36"}
 DEFAULT_NODE_GROUP_VERSION = {"4.1.6": "72", "4.1.12": "75"}
 VERSION_FIELDS = ("slurm_operator_version", "k8s_version", "node_group_version")
@@ -106,6 +107,10 @@ class WorkerPoolSpec(_Model):
     capacity_block_group_name: str | None = Field(
         default=None, description="capacity block group name; resolved to an ID before render"
     )
+    # gpu-gb300 workers get local NVMe (the recipe turns it on for that platform), and the
+    # recipe needs the device layout to size ephemeral storage.
+    local_nvme_device_count: int | None = Field(default=None, description="gpu-gb300 only")
+    local_nvme_device_gb: int | None = Field(default=None, description="gpu-gb300 only, in GB")
 
     _strip = field_validator("fabric", "capacity_block_group", "capacity_block_group_name")(
         _blank_to_none
@@ -164,7 +169,9 @@ class SoperatorSpec(_Model):
     accounting: bool = False
     telemetry: bool = False
     slurm_rest_enabled: bool | None = Field(default=None, description="None → follows accounting")
-    use_default_apparmor_profile: bool = False
+    use_default_apparmor_profile: bool | None = Field(
+        default=None, description="None → the recipe's default (true)"
+    )
     jail_size_gib: int = 512
     slurm_operator_version: str = DEFAULT_OPERATOR_VERSION
     k8s_version: str | None = Field(default=None, description="None → the recipe's default")
@@ -257,7 +264,8 @@ SUPPORTED_VERSIONS: dict[str, str] = {
 
 
 def recipe_generation(version: str) -> str | None:
-    """Which variable shapes a Soperator version uses (upstream-recipe §0.1), or None."""
+    """Which variable shapes a Soperator version uses, or None: 4.1.6 and 4.1.7 share one,
+    4.1.12 and 4.1.13 another."""
     return SUPPORTED_VERSIONS.get(version)
 
 

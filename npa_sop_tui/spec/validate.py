@@ -21,7 +21,7 @@ SEMVER_RE = re.compile(r"^[1-9]\d*\.\d+\.\d+$")
 K8S_RE = re.compile(r"^\d+\.\d+$")
 NODE_GROUP_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.]*$")
 CAPACITY_ID_PREFIX = "capacityblockgroup-"
-# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions (upstream-recipe §3.4).
+# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions.
 K8S_VERSIONS_4_1_12 = ("1.35", "1.36")
 MAX_POOL_NAME = 40
 
@@ -112,7 +112,7 @@ def _versions(spec: SoperatorSpec) -> list[Finding]:
                 f"supported versions: {supported}",
             )
         )
-    elif version != "4.1.6" and not spec.use_default_apparmor_profile:
+    elif version != "4.1.6" and spec.use_default_apparmor_profile is False:
         out.append(
             error(
                 "use_default_apparmor_profile",
@@ -297,15 +297,6 @@ def _workers(spec: SoperatorSpec, cat: Catalog, capacity: Mapping[str, str]) -> 
                 "workers share one jail, so the recipe requires one architecture",
             )
         )
-    if spec.recipe_generation == "4.1.12" and "arm64" in arches:
-        out.append(
-            error(
-                "workers",
-                "arm64 workers (gpu-gb300) need arm64 login nodes from recipe 4.1.13 on, but "
-                "this tool renders cpu-d3 (amd64) login nodes",
-                "use an amd64 GPU platform, or Soperator 4.1.6",
-            )
-        )
     gpu_seen = False
     for i, pool in reversed(list(enumerate(spec.workers))):
         if pool.is_gpu:
@@ -402,6 +393,48 @@ def _pool(
                     f"{base}.docker_cache_disk_type",
                     f"{pool.docker_cache_disk_type!r} cannot hold the image cache",
                     one_of_hint(pool.docker_cache_disk_type, list(cat.image_disk_types)),
+                )
+            )
+    out += _gb300(pool, base)
+    return out
+
+
+GB300_RACK = 18
+
+
+def _gb300(pool: WorkerPoolSpec, base: str) -> list[Finding]:
+    """GB300 pools: racks of 18 (a partial rack only below 18, as npa renders production =
+    false) and the local NVMe layout the recipe needs for gpu-gb300."""
+    out: list[Finding] = []
+    nvme = (pool.local_nvme_device_count, pool.local_nvme_device_gb)
+    if pool.platform != "gpu-gb300":
+        if any(v is not None for v in nvme):
+            out.append(
+                error(
+                    f"{base}.local_nvme_device_count", "local NVMe is rendered for gpu-gb300 only"
+                )
+            )
+        return out
+    if pool.size >= GB300_RACK and pool.size % GB300_RACK:
+        out.append(
+            error(
+                f"{base}.size",
+                f"GB300 pools come in racks of {GB300_RACK}: {pool.size} nodes is not whole racks",
+                f"use {pool.size // GB300_RACK * GB300_RACK} or "
+                f"{(pool.size // GB300_RACK + 1) * GB300_RACK}",
+            )
+        )
+    for field_name, value in zip(
+        ("local_nvme_device_count", "local_nvme_device_gb"), nvme, strict=True
+    ):
+        if value is None or value < 1:
+            out.append(
+                error(
+                    f"{base}.{field_name}",
+                    "gpu-gb300 workers use local NVMe (on by default in the recipe), which "
+                    "needs the number of devices and each device's size in GB",
+                    "set local_nvme_device_count and local_nvme_device_gb from the platform's "
+                    "specification",
                 )
             )
     return out

@@ -1,6 +1,6 @@
 """npa's `workers[]` / `capacity_status` from the local Terraform state of an installation.
 
-Same rules as npa (npa-anchor.md §3.3): `nebius_mk8s_v1_node_group` resources named
+Same rules as the existing npa: `nebius_mk8s_v1_node_group` resources named
 `worker_v2`; pool = node-group name without its trailing `-<digits>`; mode `reserved` for
 STRICT reservation policy with IDs, `preemptible` when `template.preemptible` is set, else
 `on-demand`; nodes = Σ fixed_node_count.

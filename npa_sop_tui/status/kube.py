@@ -44,8 +44,8 @@ NODESET_LABEL = "slurm.nebius.ai/nodeset"
 NODESET_NAME_LABEL = "slurm.nebius.ai/nodeset-name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 
-# Node conditions worth a line in the dashboard (soperator-runtime.md §2.1), shown when they
-# are "True" (for Ready: when not True).
+# Node conditions worth a line in the dashboard (Soperator's health-check and GPU
+# conditions), shown when they are "True" (for Ready: when not True).
 NOTABLE_NODE_CONDITIONS = frozenset(
     {
         "SlurmNodeDrain",

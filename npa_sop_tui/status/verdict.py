@@ -1,6 +1,6 @@
 """Readiness verdict and hints, following Soperator's own notion of a ready cluster.
 
-Rules (soperator-runtime.md §1.1, §1.2, §5, §7):
+Rules, as the Soperator operator reports readiness:
 - control plane: SlurmCluster phase `Available` and ControllersAvailable, LoginAvailable,
   SConfigControllerAvailable True (CommonAvailable/AccountingAvailable True if present;
   "accounting is disabled" is not a failure). Workers are not part of the phase;

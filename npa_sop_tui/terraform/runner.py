@@ -223,7 +223,24 @@ class RunResult:
     def error_text(self) -> str:
         if self.errors:
             return "; ".join(d.summary + (f": {d.detail}" if d.detail else "") for d in self.errors)
+        block = first_error_block(self.log_tail)
+        if block:
+            return block
         return "\n".join(list(self.log_tail)[-5:]) or f"terraform exited with {self.returncode}"
+
+
+def first_error_block(lines: Sequence[str] | deque[str]) -> str:
+    """The whole first `Error: …` block of Terraform's plain output (up to the next block),
+    so a failed `init` shows its cause rather than the tail of the last message."""
+    out: list[str] = []
+    for line in lines:
+        text = line.strip("│ ").rstrip() if line.startswith("│") else line.rstrip()
+        starts = text.lstrip("╷╵ ").startswith("Error:")
+        if starts and out:
+            break
+        if (starts or out) and text.strip("╷╵ "):
+            out.append(text.strip("╷╵"))
+    return "\n".join(out)
 
 
 class TerraformRunner:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -23,6 +23,8 @@ from npa_sop_tui.spec.findings import Finding
 
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
+    from npa_sop_tui.events import EventSink, PlanSummary
+    from npa_sop_tui.spec.model import SoperatorSpec
 
 
 # ---------------------------------------------------------------------------------------
@@ -66,39 +68,6 @@ class Totals:
     disk_gib: int
 
 
-EventKind = Literal[
-    "operation_started",
-    "phase",
-    "plan",
-    "started",
-    "progress",
-    "finished",
-    "failed",
-    "diagnostic",
-    "log",
-    "outputs",
-    "operation_finished",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class ProgressEvent:
-    """A lifecycle event reduced to what the deploy/destroy screens display."""
-
-    kind: EventKind
-    ts: float = field(default_factory=time.time)
-    address: str = ""
-    action: str = ""
-    text: str = ""
-    level: str = "info"
-    elapsed: float | None = None
-    add: int = 0
-    change: int = 0
-    destroy: int = 0
-    result: str = ""
-    outputs: Mapping[str, Any] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, slots=True)
 class OperationOutcome:
     """How an operation ended, honestly: ok, failed (with why), or interrupted."""
@@ -108,103 +77,8 @@ class OperationOutcome:
     remaining: tuple[str, ...] = ()
 
 
-ProgressSink = Callable[[ProgressEvent], None]
 HostKeyConsent = Callable[[str, int, str], Awaitable[bool]]
 """(host, port, SHA256 fingerprint) → whether the user trusts the key."""
-
-
-# ---------------------------------------------------------------------------------------
-# Converting library events
-
-
-def to_progress_event(event: Any) -> ProgressEvent:
-    """Map one typed lifecycle event (events.py) to a ProgressEvent.
-
-    Reads by attribute with defaults so a field added in the library does not break the UI.
-    """
-    kind = getattr(event, "kind", "")
-    ts = float(getattr(event, "ts", 0.0) or time.time())
-    get = lambda name, default="": getattr(event, name, default)  # noqa: E731
-    match kind:
-        case "operation_started":
-            return ProgressEvent("operation_started", ts, text=str(get("operation", "")))
-        case "phase_changed":
-            return ProgressEvent(
-                "phase", ts, text=str(get("label") or get("phase")), action=str(get("phase"))
-            )
-        case "recipe_resolved":
-            return ProgressEvent(
-                "log",
-                ts,
-                text=f"recipe: {get('origin')} {get('path')} {get('version', '') or ''}".strip(),
-            )
-        case "plan_summary":
-            return ProgressEvent(
-                "plan",
-                ts,
-                add=int(get("add", 0) or 0),
-                change=int(get("change", 0) or 0),
-                destroy=int(get("destroy", get("remove", 0)) or 0),
-                text=", ".join(get("destructive", ()) or ()),
-            )
-        case "resource_started":
-            return ProgressEvent("started", ts, address=get("addr"), action=get("action"))
-        case "resource_progress":
-            return ProgressEvent(
-                "progress", ts, address=get("addr"), elapsed=_float(get("elapsed", None))
-            )
-        case "resource_finished":
-            return ProgressEvent(
-                "finished",
-                ts,
-                address=get("addr"),
-                action=get("action"),
-                elapsed=_float(get("elapsed", None)),
-            )
-        case "resource_failed":
-            return ProgressEvent(
-                "failed",
-                ts,
-                address=get("addr"),
-                text=str(get("message", "")),
-                level="error",
-                elapsed=_float(get("elapsed", None)),
-            )
-        case "diagnostic":
-            summary = str(get("summary", ""))
-            detail = str(get("detail", "") or "")
-            text = f"{summary}\n{detail}".strip() if detail else summary
-            return ProgressEvent(
-                "diagnostic",
-                ts,
-                text=text,
-                level=str(get("severity", "error")),
-                address=str(get("address", "") or ""),
-            )
-        case "log_line" | "log":
-            return ProgressEvent(
-                "log",
-                ts,
-                text=str(get("text")),
-                level="warning" if get("stream") == "stderr" else "info",
-            )
-        case "outputs":
-            return ProgressEvent("outputs", ts, outputs=dict(get("outputs", {}) or {}))
-        case "operation_finished":
-            return ProgressEvent(
-                "operation_finished",
-                ts,
-                result=str(get("result", "")),
-                text=str(get("message", "") or ""),
-            )
-    return ProgressEvent("log", ts, text=f"{kind}: {event}")
-
-
-def _float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
 
 
 # ---------------------------------------------------------------------------------------
@@ -214,10 +88,19 @@ def _float(value: Any) -> float | None:
 class Backend:
     """Everything the app asks of the library, in one `Environment` (real or sandbox)."""
 
-    def __init__(self, environment: Environment | None = None) -> None:
-        from npa_sop_tui.environment import open_environment
+    _environment: Environment | None = None
 
-        self.environment = environment or open_environment()
+    def __init__(self, environment: Environment | None = None) -> None:
+        self._environment = environment
+
+    @property
+    def environment(self) -> Environment:
+        """Where the app's operations run (the real cloud unless given another)."""
+        if self._environment is None:
+            from npa_sop_tui.environment import open_environment
+
+            self._environment = open_environment()
+        return self._environment
 
     @property
     def sandbox(self) -> bool:
@@ -354,19 +237,19 @@ class Backend:
 
         return dump_spec_yaml(spec)
 
-    def totals(self, spec: Any) -> Totals:
+    def totals(self, spec: SoperatorSpec) -> Totals:
         cat = self.catalog()
         nodes = vcpu = gpus = disk = 0
-        for pool in getattr(spec, "workers", []) or []:
+        for pool in spec.workers:
             preset = cat.preset(pool.platform, pool.preset)
             size = int(pool.size)
             nodes += size
             if preset is not None:
                 vcpu += size * preset.vcpu
                 gpus += size * preset.gpus
-            disk += size * int(getattr(pool, "boot_disk_gib", 0) or 0)
-            if getattr(pool, "docker_cache", False):
-                disk += size * int(getattr(pool, "docker_cache_gib", 0) or 0)
+            disk += size * int(pool.boot_disk_gib or 0)
+            if pool.docker_cache:
+                disk += size * int(pool.docker_cache_gib or 0)
         return Totals(nodes=nodes, vcpu=vcpu, gpus=gpus, disk_gib=disk)
 
     def catalog(self) -> CatalogView:
@@ -385,35 +268,34 @@ class Backend:
         # them at run time from the settings (NPA_CAPACITY_BLOCK_GROUPS).
         return LifecycleOptions(environment=self.environment)
 
-    async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
-        """Run plan; returns the plan summary as a ProgressEvent of kind 'plan'."""
+    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+        """Run plan, streaming its events to `sink`; returns the whole plan's summary."""
         from npa_sop_tui import lifecycle
+        from npa_sop_tui.events import PlanSummary
 
-        result = await lifecycle.plan(
-            spec, options=self.lifecycle_options(), on_event=_forward(sink)
+        result = await lifecycle.plan(spec, options=self.lifecycle_options(), on_event=sink)
+        return PlanSummary(
+            operation_id=result.operation_id, phase="plan", **result.changes.model_dump()
         )
-        return _plan_event(result)
 
-    async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
+    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
         from npa_sop_tui import lifecycle
 
         await self.environment.start_live()
         return await lifecycle.deploy(
             spec,
             options=self.lifecycle_options(),
-            on_event=_forward(sink),
+            on_event=sink,
             allow_destructive=allow_destructive,
         )
 
-    async def destroy(self, name: str, sink: ProgressSink) -> OperationOutcome:
+    async def destroy(self, name: str, sink: EventSink) -> OperationOutcome:
         """Destroy; an incomplete teardown is a failed outcome listing what remains."""
         from npa_sop_tui import lifecycle
 
         await self.environment.start_live()
         try:
-            result = await lifecycle.destroy(
-                name, options=self.lifecycle_options(), on_event=_forward(sink)
-            )
+            result = await lifecycle.destroy(name, options=self.lifecycle_options(), on_event=sink)
         except lifecycle.DestroyIncomplete as exc:
             return OperationOutcome("failed", exc.message, tuple(exc.remaining))
         return OperationOutcome("ok", f"{result.destroyed} resource(s) destroyed")
@@ -574,24 +456,6 @@ def _policy(confirm: HostKeyConsent | None) -> Any:
         return await confirm(host, port, str(fp() if callable(fp) else fp))
 
     return HostKeyPolicy(ask)
-
-
-def _forward(sink: ProgressSink) -> Callable[[Any], None]:
-    def on_event(event: Any) -> None:
-        sink(to_progress_event(event))
-
-    return on_event
-
-
-def _plan_event(result: Any) -> ProgressEvent:
-    changes = result.changes
-    return ProgressEvent(
-        "plan",
-        add=changes.add,
-        change=changes.change,
-        destroy=changes.remove,
-        text=", ".join(changes.destructive),
-    )
 
 
 def _state_from(operation: str, result: str) -> str:

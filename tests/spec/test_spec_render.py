@@ -102,7 +102,18 @@ def test_new_shapes_for_4_1_12_and_later() -> None:
         assert tv["filesystem_jail"]["spec"]["type"] == "NETWORK_SSD"
         assert tv["filesystem_jail"]["spec"]["size_gibibytes"] == 512
         assert tv["nfs"] == {"enabled": False} and tv["nfs_in_k8s"] == {"enabled": False}
-        assert tv["filestore_controller_spool"] is None
+        # 4.1.12's main.tf reads the spool without a null guard; 4.1.13 makes it optional.
+        spool = tv["filestore_controller_spool"]
+        if version == "4.1.12":
+            assert spool == {
+                "spec": {
+                    "size_gibibytes": 128,
+                    "block_size_kibibytes": 4,
+                    "forbid_deletion": False,
+                }
+            }
+        else:
+            assert spool is None
         assert ("cloud_environment" in tv) is (version == "4.1.13")
     assert "filestore_jail" in old and "filesystem_jail" not in old
 
@@ -208,7 +219,8 @@ def test_env_carries_identity_not_the_file() -> None:
         "TF_VAR_iam_tenant_id": "tenant-abc",
         "TF_VAR_iam_project_id": "project-def",
         "TF_VAR_vpc_subnet_id": "vpcsubnet-ghi",
-        "TF_VAR_o11y_iam_tenant_id": "tenant-abc",
+        # The Nebius o11y tenant of the upstream .envrc, not the cluster's tenant.
+        "TF_VAR_o11y_iam_tenant_id": "tenant-e00vyb5y1x5vqkzw5e",
         "TF_VAR_o11y_profile": "",
     }
     assert set(r.env) == set(r.env_names)

@@ -339,12 +339,17 @@ def test_catalog_tiers_and_fabrics() -> None:
     assert load_catalog() is cat  # parsed once
 
 
-def test_arm64_workers_refused_where_login_must_match() -> None:
-    gb = gpu(name="gb", platform="gpu-gb300", preset="4gpu-112vcpu-800gb")
-    assert "workers" not in errors_at(spec_with(workers=[gb]))
-    new = spec_with(
-        workers=[gb],
-        slurm_operator_version="4.1.13",
-        use_default_apparmor_profile=True,
+def test_gb300_pools_need_whole_racks_and_local_nvme_layout() -> None:
+    gb = gpu(name="gb", platform="gpu-gb300", preset="4gpu-112vcpu-800gb", size=20)
+    errors = errors_at(spec_with(workers=[gb], slurm_operator_version="4.1.13"))
+    assert "racks of 18" in errors["workers[0].size"]
+    assert "local NVMe" in errors["workers[0].local_nvme_device_count"]
+    ok = gpu(
+        name="gb",
+        platform="gpu-gb300",
+        preset="4gpu-112vcpu-800gb",
+        size=36,
+        local_nvme_device_count=4,
+        local_nvme_device_gb=3840,
     )
-    assert "arm64" in errors_at(new)["workers"]
+    assert not {k for k in errors_at(spec_with(workers=[ok])) if k.startswith("workers")}

@@ -16,7 +16,7 @@ from npa_sop_tui.status.slurm import (
     state_from_text,
 )
 
-# The substrate's captured output (test-substrate.md §3), with %C and %f added.
+# Output captured from the local Slurm substrate, with %C and %f added.
 DELIMITED = """\
 gpu-001|main*|unknown*|0/128/0/128|1000000|gpu:h100:8|gpu_h100_sxm,network_ssd|none
 gpu-002|main*|drained*|0/0/128/128|1000000|gpu:h100:8|gpu_h100_sxm,network_ssd|REASON

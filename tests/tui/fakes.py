@@ -10,6 +10,14 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from npa_sop_tui.events import (
+    EventSink,
+    LogLine,
+    PhaseChanged,
+    PlanSummary,
+    ResourceFinished,
+    ResourceStarted,
+)
 from npa_sop_tui.status.model import (
     ClusterStatus,
     ComponentPods,
@@ -24,9 +32,10 @@ from npa_sop_tui.status.model import (
     SlurmState,
     Verdict,
 )
-from npa_sop_tui.tui.backend import Backend, ClusterRow, ProgressEvent, ProgressSink
+from npa_sop_tui.tui.backend import Backend, ClusterRow
 
 T0 = 1_800_000_000.0
+OP = "deploy-snapshot"
 ADDRS = [
     "module.k8s.null_resource.cluster",
     "module.k8s.null_resource.node_group_system",
@@ -128,17 +137,31 @@ class FixedBackend(Backend):
             ClusterRow("train", "us-central1", "failed", "deploy failed 2026-11-29 18:12"),
         ]
 
-    async def plan(self, spec: Any, sink: ProgressSink) -> ProgressEvent:
-        return ProgressEvent("plan", ts=T0, add=len(ADDRS))
+    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+        return PlanSummary(ts=T0, operation_id=OP, phase="plan", add=len(ADDRS), change=0, remove=0)
 
-    async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
-        sink(
-            ProgressEvent("phase", ts=T0, text="Deploying Slurm and the rest", action="apply:full")
-        )
+    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+        label = "Deploying Slurm and the rest"
+        sink(PhaseChanged(ts=T0, operation_id=OP, phase="apply:full", label=label))
         for i, addr in enumerate(ADDRS):
-            sink(ProgressEvent("started", ts=T0 + i, address=addr, action="create"))
-            sink(ProgressEvent("finished", ts=T0 + i + 3, address=addr, action="create"))
-        sink(ProgressEvent("log", ts=T0, text="module.slurm.null_resource.flux: Creating..."))
+            module = addr.split(".")[1]
+            sink(
+                ResourceStarted(
+                    ts=T0 + i, operation_id=OP, addr=addr, module=module, action="create"
+                )
+            )
+            sink(
+                ResourceFinished(
+                    ts=T0 + i + 3,
+                    operation_id=OP,
+                    addr=addr,
+                    module=module,
+                    action="create",
+                    elapsed=3.0,
+                )
+            )
+        text = "module.slurm.null_resource.flux: Creating..."
+        sink(LogLine(ts=T0, operation_id=OP, stream="terraform", text=text))
         await asyncio.Event().wait()  # stays "applying" for the picture
 
     async def status_snapshots(self, name: str, **_: Any) -> AsyncIterator[Any]:

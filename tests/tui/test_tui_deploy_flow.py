@@ -53,7 +53,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
         deploy = await _plan_and_apply(pilot, app, spec)
         planned = deploy.plan.add  # type: ignore[union-attr]
-        # held before the deploy screen makes way for the dashboard (and is unmounted)
+        # held now: switching to the dashboard unmounts the deploy screen's widgets
         table = deploy.query_one(ResourceTable)
         bar = deploy.query_one(PhaseBar)
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen), timeout=120)

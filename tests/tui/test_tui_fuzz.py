@@ -18,6 +18,14 @@ import pytest
 from textual.screen import Screen
 from textual.widgets import Input
 
+from npa_sop_tui.events import (
+    Diagnostic,
+    EventSink,
+    LogLine,
+    PhaseChanged,
+    ResourceFailed,
+    ResourceStarted,
+)
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.home import HomeScreen
@@ -26,7 +34,7 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.wizard import STEPS, WizardScreen
 from npa_sop_tui.status.model import SlurmNode
 from npa_sop_tui.tui.app import NpaSopApp
-from npa_sop_tui.tui.backend import ClusterRow, ProgressEvent, ProgressSink
+from npa_sop_tui.tui.backend import ClusterRow
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
 from .conftest import CPU_SPEC, wait_for
@@ -56,12 +64,31 @@ class HostileBackend(FixedBackend):
             ClusterRow("train", "us-central1", "failed", "deploy failed \\[ 2026"),
         ]
 
-    async def deploy(self, spec: Any, sink: ProgressSink, *, allow_destructive: bool) -> Any:
-        sink(ProgressEvent("phase", ts=T0, text="[/] phase", action="apply:full"))
-        sink(ProgressEvent("started", ts=T0, address='module.x["[/]"]', action="create"))
-        sink(ProgressEvent("log", ts=T0, text="[/] log line [b]"))
-        sink(ProgressEvent("diagnostic", ts=T0, text="Error: [/x] bad\n  on main.tf [1]"))
-        sink(ProgressEvent("failed", ts=T0, address='module.x["[/]"]', text="[@click=app.quit]"))
+    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+        op, addr = "fuzz", 'module.x.null_resource.y["[/]"]'
+        sink(PhaseChanged(ts=T0, operation_id=op, phase="apply:full", label="[/] phase"))
+        sink(ResourceStarted(ts=T0, operation_id=op, addr=addr, module="x", action="create"))
+        sink(LogLine(ts=T0, operation_id=op, stream="terraform", text="[/] log line [b]"))
+        sink(
+            Diagnostic(
+                ts=T0,
+                operation_id=op,
+                severity="error",
+                summary="Error: [/x] bad",
+                detail="  on main.tf line 1, in [@click=app.quit]x:\n  [/]",
+            )
+        )
+        sink(
+            ResourceFailed(
+                ts=T0,
+                operation_id=op,
+                addr=addr,
+                module="x",
+                action="create",
+                elapsed=1.0,
+                message="[@click=app.quit]",
+            )
+        )
         await asyncio.Event().wait()
 
     async def status_snapshots(self, name: str, **_: Any) -> AsyncIterator[Any]:

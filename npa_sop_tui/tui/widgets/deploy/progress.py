@@ -21,7 +21,17 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Input, Label, ProgressBar, RichLog, Static
 
-from npa_sop_tui.tui.backend import ProgressEvent
+from npa_sop_tui.events import (
+    Diagnostic,
+    Event,
+    PhaseChanged,
+    ResourceFailed,
+    ResourceFinished,
+    ResourceProgress,
+    ResourceStarted,
+    describe,
+    level_of,
+)
 from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
 from npa_sop_tui.tui.widgets.table import PlainTable
 
@@ -75,6 +85,7 @@ class _Resource:
 
 
 STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red"}
+_RESOURCE_EVENTS = (ResourceStarted, ResourceProgress, ResourceFinished, ResourceFailed)
 
 
 class ResourceTable(PlainTable):
@@ -106,29 +117,32 @@ class ResourceTable(PlainTable):
     def counts(self) -> dict[str, int]:
         return dict(self._counts)
 
-    def apply(self, events: Iterable[ProgressEvent]) -> None:
+    def apply(self, events: Iterable[Event]) -> None:
         """Fold a batch of events into the model; the table catches up on the next sync."""
         for ev in events:
-            if ev.kind not in ("started", "progress", "finished", "failed") or not ev.address:
+            if not isinstance(ev, _RESOURCE_EVENTS) or not ev.addr:
                 continue
-            res = self.resources.get(ev.address)
+            res = self.resources.get(ev.addr)
             if res is None:
-                started = ev.ts - (ev.elapsed or 0.0)
-                res = _Resource(ev.address, ev.action or "", "in flight", started)
-                self.resources[ev.address] = res
+                # first seen mid-way (progress, or a finish replayed from state): its start
+                # is as long ago as Terraform says it has been running
+                elapsed = 0.0 if isinstance(ev, ResourceStarted) else ev.elapsed
+                res = _Resource(ev.addr, ev.action, "in flight", ev.ts - elapsed)
+                self.resources[ev.addr] = res
                 self._counts["in flight"] += 1
             before = res.state
-            if ev.kind == "started":
-                res.state, res.started, res.ended = "in flight", ev.ts, None
-                res.action = ev.action or res.action
-            elif ev.kind == "finished":
-                res.state, res.ended = "done", ev.ts
-            elif ev.kind == "failed":
-                res.state, res.ended = "failed", ev.ts
+            match ev:
+                case ResourceStarted():
+                    res.state, res.started, res.ended = "in flight", ev.ts, None
+                    res.action = ev.action
+                case ResourceFinished():
+                    res.state, res.ended = "done", ev.ts
+                case ResourceFailed():
+                    res.state, res.ended = "failed", ev.ts
             if before != res.state:
                 self._counts[before] -= 1
                 self._counts[res.state] += 1
-            self._dirty[ev.address] = res
+            self._dirty[ev.addr] = res
 
     def sync(self) -> None:
         """Show changed resources and the running durations of in-flight ones."""
@@ -205,9 +219,24 @@ class EventLog(Guarded, Vertical):
             log.write(Text("\n").join(shown))
 
 
+LINE_STYLES = {"error": "red", "warning": "yellow", "heading": "bold"}
+
+
 def _line(level: str, text: str) -> Text:
-    style = {"error": "red", "warning": "yellow"}.get(level, "")
-    return Text(text, style=style)
+    return Text(text, style=LINE_STYLES.get(level, ""))
+
+
+def log_lines(events: Iterable[Event]) -> list[tuple[str, str]]:
+    """(level, text) log lines for a batch of events, worded by `events.describe`.
+
+    Progress ticks are left out: the resource table already shows how long each resource
+    has been running. Phase changes are headings."""
+    lines: list[tuple[str, str]] = []
+    for ev in events:
+        if isinstance(ev, ResourceProgress):
+            continue
+        lines.append(("heading" if isinstance(ev, PhaseChanged) else level_of(ev), describe(ev)))
+    return lines
 
 
 class DiagnosticsPanel(Guarded, Static):
@@ -215,26 +244,26 @@ class DiagnosticsPanel(Guarded, Static):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("", **kwargs)  # type: ignore[arg-type]
-        self.items: list[ProgressEvent] = []
+        self.items: list[Diagnostic | ResourceFailed] = []
 
-    def add(self, events: Iterable[ProgressEvent]) -> None:
+    def add(self, events: Iterable[Event]) -> None:
         # info-level diagnostics (e.g. the expected "-target" notes) stay in the log only
         new = [
             e
             for e in events
-            if (e.kind == "diagnostic" and e.level in ("error", "warning")) or e.kind == "failed"
+            if (isinstance(e, Diagnostic) and e.severity != "info") or isinstance(e, ResourceFailed)
         ]
         if not new:
             return
         self.items.extend(new)
         del self.items[:-50]
-        self.update(
-            Content("\n").join(
-                markup(
-                    f"[{'red' if e.level == 'error' else 'yellow'}]{e.level}[/] $text",
-                    text=f"{e.address + ': ' if e.address else ''}{e.text}",
-                )
-                for e in self.items
-            )
-        )
+        self.update(Content("\n").join(_diagnostic_markup(e) for e in self.items))
         self.set_class(True, "-has")
+
+
+def _diagnostic_markup(event: Diagnostic | ResourceFailed) -> Content:
+    """The headline in the event's colour, its detail lines plain (never markup)."""
+    head, _, detail = describe(event).partition("\n")
+    colour = "red" if level_of(event) == "error" else "yellow"
+    marked = markup(f"[{colour}]$head[/]", head=head)
+    return Content.assemble(marked, "\n", detail) if detail else marked

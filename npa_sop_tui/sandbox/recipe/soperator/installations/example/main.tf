@@ -1,7 +1,10 @@
-# Stand-in for soperator/installations/example/main.tf: the same module graph, made of
-# null_resources. Sizes, presets and names follow the variables the way upstream does.
+# Stand-in for soperator/installations/example/main.tf at 01e8c67a6182305bf2751a931fc5ee2f642f51a1: the same module graph,
+# made of null_resources. Generated from that commit's contract by npa-sop-tui.
 
 locals {
+  gb300_platform = "gpu-gb300"
+  gb300_enabled  = anytrue([for w in var.slurm_nodeset_workers : w.resource.platform == local.gb300_platform])
+
   # Sizing tier from the total declared worker count (modules/sizing_tier).
   worker_count = sum(concat([0], [for w in var.slurm_nodeset_workers : w.size]))
   sizing_tier = (
@@ -15,28 +18,35 @@ locals {
     controller = { XS = "16vcpu-64gb", S = "16vcpu-64gb", M = "16vcpu-64gb", L = "32vcpu-128gb", XL = "32vcpu-128gb" }
     accounting = { XS = "8vcpu-32gb", S = "8vcpu-32gb", M = "16vcpu-64gb", L = "32vcpu-128gb", XL = "32vcpu-128gb" }
   }
-  system_preset     = coalesce(var.slurm_nodeset_system.resource.preset, local.tier_presets.system[local.sizing_tier])
-  controller_preset = coalesce(var.slurm_nodeset_controller.resource.preset, local.tier_presets.controller[local.sizing_tier])
-  accounting_preset = var.slurm_nodeset_accounting == null ? "" : coalesce(var.slurm_nodeset_accounting.resource.preset, local.tier_presets.accounting[local.sizing_tier])
+  system_preset     = coalesce(try(var.slurm_nodeset_system.resource.preset, null), local.tier_presets.system[local.sizing_tier])
+  controller_preset = coalesce(try(var.slurm_nodeset_controller.resource.preset, null), local.tier_presets.controller[local.sizing_tier])
+  accounting_preset = var.slurm_nodeset_accounting == null ? "" : coalesce(try(var.slurm_nodeset_accounting.resource.preset, null), local.tier_presets.accounting[local.sizing_tier])
 
-  # Each worker nodeset becomes mk8s node groups of at most 100 nodes (modules/k8s).
+  # Workers become Slurm nodesets: GB300 in racks of 18 named <name>-rack<N>, others keep
+  # their name (main.tf). Node groups: one per rack, or chunks of at most 100 nodes.
+  nodesets = flatten([
+    for w in var.slurm_nodeset_workers : w.resource.platform == local.gb300_platform ? [
+      for rack in range(max(1, ceil(w.size / 18))) : {
+        name = "${w.name}-rack${rack}", pool = w.name, size = min(18, w.size - rack * 18), per_group = 18, worker = w
+      }
+    ] : [{ name = w.name, pool = w.name, size = w.size, per_group = 100, worker = w }]
+  ])
   worker_chunks = flatten([
-    for w in var.slurm_nodeset_workers : [
-      for i in range(ceil(w.size / 100)) : {
-        key       = "${w.name}-${i}"
-        pool      = w.name
-        size      = min(100, w.size - i * 100)
-        platform  = w.resource.platform
-        preset    = w.resource.preset
-        fabric    = w.gpu_cluster == null ? "" : try(w.gpu_cluster.infiniband_fabric, "")
-        boot_disk = w.boot_disk.size_gibibytes
-        capacity  = w.reservation_policy != null ? "reserved" : (w.preemptible != null ? "preemptible" : "on-demand")
+    for n in local.nodesets : [
+      for i in range(max(1, ceil(n.size / n.per_group))) : {
+        key       = n.per_group == 18 ? n.name : "${n.name}-${i}"
+        pool      = n.pool
+        size      = min(n.per_group, n.size - i * n.per_group)
+        platform  = n.worker.resource.platform
+        preset    = n.worker.resource.preset
+        fabric    = try(n.worker.gpu_cluster.infiniband_fabric, null) == null ? "" : n.worker.gpu_cluster.infiniband_fabric
+        boot_disk = try(n.worker.boot_disk.size_gibibytes, 128)
+        capacity  = try(n.worker.reservation_policy, null) != null ? "reserved" : (try(n.worker.preemptible, null) != null ? "preemptible" : "on-demand")
       }
     ]
   ])
   fabrics = distinct([for c in local.worker_chunks : c.fabric if c.fabric != ""])
 
-  # The storage class is computed even when nfs_in_k8s is off (upstream-recipe §3.3 caveat).
   nfs_storage_class = replace(lower("compute-csi-${var.nfs_in_k8s.disk_type}-${var.nfs_in_k8s.filesystem_type}"), "_", "-")
 }
 
@@ -54,14 +64,25 @@ module "k8s" {
     preset   = local.system_preset
   }
   controller_preset  = local.controller_preset
+  login_enabled      = !(local.gb300_enabled)
   login_size         = var.slurm_nodeset_login.size
-  login_preset       = var.slurm_nodeset_login.resource.preset
+  login_preset       = try(var.slurm_nodeset_login.resource.preset, "16vcpu-64gb")
   accounting_enabled = var.accounting_enabled
   accounting_preset  = local.accounting_preset
   worker_chunks      = local.worker_chunks
   fabrics            = local.fabrics
   per_node_resources = var.standin_per_node_resources
   sleep_seconds      = var.standin_sleep_seconds
+
+  # What the real main.tf reads without a null guard, read the same way: a null there fails
+  # the plan as it would upstream.
+  reads = {
+    read_0 = (var.accounting_enabled) ? tostring(length(keys(var.filestore_accounting))) : ""
+    read_1 = length(keys(var.nfs))
+    read_2 = length(keys(var.nfs_in_k8s))
+    read_3 = lower(var.nfs_in_k8s.disk_type)
+    read_4 = lower(var.nfs_in_k8s.filesystem_type)
+  }
 }
 
 module "slurm" {
@@ -70,7 +91,7 @@ module "slurm" {
   k8s_cluster_id      = module.k8s.cluster_id
   operator_version    = var.slurm_operator_version
   operator_stable     = var.slurm_operator_stable
-  nodesets            = [for w in var.slurm_nodeset_workers : { name = w.name, size = w.size }]
+  nodesets            = [for n in local.nodesets : { name = n.name, size = n.size }]
   partitions          = [for p in var.slurm_nodesets_partitions : p.name]
   accounting_enabled  = var.accounting_enabled
   rest_enabled        = var.slurm_rest_enabled
@@ -82,7 +103,6 @@ module "slurm" {
   jail_size_gibibytes = try(var.filestore_jail.spec.size_gibibytes, 0)
   sleep_seconds       = var.standin_sleep_seconds
 
-  # Releases need schedulable nodes, as upstream's Helm releases do.
   depends_on = [module.k8s]
 }
 

@@ -9,6 +9,14 @@ variable "system" {
   type = object({ min_size = number, max_size = number, preset = string })
 }
 variable "controller_preset" { type = string }
+variable "reads" {
+  type    = map(string)
+  default = {}
+}
+variable "login_enabled" {
+  type    = bool
+  default = true
+}
 variable "login_size" { type = number }
 variable "login_preset" { type = string }
 variable "accounting_enabled" { type = bool }
@@ -45,6 +53,7 @@ resource "null_resource" "cluster" {
     region    = var.region
     subnet_id = var.subnet_id
     version   = coalesce(var.k8s_version, "1.34")
+    reads     = jsonencode(var.reads)
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
@@ -91,6 +100,8 @@ resource "null_resource" "node_group_login" {
   triggers = {
     cluster = null_resource.cluster.id
     name    = "login"
+    # GB300: login pods run on the workers (upstream creates no login node group then).
+    enabled = var.login_enabled
     size    = var.login_size
     preset  = var.login_preset
     version = local.ng_version
