@@ -183,3 +183,47 @@ class PathModal(Guarded, ModalScreen[str | None]):
     @on(Button.Pressed, "#no")
     def _no(self) -> None:
         self.dismiss(None)
+
+
+class FailureModal(Guarded, ModalScreen[str | None]):
+    """An operation failed: what, Terraform's first error block, and what to do next.
+
+    Dismisses with "retry" (`r`), "log" (`l`) or None (`esc`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close", id="failure.close"),
+        Binding("r", "dismiss('retry')", "Retry", id="failure.retry"),
+        Binding("l", "dismiss('log')", "Log", id="failure.log"),
+    ]
+
+    def __init__(self, title: str, message: str, error_block: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.error_block = error_block
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog error wide-error"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Static(self.message, id="failure-message", markup=False)
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(self.error_block, id="failure-error", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Close (esc)", id="close")
+                yield Button("Log (l)", id="log")
+                yield Button("Retry (r)", id="retry", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#retry", Button).focus()
+
+    @on(Button.Pressed, "#retry")
+    def _retry(self) -> None:
+        self.dismiss("retry")
+
+    @on(Button.Pressed, "#log")
+    def _show_log(self) -> None:
+        self.dismiss("log")
+
+    @on(Button.Pressed, "#close")
+    def _close(self) -> None:
+        self.dismiss(None)

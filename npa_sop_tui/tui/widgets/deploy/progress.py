@@ -84,7 +84,7 @@ class _Resource:
     ended: float | None = None
 
 
-STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red"}
+STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red", "stopped": "magenta"}
 _RESOURCE_EVENTS = (ResourceStarted, ResourceProgress, ResourceFinished, ResourceFailed)
 
 
@@ -102,7 +102,7 @@ class ResourceTable(PlainTable):
         super().__init__(zebra_stripes=True, **kwargs)
         self.resources: dict[str, _Resource] = {}
         self._dirty: dict[str, _Resource] = {}
-        self._counts = {"in flight": 0, "done": 0, "failed": 0}
+        self._counts = {"in flight": 0, "done": 0, "failed": 0, "stopped": 0}
 
     def on_mount(self) -> None:
         # fixed widths: rows arrive in bursts, and re-measuring columns on every burst both
@@ -143,6 +143,20 @@ class ResourceTable(PlainTable):
                 self._counts[before] -= 1
                 self._counts[res.state] += 1
             self._dirty[ev.addr] = res
+
+    def end_in_flight(self, ended: float, *, state: str = "stopped") -> int:
+        """The operation is over: resources still in flight stop counting (their rows read
+        `stopped`, or `failed`), so no timer runs on for something that is not running."""
+        count = 0
+        for res in self.resources.values():
+            if res.state == "in flight":
+                self._counts["in flight"] -= 1
+                self._counts[state] += 1
+                res.state, res.ended = state, ended
+                self._dirty[res.address] = res
+                count += 1
+        self.sync()
+        return count
 
     def sync(self) -> None:
         """Show changed resources and the running durations of in-flight ones."""
@@ -245,6 +259,12 @@ class DiagnosticsPanel(Guarded, Static):
     def __init__(self, **kwargs: object) -> None:
         super().__init__("", **kwargs)  # type: ignore[arg-type]
         self.items: list[Diagnostic | ResourceFailed] = []
+        self.first_error: str | None = None
+        """The operation's first error block (kept when older items scroll out)."""
+
+    def reset(self) -> None:
+        """A new attempt: its first error is what a failure modal will show."""
+        self.first_error = None
 
     def add(self, events: Iterable[Event]) -> None:
         # info-level diagnostics (e.g. the expected "-target" notes) stay in the log only
@@ -255,6 +275,8 @@ class DiagnosticsPanel(Guarded, Static):
         ]
         if not new:
             return
+        if self.first_error is None:
+            self.first_error = first_error_block(new)
         self.items.extend(new)
         del self.items[:-50]
         self.update(Content("\n").join(_diagnostic_markup(e) for e in self.items))
@@ -267,3 +289,11 @@ def _diagnostic_markup(event: Diagnostic | ResourceFailed) -> Content:
     colour = "red" if level_of(event) == "error" else "yellow"
     marked = markup(f"[{colour}]$head[/]", head=head)
     return Content.assemble(marked, "\n", detail) if detail else marked
+
+
+def first_error_block(items: Iterable[Event]) -> str | None:
+    """Terraform's first error, as a block of text (headline and detail), or None."""
+    for event in items:
+        if isinstance(event, Diagnostic | ResourceFailed) and level_of(event) == "error":
+            return describe(event)
+    return None
