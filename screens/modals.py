@@ -227,3 +227,65 @@ class FailureModal(Guarded, ModalScreen[str | None]):
     @on(Button.Pressed, "#close")
     def _close(self) -> None:
         self.dismiss(None)
+
+
+class ReasonModal(Guarded, ModalScreen[str | None]):
+    """Drain a node: ask for the reason (Slurm keeps it until the node is resumed)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="modal.cancel")
+    ]
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Drain {self.node}", classes="dialog-title", markup=False)
+            yield Static(
+                "No new jobs start on it; running jobs finish. The reason shows in the node "
+                "list until the node is resumed.",
+                markup=False,
+            )
+            yield Input(placeholder="reason, e.g. disk check failed", id="reason")
+            yield Static("", id="reason-error", classes="inline-error", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Cancel (esc)", id="no")
+                yield Button("Drain (enter)", id="yes", variant="error")
+
+    @on(Input.Submitted, "#reason")
+    @on(Button.Pressed, "#yes")
+    def _drain(self) -> None:
+        reason = self.query_one("#reason", Input).value.strip()
+        if not reason:
+            self.query_one("#reason-error", Static).update("Type why the node is drained.")
+            self.query_one("#reason", Input).focus()
+            return
+        self.dismiss(reason)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(None)
+
+
+class SshModal(TextModal):
+    """The ssh command for the login node, with keys that copy it or the address."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy('command')", "Copy command", id="ssh.copy"),
+        Binding("i", "copy('ip')", "Copy IP", id="ssh.copy_ip"),
+    ]
+
+    def __init__(self, command: str, host: str, note: str = "") -> None:
+        super().__init__("SSH to the login node", command + (f"\n\n{note}" if note else ""))
+        self.command = command
+        self.host = host
+
+    def compose_after_body(self) -> ComposeResult:
+        yield Static("c copies the command, i the address (terminal clipboard)", classes="note")
+
+    def action_copy(self, what: str) -> None:
+        text = self.command if what == "command" else self.host
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {text}")

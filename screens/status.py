@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Header, Input, Label, Static
+from textual.widgets import DataTable, Header, Input, Label, Static
 
 from npa_sop_tui.tui.safety import Guarded, markup, plain
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -57,7 +57,15 @@ class StatusScreen(Guarded, Screen[None]):
         ),
         Binding("minus", "faster", "Faster", tooltip="Refresh more often", id="status.faster"),
         Binding("r", "refresh", "Refresh now", show=False, id="status.refresh"),
-        Binding("l", "ssh", "SSH", tooltip="SSH command for the login node", id="status.ssh"),
+        Binding(
+            "l", "ssh", "SSH", tooltip="SSH command for the login node (copy)", id="status.ssh"
+        ),
+        Binding(
+            "j", "jobs", "Jobs", tooltip="Slurm jobs: queue, history, cancel", id="status.jobs"
+        ),
+        Binding(
+            "g", "log", "Log", tooltip="The last operation's log, with search", id="status.log"
+        ),
         Binding("x", "destroy", "Destroy", id="status.destroy"),
         Binding("escape", "leave", "Back", id="status.leave"),
     ]
@@ -110,10 +118,22 @@ class StatusScreen(Guarded, Screen[None]):
         yield AppFooter()
 
     def on_mount(self) -> None:
+        self._load_capacity()
         self.npa.cluster = self.cluster_name
         self.npa.kube_context = self.npa.backend.kube_context(self.cluster_name)
         self.interval = self._initial_interval or self.npa.status_interval
         self.set_interval(1.0, self._tick_freshness)
+
+    @work(thread=True, group="capacity", exit_on_error=False)
+    def _load_capacity(self) -> None:
+        capacity = self.npa.backend.pool_capacity(self.cluster_name)
+        self.app.call_from_thread(self._set_capacity, capacity)
+
+    def _set_capacity(self, capacity: dict[str, str]) -> None:
+        table = self.query_one(NodeGroupsTable)
+        table.capacity = capacity
+        if self.status is not None:
+            table.show(self.status)
 
     def watch_interval(self) -> None:
         if self.interval > 0:  # 0 until mounted: no stream before the real interval is known
@@ -227,7 +247,7 @@ class StatusScreen(Guarded, Screen[None]):
         return (host, login.port, login.user) if host else None
 
     def action_ssh(self) -> None:
-        from npa_sop_tui.screens.modals import TextModal
+        from npa_sop_tui.screens.modals import SshModal
 
         target = self._login_target()
         if target is None:
@@ -235,14 +255,43 @@ class StatusScreen(Guarded, Screen[None]):
             return
         host, port, user = target
         port_arg = f" -p {port}" if port != 22 else ""
-        text = f"ssh{port_arg} {user}@{host}"
+        command = f"ssh{port_arg} {user}@{host}"
+        note = ""
         if self.npa.sandbox and not (self.status and self.status.login.host):
-            text += (
-                "\n\nSANDBOX: this login node is simulated, so nothing answers at that "
+            note = (
+                "SANDBOX: this login node is simulated, so nothing answers at that "
                 "address. Set login.host in the sandbox config to a local sshd (for example "
                 "127.0.0.1:2222) to see real Slurm over SSH."
             )
-        self.app.push_screen(TextModal("SSH to the login node", text))
+        self.app.push_screen(SshModal(command, host, note))
+
+    def action_jobs(self) -> None:
+        from npa_sop_tui.screens.jobs import JobsScreen
+
+        self.app.push_screen(JobsScreen(self.cluster_name, interval=self.interval))
+
+    def action_log(self) -> None:
+        from npa_sop_tui.screens.log_viewer import LogViewerScreen
+        from npa_sop_tui.tui.backend import operation_log
+
+        path, lines = operation_log(self.cluster_name)
+        title = f"Last operation log of {self.cluster_name}"
+        self.app.push_screen(LogViewerScreen(title, lines, path))
+
+    @on(DataTable.RowSelected, "#slurm-nodes")
+    def _node_detail(self, event: DataTable.RowSelected) -> None:
+        from npa_sop_tui.screens.node_detail import NodeDetailScreen
+
+        node = event.row_key.value if event.row_key is not None else None
+        if not node:
+            return
+        kube = self.status.kube if self.status is not None else None
+
+        def closed(changed: bool | None) -> None:
+            if changed:
+                self.action_refresh()  # show the drain (or its end) at once
+
+        self.app.push_screen(NodeDetailScreen(self.cluster_name, node, kube), closed)
 
     def action_destroy(self) -> None:
         self.npa.destroy(self.cluster_name)

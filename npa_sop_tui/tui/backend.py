@@ -320,6 +320,25 @@ class Backend:
         ):
             yield snapshot
 
+    async def slurm_ops(self, name: str, *, confirm_host_key: HostKeyConsent | None = None) -> Any:
+        """The cluster's operator actions (status/slurm_ops.SlurmOps; simulated in the sandbox).
+
+        The caller closes it (`aclose`)."""
+        settings = self.status_settings(name, interval=30.0)
+        return await self.environment.slurm_ops(settings, host_key_policy=_policy(confirm_host_key))
+
+    def pool_capacity(self, name: str) -> dict[str, str]:
+        """Capacity mode (reserved / preemptible / on-demand) of each pool, from the spec the
+        cluster was last deployed with; {} when npa has none recorded."""
+        from npa_sop_tui.errors import NpaError
+
+        try:
+            spec, _ = self.check(self.spec_for_cluster(name))
+        except NpaError:
+            return {}
+        capacity = self.environment.settings["capacity"] or {}
+        return {p.name: p.capacity_mode(capacity) for p in spec.workers} if spec else {}
+
     async def close(self) -> None:
         """Release whatever the environment started (the sandbox stops its fake API server)."""
         await self.environment.aclose()

@@ -39,24 +39,31 @@ VERDICT_COLOURS = {
 
 
 class NodeGroupsTable(PlainTable):
-    """Kubernetes nodes grouped by Soperator nodeset: ready/total and notable conditions."""
+    """Kubernetes nodes grouped by Soperator nodeset: ready/total, capacity mode, conditions."""
+
+    capacity: dict[str, str]
+    """Capacity mode per worker pool from the deployed spec (the state's, when known, wins)."""
 
     def on_mount(self) -> None:
-        for label in ("Node group", "Role", "Ready", "Notes"):
+        self.capacity = {}
+        for label in ("Node group", "Role", "Ready", "Capacity", "Notes"):
             self.add_column(label, key=label.lower())
 
     def show(self, status: Any) -> None:
         kube = getattr(status, "kube", None)
+        applied = {w.name: w.capacity_mode for w in getattr(status, "workers", None) or []}
         rows: dict[str, tuple[Any, ...]] = {}
         for g in kube.node_groups if kube else []:
             colour = "green" if g.total and g.ready == g.total else "yellow"
-            notes = ", ".join(c.reason or c.type for c in g.notable_conditions) or (
-                "preemptible" if g.preemptible else ""
-            )
+            notes = ", ".join(c.reason or c.type for c in g.notable_conditions)
+            mode = applied.get(g.name) or self.capacity.get(g.name)
+            if mode is None and g.role == "worker":
+                mode = "preemptible" if g.preemptible else "on-demand"
             rows[g.name] = (
                 g.name,
                 g.role or "—",
                 Text(f"{g.ready}/{g.total}", style=colour),
+                mode or "—",
                 notes,
             )
         self.sync(rows)
