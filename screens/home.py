@@ -42,13 +42,15 @@ class ClusterTable(PlainTable):
             self.name = name
 
     def show(self, rows: list[ClusterRow]) -> None:
-        self.clear(columns=not self.columns)
+        """Hold `rows`; the highlighted cluster stays highlighted across reloads."""
         if not self.columns:
-            self.add_columns("Name", "Region", "State", "Last operation")
+            self.add_columns("Name", "State", "Region", "Last operation")
+        cells: dict[str, tuple[object, ...]] = {}
         for row in rows:
             style = STATE_STYLE.get(row.state, "red" if "fail" in row.state else "")
-            state = Text(row.state, style=style)
-            self.add_row(row.name, row.region or "—", state, row.last_operation, key=row.name)
+            state = Text(row.state, style=f"bold {style}".strip())
+            cells[row.name] = (row.name, state, row.region or "—", row.last_operation)
+        self.sync(cells)
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -52,10 +52,23 @@ class StatusScreen(Guarded, Screen[None]):
         Binding(
             "o", "sort", "Sort", tooltip="Sort Slurm nodes by the next column", id="status.sort"
         ),
+        # in `?` and the palette, not the footer: 80 columns must show every other key
         Binding(
-            "plus,equals_sign", "slower", "Slower", tooltip="Refresh less often", id="status.slower"
+            "plus,equals_sign",
+            "slower",
+            "Slower",
+            tooltip="Refresh less often (+)",
+            show=False,
+            id="status.slower",
         ),
-        Binding("minus", "faster", "Faster", tooltip="Refresh more often", id="status.faster"),
+        Binding(
+            "minus",
+            "faster",
+            "Faster",
+            tooltip="Refresh more often (-)",
+            show=False,
+            id="status.faster",
+        ),
         Binding("r", "refresh", "Refresh now", show=False, id="status.refresh"),
         Binding(
             "l", "ssh", "SSH", tooltip="SSH command for the login node (copy)", id="status.ssh"
@@ -177,8 +190,10 @@ class StatusScreen(Guarded, Screen[None]):
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
         self.query_one("#verdict", Static).update(
+            # reversed and bold: readable under NO_COLOR's monochrome too
             markup(
-                f"[b]$name[/b]  [b {colour}]{v.state.upper()}[/]  {len(v.hints)} hint(s) below",
+                f"[b]$name[/b]  [b reverse {colour}] {v.state.upper()} [/]  "
+                f"{len(v.hints)} hint(s) below",
                 name=status.name,
             )
         )

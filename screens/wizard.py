@@ -58,6 +58,25 @@ DEFAULT_SYSTEM_MIN = 3
 ROLE_FIELDS = (("system", "#sys-preset"), ("controller", "#ctl-preset"), ("login", "#login-preset"))
 
 
+FIELD_ERRORS = {
+    "name": "name-error",
+    "region": "region-error",
+    "control_plane.system": "system-error",
+    "control_plane.controller": "preset-error",
+    "control_plane.login": "preset-error",
+    "k8s_version": "versions-error",
+    "node_group_version": "versions-error",
+}
+"""Where a finding about a field path is shown: the error line under that field."""
+
+
+def field_error_of(path: str) -> str | None:
+    for prefix, field in FIELD_ERRORS.items():
+        if path == prefix or path.startswith((f"{prefix}.", f"{prefix}[")):
+            return field
+    return None
+
+
 def step_of(path: str) -> str:
     """Which wizard step shows a finding for this field path."""
     if path.startswith("workers"):
@@ -76,7 +95,8 @@ class WizardScreen(Guarded, Screen[None]):
         Binding("escape", "leave", "Home", id="wizard.leave"),
         Binding("ctrl+n", "next", "Next", id="wizard.next"),
         # shown on the Back button; the footer keeps its room for the step's own keys
-        Binding("ctrl+b", "back", "Prev", show=False, id="wizard.back"),
+        # not ctrl+b: that is tmux's prefix key
+        Binding("ctrl+r", "back", "Prev", show=False, id="wizard.back"),
         # q in a table would quit mid-wizard; app.quit asks when there are unwritten changes
         Binding("q", "app.quit", "Quit", show=False, id="wizard.quit"),
         Binding("ctrl+s", "write", "Write", id="wizard.write"),
@@ -134,6 +154,7 @@ class WizardScreen(Guarded, Screen[None]):
                     with VerticalScroll(id="cluster"):
                         yield Label("Cluster name (lowercase letters, digits, dashes)")
                         yield Input(self.data.get("name", ""), id="name", max_length=40)
+                        yield Static("", id="name-error", classes="field-error")
                         yield Label("Region (GPU platforms it offers)")
                         regions = cat.regions()
                         region = self.data.get("region")
@@ -143,6 +164,7 @@ class WizardScreen(Guarded, Screen[None]):
                             id="region",
                             prompt="choose a region (enter opens the list)",
                         )
+                        yield Static("", id="region-error", classes="field-error")
                         yield Static(
                             cat.region_details(region if region in regions else ""),
                             id="region-note",
@@ -165,12 +187,14 @@ class WizardScreen(Guarded, Screen[None]):
                                     id="sys-max",
                                     type="integer",
                                 )
+                        yield Static("", id="system-error", classes="field-error")
                         yield Label("System preset")
                         yield Select([], id="sys-preset", prompt="recipe's sizing tier")
                         yield Label("Controller preset")
                         yield Select([], id="ctl-preset", prompt="recipe's sizing tier")
                         yield Label("Login preset")
                         yield Select([], id="login-preset", prompt="recipe default (16vcpu-64gb)")
+                        yield Static("", id="preset-error", classes="field-error")
                         yield Static("", id="tier-note", classes="note")
                     with Vertical(id="pools"):
                         yield PoolList(self.data["workers"], id="pool-list")
@@ -220,6 +244,7 @@ class WizardScreen(Guarded, Screen[None]):
                                     id="ng-version",
                                     placeholder="recipe default",
                                 )
+                        yield Static("", id="versions-error", classes="field-error")
                     with Horizontal(id="review"):
                         with VerticalScroll(id="review-yaml"):
                             yield Static("", id="yaml-preview")
@@ -242,7 +267,7 @@ class WizardScreen(Guarded, Screen[None]):
                                 )
                 yield Static("", id="step-findings", classes="inline-findings")
                 with Horizontal(classes="buttons", id="wizard-nav"):
-                    yield Button("Back (ctrl+b)", id="back", compact=True)
+                    yield Button("Back (ctrl+r)", id="back", compact=True)
                     yield Button("Next (ctrl+n)", id="next", variant="primary", compact=True)
         yield AppFooter()
         self._saved = copy.deepcopy(self.data)  # after compose's defaults: not user changes
@@ -539,14 +564,24 @@ class WizardScreen(Guarded, Screen[None]):
         )
 
     def _show_step_findings(self) -> None:
+        """Each finding beside its field; the rest of the step's below the form."""
         # a new cluster's empty name/region is not a mistake yet: flag it once touched
         quiet = {f for f in ("name", "region") if f not in self._touched and not self.data.get(f)}
         mine = [i for i in self.issues if step_of(i.path) == self.step and i.path not in quiet]
         if self.step == "review":
             mine = []
+        beside: dict[str, list[Finding]] = {field: [] for field in FIELD_ERRORS.values()}
+        rest: list[Finding] = []
+        for issue in mine:
+            field = field_error_of(issue.path)
+            (beside[field] if field else rest).append(issue)
+        for field, issues in beside.items():
+            box = self.query_one(f"#{field}", Static)
+            box.update(Content("\n").join(_issue_markup(i) for i in issues))
+            box.display = bool(issues)
         box = self.query_one("#step-findings", Static)
-        box.update(Content("\n").join(_issue_markup(i) for i in mine))
-        box.display = bool(mine)
+        box.update(Content("\n").join(_issue_markup(i) for i in rest))
+        box.display = bool(rest)
 
     def _render_review(self) -> None:
         backend = self.npa.backend

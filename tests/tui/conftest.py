@@ -29,7 +29,10 @@ async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 6
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+            stack = [type(s).__name__ for s in pilot.app.screen_stack]
+            raise AssertionError(
+                f"condition not met within {timeout}s: {predicate} (screens: {stack})"
+            )
         await pilot.pause(0.1)
 
 

@@ -67,7 +67,7 @@ async def test_drain_and_resume_from_node_detail(npa_home: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await _dashboard(pilot, app)
         groups = screen.query_one(NodeGroupsTable)
-        await wait_for(pilot, lambda: str(groups.get_row("cpu")[3]) == "reserved")
+        await wait_for(pilot, lambda: str(groups.get_row("cpu")[2]) == "reserved")
         table = screen.query_one(SlurmNodesTable)
         table.focus()
         table.move_cursor(row=1)  # cpu-1

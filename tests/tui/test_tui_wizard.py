@@ -84,7 +84,8 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
         wizard = app.screen
         await _type(pilot, "#name", "Bad_Name")
         await pilot.pause()
-        inline = str(wizard.query_one("#step-findings", Static).render())
+        # the error sits right under the name field, not below the whole form
+        inline = str(wizard.query_one("#name-error", Static).render())
         assert "name" in inline and "error" in inline
         wizard.query_one("#region", Select).value = "eu-north1"
         # the pool editor refuses a bad pool name and says why
@@ -166,9 +167,10 @@ async def test_editing_an_existing_file_round_trips_unshown_settings(tmp_path: P
         await pilot.pause()
         wizard.step = "review"
         await pilot.pause()
-        await pilot.press("ctrl+s")
+        await pilot.press("ctrl+s")  # the opened file: written in place, no overwrite question
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.click("#yes")  # overwrite
+        assert "Deploy" in str(app.screen.query_one("#question").render())
+        await pilot.click("#no")  # not now
         await wait_for(pilot, lambda: "size: 4" in path.read_text())
     after = yaml.safe_load(path.read_text())
     assert after["workers"][0]["size"] == 4

@@ -31,6 +31,8 @@ class PlainTable(Guarded, DataTable[Any]):
         kwargs.setdefault("cursor_type", "row")
         super().__init__(**kwargs)
         self.show_cursor = False
+        self._synced: dict[str, Sequence[Any]] = {}
+        """The rows of the last sync, to skip rows whose cells are the same objects."""
 
     def _on_focus(self, event: events.Focus) -> None:
         self.show_cursor = True
@@ -72,23 +74,33 @@ class PlainTable(Guarded, DataTable[Any]):
     def sync(self, rows: Mapping[str, Sequence[Any]]) -> None:
         """Hold exactly `rows` in this order; change only what differs; keep the selection."""
         selected = self.selected_key()
-        cells = {key: [_cell(c) for c in values] for key, values in rows.items()}
-        current = [k.value for k in self.rows]
-        wanted = list(cells)
+        last = self._synced
+        current = list(last) if len(last) == self.row_count else [k.value for k in self.rows]
+        wanted = list(rows)
         if current != wanted:
-            if set(current) - set(wanted) or not _is_prefix(current, wanted):
+            if len(current) > len(wanted) or not _is_prefix(current, wanted):
                 # rows went away or moved: rebuilding is cheaper than moving them one by one
                 self.clear()
+                last = {}
                 current = []
             for key in wanted[len(current) :]:
-                super().add_row(*cells[key], key=key)
+                super().add_row(*(_cell(c) for c in rows[key]), key=key)
         columns = list(self.columns)
         for key in wanted[: len(current)]:
+            values = rows[key]
+            if last.get(key) is values:  # the very same cells as last time: nothing to do
+                continue
             old = self.get_row(key)
-            for column, before, after in zip(columns, old, cells[key], strict=False):
+            for column, before, after in zip(columns, old, values, strict=False):
+                after = _cell(after)
                 if before != after:
                     super().update_cell(key, column, after, update_width=False)
+        self._synced = dict(rows)
         self._restore(selected)
+
+    def clear(self, columns: bool = False):  # type: ignore[no-untyped-def, override]
+        self._synced = {}
+        return super().clear(columns)
 
     def _restore(self, key: str | None) -> None:
         if key is None or not self.row_count:

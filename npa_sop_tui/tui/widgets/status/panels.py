@@ -46,7 +46,7 @@ class NodeGroupsTable(PlainTable):
 
     def on_mount(self) -> None:
         self.capacity = {}
-        for label in ("Node group", "Role", "Ready", "Capacity", "Notes"):
+        for label in ("Node group", "Ready", "Capacity", "Role", "Notes"):
             self.add_column(label, key=label.lower())
 
     def show(self, status: Any) -> None:
@@ -61,9 +61,9 @@ class NodeGroupsTable(PlainTable):
                 mode = "preemptible" if g.preemptible else "on-demand"
             rows[g.name] = (
                 g.name,
-                g.role or "—",
                 Text(f"{g.ready}/{g.total}", style=colour),
                 mode or "—",
+                g.role or "—",
                 notes,
             )
         self.sync(rows)
@@ -148,26 +148,48 @@ class PartitionsTable(PlainTable):
         self.sync(rows)
 
 
-NODE_COLUMNS = ("name", "state", "partitions", "cpus", "memory", "gres", "reason")
+NODE_COLUMNS = ("name", "state", "reason", "cpus", "memory", "gres", "partitions")
+"""Name and state first, so a narrow terminal cuts the resources, never what a node is."""
+NODE_WIDTHS = {"state": 10, "reason": 28, "cpus": 9, "memory": 8, "gres": 16, "partitions": 14}
+"""Fixed widths: measuring 10,000 rows' cells on every refresh is what made paints slow."""
 
 
 class SlurmNodesTable(PlainTable):
-    """Slurm nodes: sortable (`s` cycles the column), filterable, coloured by state."""
+    """Slurm nodes: sortable (`o` cycles the column), filterable, coloured by state.
+
+    Built for 10,000 nodes: fixed column widths (the name column as wide as the longest
+    name), each node's cells built once and reused while the node is unchanged, and the
+    table only touches rows whose cells changed (PlainTable.sync)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=True, **kwargs)
         self.sort_column = "name"
         self.filter_text = ""
         self._slurm_nodes: list[Any] = []
+        self._cells: dict[str, tuple[Any, tuple[Any, ...]]] = {}  # name → (node, cells)
+        self._name_width = 6
+        self._natural: dict[str, tuple[Any, ...]] = {}  # name → natural sort key, computed once
 
     def on_mount(self) -> None:
         for key in NODE_COLUMNS:
-            self.add_column(key.capitalize(), key=key)
+            width = NODE_WIDTHS.get(key, self._name_width)
+            self.add_column(key.capitalize(), key=key, width=width)
 
     def show(self, status: Any) -> None:
         slurm = getattr(status, "slurm", None)
-        self._slurm_nodes = list(slurm.nodes) if slurm else []
+        nodes = list(slurm.nodes) if slurm else []
+        if nodes is not self._slurm_nodes:
+            self._slurm_nodes = nodes
+            self._fit_name_column(nodes)
         self._render_rows()
+
+    def _fit_name_column(self, nodes: list[Any]) -> None:
+        width = min(40, max([6, *(len(n.name) for n in nodes)]))
+        if width != self._name_width and "name" in self.columns:
+            self._name_width = width
+            column = self.columns["name"]  # type: ignore[index]
+            column.width = width
+            self.refresh()
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text.strip()
@@ -190,31 +212,43 @@ class SlurmNodesTable(PlainTable):
                     " ".join([n.name, n.display, *n.partitions, n.reason or "", n.gres or ""])
                 )
             ]
-        return sorted(nodes, key=_node_sort_key(self.sort_column))
+        return sorted(nodes, key=_node_sort_key(self.sort_column, self._natural))
+
+    def _row(self, n: Any) -> tuple[Any, ...]:
+        cached = self._cells.get(n.name)
+        if cached is not None and (cached[0] is n or cached[0] == n):
+            return cached[1]
+        colour = STATE_COLOURS.get(n.state, "")
+        if set(n.flags) & {"DRAIN", "NOT_RESPONDING"} and colour == "green":
+            colour = "yellow"
+        cpus = "—" if n.cpus is None else f"{n.cpus_allocated or 0}/{n.cpus}"
+        mem = "—" if n.memory_mb is None else f"{n.memory_mb // 1024} GiB"
+        cells = (
+            Text(n.name, end=""),
+            Text(n.display, style=f"bold {colour}".strip(), end=""),
+            Text(n.reason or "", end=""),
+            Text(cpus, end=""),
+            Text(mem, end=""),
+            Text(n.gres or "", end=""),
+            Text(",".join(n.partitions), end=""),
+        )
+        self._cells[n.name] = (n, cells)
+        return cells
 
     def _render_rows(self) -> None:
-        rows: dict[str, tuple[Any, ...]] = {}
-        for n in self.visible():
-            colour = STATE_COLOURS.get(n.state, "")
-            if set(n.flags) & {"DRAIN", "NOT_RESPONDING"} and colour == "green":
-                colour = "yellow"
-            cpus = "—" if n.cpus is None else f"{n.cpus_allocated or 0}/{n.cpus}"
-            mem = "—" if n.memory_mb is None else f"{n.memory_mb // 1024} GiB"
-            rows[n.name] = (
-                n.name,
-                Text(n.display, style=colour),
-                ",".join(n.partitions),
-                cpus,
-                mem,
-                n.gres or "",
-                n.reason or "",
-            )
-        self.sync(rows)
+        self.sync({n.name: self._row(n) for n in self.visible()})
 
 
-def _node_sort_key(column: str) -> Any:
+def _node_sort_key(column: str, cache: dict[str, tuple[Any, ...]] | None = None) -> Any:
+    cache = {} if cache is None else cache
+
     def natural(name: str) -> tuple[Any, ...]:
-        return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+        key = cache.get(name)
+        if key is None:
+            key = cache[name] = tuple(
+                int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)
+            )
+        return key
 
     def key(n: Any) -> Any:
         if column == "state":
@@ -260,7 +294,7 @@ class VerdictPanel(Guarded, Static):
     def show(self, status: Any) -> None:
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
-        lines = [markup(f"[b {colour}]{v.state.upper()}[/]  $summary", summary=v.summary)]
+        lines = [markup(f"[b reverse {colour}] {v.state.upper()} [/] $summary", summary=v.summary)]
         for h in v.hints:
             mark = {"error": "[red]✗[/]", "warning": "[yellow]![/]"}.get(h.severity, "·")
             lines.append(markup(f" {mark} $message → $action", message=h.message, action=h.action))
