@@ -423,7 +423,7 @@ def diff_nodes(old: Iterable[SlurmNode], new: Iterable[SlurmNode]) -> NodeDiff:
         prev = before.get(name)
         if prev is None:
             out.added.append(name)
-        elif prev != node:
+        elif prev is not node and prev != node:  # memoised parses reuse unchanged nodes
             out.changed.append(name)
     out.removed = [name for name in before if name not in after]
     return out
@@ -441,7 +441,7 @@ class _Runner(Protocol):
 
 
 async def collect_slurm(
-    runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0
+    runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0, memo: Any = None
 ) -> SlurmState:
     """Run sinfo (nodes, partitions, plain text) over one connection, concurrently.
 
@@ -472,7 +472,7 @@ async def collect_slurm(
     # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop.
     try:
         return await asyncio.to_thread(
-            _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, want_json
+            _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, want_json, memo
         )
     except SinfoParseError:
         if not (want_json and fmt == "auto"):
@@ -480,18 +480,25 @@ async def collect_slurm(
     nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
     _check(nodes_res, NODES_DELIMITED_CMD)
     return await asyncio.to_thread(
-        _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, False
+        _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, False, memo
     )
 
 
 def _assemble(
-    nodes_text: str, parts_text: str, plain_res: Any, host: str, is_json: bool
+    nodes_text: str,
+    parts_text: str,
+    plain_res: Any,
+    host: str,
+    is_json: bool,
+    memo: Any = None,
 ) -> SlurmState:
     version: str | None = None
     source = "delimited"
     if is_json:
         parsed = parse_sinfo_json(nodes_text)
         nodes, version, source = parsed.nodes, parsed.version, parsed.source_format
+    elif memo is not None:  # status/sinfo_memo.py: unchanged nodes are not parsed again
+        nodes = memo.parse_nodes(nodes_text)
     else:
         nodes = parse_nodes_delimited(nodes_text)
     partitions = enrich_partitions(parse_partitions_delimited(parts_text), nodes)

@@ -34,6 +34,7 @@ from npa_sop_tui.status.model import (
     SlurmState,
     WorkerCapacity,
 )
+from npa_sop_tui.status.sinfo_memo import SinfoMemo
 from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed, collect_slurm
 from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable
 from npa_sop_tui.status.verdict import compute_verdict
@@ -97,6 +98,7 @@ class StatusWatcher:
         """Successful Slurm polls so far (a new one is a new snapshot even if nothing changed)."""
         self._closing: set[asyncio.Task[None]] = set()
         self._context: VerdictContext | None = None
+        self._sinfo_memo = SinfoMemo()
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -335,6 +337,7 @@ class StatusWatcher:
                     host=login.host,
                     fmt=self.settings.slurm_format,
                     timeout=self.settings.command_timeout,
+                    memo=self._sinfo_memo,
                 )
             except (HostKeyChanged, HostKeyUnknown, SshUnavailable) as exc:
                 self._slurm_failed(exc.render())

@@ -150,3 +150,25 @@ def test_hostlists() -> None:
         "login-0",
     ]
     assert expand("a[1-2]b") == ["a1b", "a2b"] and expand("") == []
+
+
+def test_memoised_parse_reuses_unchanged_nodes_and_matches_a_full_parse() -> None:
+    from npa_sop_tui.status.sinfo_memo import SinfoMemo
+    from npa_sop_tui.status.slurm import diff_nodes, parse_nodes_delimited
+
+    def text(down: set[int]) -> str:
+        return "".join(
+            f"w-{i}|{part}|{'down*' if i in down else 'idle'}|0/8/0/8|1000|(null)|(null)|"
+            f"{'Not responding' if i in down else 'none'}\n"
+            for i in range(50)
+            for part in ("main*", "hidden")
+        )
+
+    memo = SinfoMemo()
+    first = memo.parse_nodes(text(set()))
+    second = memo.parse_nodes(text({3, 7}))
+    assert second == parse_nodes_delimited(text({3, 7}))  # same result as a full parse
+    same = [a is b for a, b in zip(first, second, strict=True)]
+    assert same.count(False) == 2 and not same[3] and not same[7]
+    assert diff_nodes(first, second).changed == ["w-3", "w-7"]
+    assert second[0].partitions == ["main", "hidden"]

@@ -98,6 +98,20 @@ class PlainTable(Guarded, DataTable[Any]):
         self._synced = dict(rows)
         self._restore(selected)
 
+    def _update_dimensions(self, new_rows: Any) -> None:
+        """With every column's width fixed there is nothing to measure: DataTable would
+        otherwise measure every cell of every new row (70,000 cells for 10,000 nodes)."""
+        columns = list(self.columns.values())
+        fixed = columns and all(not c.auto_width for c in columns)
+        if not fixed or (self.show_row_labels and any(r.label for r in self.rows.values())):
+            super()._update_dimensions(new_rows)
+            return
+        from textual.geometry import Size
+
+        width = sum(c.get_render_width(self) for c in columns) + self._row_label_column_width
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(width, self._total_row_height + header)
+
     def clear(self, columns: bool = False):  # type: ignore[no-untyped-def, override]
         self._synced = {}
         return super().clear(columns)
