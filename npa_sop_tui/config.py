@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from npa_sop_tui import paths
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.findings import Finding, summary_line
+from npa_sop_tui.spec.identity import IDENTITY_PREFIX as IDENTITY_PREFIX
+from npa_sop_tui.spec.identity import identity_shape_problems
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
 if TYPE_CHECKING:
@@ -29,7 +31,6 @@ IDENTITY_ENV = {
     "project_id": "NPA_PROJECT_ID",
     "subnet_id": "NPA_SUBNET_ID",
 }
-IDENTITY_PREFIX = {"tenant_id": "tenant-", "project_id": "project-", "subnet_id": "vpcsubnet-"}
 
 
 class _Model(BaseModel):
@@ -88,6 +89,10 @@ class NpaConfig(_Model):
     login: LoginConfig = Field(default_factory=LoginConfig)
     status: StatusConfig = Field(default_factory=StatusConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
+
+
+class IdentityError(UsageError):
+    """Deploy-time identity (tenant, project, subnet, region) is missing or malformed."""
 
 
 class ConfigError(UsageError):
@@ -161,12 +166,9 @@ def require_identity(identity: Identity, settings: Settings | None = None) -> Id
             f"{name} is not set: put `{name}:` in the spec, export {IDENTITY_ENV[name]}, or "
             f"add `{name}:` to {config_file}"
         )
-    for name, prefix in IDENTITY_PREFIX.items():
-        value = getattr(identity, name)
-        if value is not None and not value.startswith(prefix):
-            problems.append(f"{name} {value!r} must start with {prefix!r}")
+    problems += [message for _, message in identity_shape_problems(identity.model_dump())]
     if problems:
-        raise UsageError(
+        raise IdentityError(
             "cluster identity is incomplete:\n  " + "\n  ".join(problems),
             hint="validate and render work without identity; deploy-time operations need it, "
             "or use the sandbox, which needs none",

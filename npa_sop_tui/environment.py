@@ -129,6 +129,23 @@ class Environment:
 
     # -- who and what --------------------------------------------------------------------------
 
+    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+        """Check the identity now if the recipe is known to be a real one without resolving
+        it: one that would be cloned, or a folder without a stand-in marker. Raises like
+        `identity`; says nothing when only the resolved recipe can tell."""
+        from npa_sop_tui.recipe.source import STANDIN_MARKER
+
+        given = self.settings.terraform_dir
+        if given is not None:
+            folder = Path(given).expanduser()
+            if not folder.is_dir():
+                return  # resolving the recipe says what is wrong with the folder
+            if any((d / STANDIN_MARKER).is_file() for d in (folder, folder / "soperator")):
+                return
+        elif not self.will_clone():
+            return  # a recipe path from config.yaml: known once resolved
+        self.identity(spec)
+
     def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
         """Where the cluster lives in Nebius; incomplete identity raises `UsageError`."""
         from npa_sop_tui.config import require_identity

@@ -17,6 +17,11 @@ def npa_home() -> Path:
     """
     override = os.environ.get(NPA_HOME_ENV)
     home = Path(override).expanduser() if override else Path.home() / ".npa"
+    if override and not home.is_absolute():
+        # Made absolute once, here, and written back: Terraform runs in other folders (its
+        # provider mirror path lives under the home) and a later chdir must not move it.
+        home = home.absolute()
+        os.environ[NPA_HOME_ENV] = str(home)
     if home.exists() and not home.is_dir():
         from npa_sop_tui.errors import UsageError
 
@@ -30,6 +35,14 @@ def npa_home() -> Path:
 
 def config_path() -> Path:
     return npa_home() / "config.yaml"
+
+
+def shown(path: Path) -> str:
+    """`path` for people: under the user's home folder as `~/…`."""
+    try:
+        return f"~/{path.relative_to(Path.home())}"
+    except ValueError:
+        return str(path)
 
 
 def soperator_root() -> Path:

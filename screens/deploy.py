@@ -217,7 +217,7 @@ class DeployScreen(Guarded, Screen[None]):
             box.set_class(True, "-destructive")
         if self.npa.sandbox:
             text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
-        text += "\nPress [b]a[/b] to apply."
+        text += "\nPress [b]a[/b] to apply this plan."
         box.update(markup(text, name=self.spec.name, destructive=", ".join(plan.destructive)))
         apply = self.query_one("#apply", Button)
         apply.disabled = False
@@ -232,18 +232,22 @@ class DeployScreen(Guarded, Screen[None]):
         from npa_sop_tui.screens.modals import ConfirmModal
 
         destructive = bool(self.plan.destructive)
+        if not destructive:
+            # The plan summary is on this screen: pressing Apply is the one confirmation
+            # between the wizard and the apply. Only a plan that deletes or replaces
+            # something asks again, naming what it would lose.
+            self.post_message(self.DeployRequested(allow_destructive=False))
+            return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self.post_message(self.DeployRequested(allow_destructive=destructive))
 
-        question = f"Apply the plan to {self.spec.name}?"
-        if destructive:
-            question = (
-                f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
-                f"{', '.join(self.plan.destructive)}\n\nApply anyway?"
-            )
-        self.app.push_screen(ConfirmModal(question, yes="Apply", danger=destructive), confirmed)
+        question = (
+            f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
+            f"{', '.join(self.plan.destructive)}\n\nApply anyway?"
+        )
+        self.app.push_screen(ConfirmModal(question, yes="Apply", danger=True), confirmed)
 
     @on(DeployRequested)
     def _deploy_requested(self, message: DeployRequested) -> None:

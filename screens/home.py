@@ -119,8 +119,10 @@ class HomeScreen(Guarded, Screen[None]):
                 "Nothing is created in the cloud."
             )
         elif not identity:
+            from npa_sop_tui.paths import config_path, shown
+
             offer.update(
-                "No cloud identity in ~/.npa/config.yaml (tenant_id, project_id). "
+                f"No cloud identity in {shown(config_path())} (tenant_id, project_id, subnet_id). "
                 "Press [b]b[/] to try the whole flow in the SANDBOX on this machine."
             )
         else:

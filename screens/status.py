@@ -262,23 +262,30 @@ class StatusScreen(Guarded, Screen[None]):
         return (host, login.port, login.user) if host else None
 
     def action_ssh(self) -> None:
-        from npa_sop_tui.screens.modals import SshModal
+        from npa_sop_tui.screens.modals import SshModal, TextModal
 
+        configured = self.status is not None and self.status.login.source in ("flag", "config")
+        if self.npa.sandbox and not configured:
+            # A command that goes nowhere is worse than none: the simulated login node has
+            # an address in the fake API (its LoadBalancer IP) but nothing listens there.
+            from npa_sop_tui.paths import config_path, shown
+
+            text = (
+                "The sandbox has no login node to SSH into: Kubernetes and Slurm are "
+                "simulated on this machine, and this dashboard shows that simulation.\n\n"
+                "To watch real Slurm over SSH, set login.host, login.port and login.user in "
+                f"{shown(config_path())} to an sshd where sinfo runs (for example the test "
+                "substrate: 127.0.0.1, 2222, slurmops)."
+            )
+            self.app.push_screen(TextModal("No login node in the sandbox", text))
+            return
         target = self._login_target()
         if target is None:
             self.notify("The login node has no address yet.", severity="warning")
             return
         host, port, user = target
         port_arg = f" -p {port}" if port != 22 else ""
-        command = f"ssh{port_arg} {user}@{host}"
-        note = ""
-        if self.npa.sandbox and not (self.status and self.status.login.host):
-            note = (
-                "SANDBOX: this login node is simulated, so nothing answers at that "
-                "address. Set login.host in the sandbox config to a local sshd (for example "
-                "127.0.0.1:2222) to see real Slurm over SSH."
-            )
-        self.app.push_screen(SshModal(command, host, note))
+        self.app.push_screen(SshModal(f"ssh{port_arg} {user}@{host}", host))
 
     def action_jobs(self) -> None:
         from npa_sop_tui.screens.jobs import JobsScreen

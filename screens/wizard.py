@@ -501,6 +501,20 @@ class WizardScreen(Guarded, Screen[None]):
 
         self.app.push_screen(editor, saved)
 
+    @on(PoolList.RemoveRequested)
+    def _remove_pool(self, event: PoolList.RemoveRequested) -> None:
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        pool_list = self.query_one(PoolList)
+
+        def chosen(yes: bool | None) -> None:
+            # the list may have changed under the modal; remove the pool by name
+            if yes:
+                pool_list.remove_named(event.index, event.name)
+
+        question = f"Remove worker pool {event.name!r} from the spec?"
+        self.app.push_screen(ConfirmModal(question, yes="Remove", danger=True), chosen)
+
     @on(PoolList.PoolAdded)
     @on(PoolList.PoolEdited)
     @on(PoolList.PoolRemoved)
@@ -703,28 +717,6 @@ class WizardScreen(Guarded, Screen[None]):
         self.refresh_bindings()
         self.query_one("#deploy", Button).focus()
         self.post_message(self.SpecWritten(self.path, self.spec))
-
-    @on(SpecWritten)
-    def _offer_deploy(self, event: SpecWritten) -> None:
-        from npa_sop_tui.screens.modals import ConfirmModal
-
-        label = "in the SANDBOX (on this machine)" if self.npa.sandbox else "now"
-
-        def chosen(yes: bool | None) -> None:
-            if yes:
-                self.action_deploy()
-
-        self.app.push_screen(
-            ConfirmModal(
-                f"Wrote {event.path}\n\nDeploy {event.spec.name} {label}? Deploy first shows "
-                "Terraform's plan and asks again before changing anything. Not now keeps you "
-                "on the review step; press d there to deploy later.",
-                yes="Deploy",
-                no="Not now",
-                default_yes=True,
-            ),
-            chosen,
-        )
 
     @on(Button.Pressed, "#deploy")
     def action_deploy(self) -> None:

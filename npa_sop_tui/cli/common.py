@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,8 @@ def wants_json(args: argparse.Namespace) -> bool:
 
 def emit_json(obj: Any) -> None:
     """One JSON document (or NDJSON line) on stdout, flushed at once."""
+    import json  # here, not at the top: text-mode calls never need it
+
     sys.stdout.write(json.dumps(obj, default=str, sort_keys=False) + "\n")
     sys.stdout.flush()
 
@@ -53,6 +54,10 @@ def run_handler(args: argparse.Namespace) -> int:
             enter_sandbox_home()
         return handler(args)
     except NpaError as exc:
+        if getattr(args, "debug", False):
+            from npa_sop_tui.debuglog import note_error
+
+            note_error(exc)
         if wants_json(args):
             emit_json({"ok": False, **exc.to_dict(), **_extra(exc)})
         sys.stderr.write(f"error: {exc.render()}\n")

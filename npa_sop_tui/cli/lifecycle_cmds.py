@@ -130,8 +130,13 @@ def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
 def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argparse.Namespace) -> T:
     """Run one lifecycle coroutine; each Ctrl-C cancels it (1st: graceful, 2nd: force)."""
     from npa_sop_tui.cli.interrupts import run_interruptible
+    from npa_sop_tui.config import IdentityError
 
     sink, progress = _sink(args)
+    if getattr(args, "debug", False):
+        from npa_sop_tui.debuglog import logging_sink
+
+        sink = logging_sink(sink)
 
     def run() -> T:
         return run_interruptible(
@@ -140,10 +145,15 @@ def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argpars
             **({"notify": progress.note} if progress is not None else {}),
         )
 
-    if progress is not None:
-        with progress:
-            return run()
-    return run()
+    try:
+        if progress is not None:
+            with progress:
+                return run()
+        return run()
+    except IdentityError as exc:
+        if not getattr(args, "sandbox", False):  # the library's hint, with this CLI's flag
+            exc.hint = f"{exc.hint} (add --sandbox to run the whole flow on this machine)"
+        raise
 
 
 def _options(args: argparse.Namespace) -> Any:

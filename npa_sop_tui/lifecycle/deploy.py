@@ -34,6 +34,7 @@ async def deploy(
 
     options = options or LifecycleOptions()
     steps.check_spec(spec)
+    steps.identity_preflight(spec, options)
     with operation("deploy", spec.name, on_event, Redactor(options.capacity.values())) as op:
         ctx, install, rendered = await steps.prepare(op, spec, options)
         entry = op.entry or InventoryEntry(name=spec.name, kube_context=kube_context(spec.name))

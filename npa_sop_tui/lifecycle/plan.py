@@ -21,6 +21,7 @@ async def plan(
 ) -> PlanResult:
     options = options or LifecycleOptions()
     steps.check_spec(spec)
+    steps.identity_preflight(spec, options)
     with operation("plan", spec.name, on_event, Redactor(options.capacity.values())) as op:
         ctx, install, _ = await steps.prepare(op, spec, options)
         await steps.init(ctx, install)

@@ -127,6 +127,14 @@ def _capacity(spec: SoperatorSpec, capacity: dict[str, str]) -> dict[str, str]:
     return capacity
 
 
+def identity_preflight(spec: SoperatorSpec, options: LifecycleOptions) -> None:
+    """Say what identity is missing before the operation takes the lock or writes its log,
+    so a mistake in the input leaves nothing behind (where the environment can tell without
+    resolving the recipe; otherwise `prepare` checks once it is resolved)."""
+    if options.identity is None:
+        environment_of(options).identity_before_recipe(spec)
+
+
 async def prepare(
     op: Operation, spec: SoperatorSpec, options: LifecycleOptions
 ) -> tuple[Context, Installation, Rendered]:
@@ -137,9 +145,6 @@ async def prepare(
     from npa_sop_tui.recipe.render import render
 
     environment = environment_of(options)
-    if options.identity is None and environment.will_clone():
-        # Say what identity is missing before spending a minute cloning the recipe.
-        environment.identity(spec)
     ctx = await context_for(
         op, environment, options, terraform_dir=None, spec_version=spec.slurm_operator_version
     )

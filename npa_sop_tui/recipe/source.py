@@ -29,11 +29,9 @@ from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
 from npa_sop_tui.paths import cluster_dir, soperator_root
 from npa_sop_tui.recipe.compat import recipe_version
+from npa_sop_tui.recipe.table import DEFAULT_RECIPE_REF
 
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-# The commit used when nothing picks one: the recipe table's default for Soperator 4.1.6.
-# Deploys pick the commit for the spec's version (recipe/compat.py); a config may pin one.
-DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 EXAMPLE = Path("installations") / "example"
 STANDIN_MARKER = ".npa-standin"
 EU_API_ENDPOINT = "api.eu.nebius.cloud:443"  # what the recipe's terraform.tf hard-codes

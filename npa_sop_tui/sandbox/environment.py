@@ -60,6 +60,9 @@ class SandboxEnvironment(Environment):
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
+    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+        """Nothing to check: the sandbox needs no cloud identity."""
+
     async def recipe(
         self, terraform_dir: Path | None = None, *, spec_version: str | None = None
     ) -> Recipe:

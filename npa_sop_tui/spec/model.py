@@ -8,7 +8,6 @@ real YAML booleans, numbers real numbers, and unknown keys are errors with a did
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
 import typing
@@ -19,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, errors_of, summary_line, warning
 from npa_sop_tui.spec.yaml_positions import (
     MAX_BYTES,
@@ -40,9 +40,32 @@ CapacityMode = Literal["reserved", "preemptible", "on-demand"]
 SelectorKind = Literal["id", "name", ""]
 
 
+class _NoName:
+    """Marks "no positional name given" (None is a value pydantic must see and reject)."""
+
+    def __repr__(self) -> str:
+        return "<or name=...>"
+
+
+_NO_NAME: Any = _NoName()
+
+
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
+
+
+class _NamedModel(_Model):
+    """A model whose `name` may also be given first, positionally, as npa's SDK allows:
+    `SoperatorSpec("demo", region=...)`, `WorkerPoolSpec("cpu", size=2)`. The value is
+    validated exactly like the keyword (strict: a non-string name is an error)."""
+
+    def __init__(self, name: str = _NO_NAME, /, **data: Any) -> None:
+        if name is not _NO_NAME:
+            if "name" in data:
+                raise TypeError(f"{type(self).__name__}() got the name twice")
+            data["name"] = name
+        super().__init__(**data)
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -88,7 +111,7 @@ def capacity_mode_of(*, reserved: bool, preemptible: bool) -> CapacityMode:
     return "preemptible" if preemptible else "on-demand"
 
 
-class WorkerPoolSpec(_Model):
+class WorkerPoolSpec(_NamedModel):
     """One pool of identical Slurm worker nodes (one `slurm_nodeset_workers` entry)."""
 
     name: str
@@ -151,7 +174,7 @@ class WorkerPoolSpec(_Model):
         }
 
 
-class SoperatorSpec(_Model):
+class SoperatorSpec(_NamedModel):
     """A Slurm-on-Kubernetes cluster, in npa's compact `npa.soperator/v0.0.1` form."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
@@ -253,14 +276,6 @@ class SoperatorSpec(_Model):
 def kube_context(name: str) -> str:
     """The kube context the recipe writes: `nebius-<name>-slurm`."""
     return f"nebius-{name.lower().replace(' ', '-')}-slurm"
-
-
-SUPPORTED_VERSIONS: dict[str, str] = {
-    "4.1.6": "4.1.6",
-    "4.1.7": "4.1.6",
-    "4.1.12": "4.1.12",
-    "4.1.13": "4.1.12",
-}
 
 
 def recipe_generation(version: str) -> str | None:
@@ -496,6 +511,8 @@ def _rules_despite_model_errors(
         if err["type"] == "extra_forbidden" and loc:
             # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing
             model = _model_at(SoperatorSpec, loc[:-1])
+            import difflib
+
             close = difflib.get_close_matches(
                 str(loc[-1]), _field_names(model) if model else [], 1, 0.6
             )

@@ -23,8 +23,22 @@ def workers_from_tfstate(path: Path) -> list[WorkerCapacity]:
     doc = read_state(path)
     if doc is None:
         raise ValueError(f"{path}: not a readable Terraform state")
+    items = list(instances(doc))
+    pools = _mk8s_pools(items) or _standin_pools(items)
+    return [
+        WorkerCapacity(
+            name=name, capacity_mode=v["mode"], node_groups=v["groups"], nodes=v["nodes"]
+        )
+        for name, v in sorted(pools.items())
+    ]
+
+
+Instances = list[tuple[dict[str, Any], dict[str, Any]]]
+
+
+def _mk8s_pools(items: Instances) -> dict[str, dict[str, Any]]:
     pools: dict[str, dict[str, Any]] = {}
-    for res, inst in instances(doc):
+    for res, inst in items:
         if res.get("type") != "nebius_mk8s_v1_node_group" or res.get("name") != "worker_v2":
             continue
         attrs = inst.get("attributes") or {}
@@ -42,12 +56,34 @@ def workers_from_tfstate(path: Path) -> list[WorkerCapacity]:
             entry["mode"] = "reserved"
         elif template.get("preemptible") is not None and entry["mode"] != "reserved":
             entry["mode"] = "preemptible"
-    return [
-        WorkerCapacity(
-            name=name, capacity_mode=v["mode"], node_groups=v["groups"], nodes=v["nodes"]
+    return pools
+
+
+def _standin_pools(items: Instances) -> dict[str, dict[str, Any]]:
+    """The sandbox's stand-in recipe has no Nebius provider: its worker node groups are
+    `null_resource.worker_v2` whose triggers carry the group name and capacity mode, and
+    the node count lives in `null_resource.worker_v2_size` (so a resize is not a replace)."""
+    sizes: dict[str, int] = {}
+    groups: list[dict[str, Any]] = []
+    for res, inst in items:
+        if res.get("type") != "null_resource" or res.get("mode", "managed") != "managed":
+            continue
+        triggers = (inst.get("attributes") or {}).get("triggers") or {}
+        if res.get("name") == "worker_v2_size":
+            sizes[str(triggers.get("name"))] = int(triggers.get("size") or 0)
+        elif res.get("name") == "worker_v2":
+            groups.append(triggers)
+    pools: dict[str, dict[str, Any]] = {}
+    for triggers in groups:
+        group = str(triggers.get("name") or "")
+        entry = pools.setdefault(
+            _SUFFIX.sub("", group), {"groups": 0, "nodes": 0, "mode": "on-demand"}
         )
-        for name, v in sorted(pools.items())
-    ]
+        entry["groups"] += 1
+        entry["nodes"] += sizes.get(group, 0)
+        if triggers.get("capacity") in ("reserved", "preemptible"):
+            entry["mode"] = triggers["capacity"]
+    return pools
 
 
 def find_tfstate(name: str, terraform_dir: Path | None = None) -> Path | None:
@@ -75,6 +111,9 @@ def capacity_for(name: str, terraform_dir: Path | None = None) -> tuple[list[Wor
     if path is None:
         return [], "unknown"
     try:
-        return workers_from_tfstate(path), "applied"
+        workers = workers_from_tfstate(path)
     except (OSError, ValueError):
         return [], "unknown"
+    # A state without worker node groups (a phase-1 apply, a destroyed cluster) says nothing
+    # about capacity: "applied" always comes with the pools it describes.
+    return workers, "applied" if workers else "unknown"

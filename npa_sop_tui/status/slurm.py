@@ -440,17 +440,15 @@ class _Runner(Protocol):
     async def run(self, command: str, *, timeout: float = ...) -> Any: ...
 
 
-async def collect_slurm(
-    runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0, memo: Any = None
+async def collect_json(
+    runner: _Runner, *, host: str, fmt: str = "json", timeout: float = 30.0
 ) -> SlurmState:
-    """Run sinfo (nodes, partitions, plain text) over one connection, concurrently.
-
-    `fmt`: "json", "delimited", or "auto" (JSON, falling back to delimited if this Slurm has
-    no usable `--json`). The chosen format is in `SlurmState.source_format`.
-    """
+    """Nodes from `sinfo --json`, plus the partition table and plain sinfo (three calls,
+    concurrently: JSON carries no partition availability or time limit). The chosen format
+    is in `SlurmState.source_format`."""
     import asyncio
 
-    want_json = fmt in ("auto", "json")
+    want_json = True
     node_cmd = NODES_JSON_CMD if want_json else NODES_DELIMITED_CMD
     nodes_res, parts_res, plain_res = await asyncio.gather(
         runner.run(node_cmd, timeout=timeout),
@@ -472,7 +470,7 @@ async def collect_slurm(
     # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop.
     try:
         return await asyncio.to_thread(
-            _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, want_json, memo
+            _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, want_json
         )
     except SinfoParseError:
         if not (want_json and fmt == "auto"):
@@ -480,25 +478,18 @@ async def collect_slurm(
     nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
     _check(nodes_res, NODES_DELIMITED_CMD)
     return await asyncio.to_thread(
-        _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, False, memo
+        _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, False
     )
 
 
 def _assemble(
-    nodes_text: str,
-    parts_text: str,
-    plain_res: Any,
-    host: str,
-    is_json: bool,
-    memo: Any = None,
+    nodes_text: str, parts_text: str, plain_res: Any, host: str, is_json: bool
 ) -> SlurmState:
     version: str | None = None
     source = "delimited"
     if is_json:
         parsed = parse_sinfo_json(nodes_text)
         nodes, version, source = parsed.nodes, parsed.version, parsed.source_format
-    elif memo is not None:  # status/sinfo_memo.py: unchanged nodes are not parsed again
-        nodes = memo.parse_nodes(nodes_text)
     else:
         nodes = parse_nodes_delimited(nodes_text)
     partitions = enrich_partitions(parse_partitions_delimited(parts_text), nodes)

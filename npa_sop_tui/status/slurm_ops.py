@@ -113,7 +113,7 @@ class RemoteSlurm:
         return result
 
     async def nodes(self) -> SlurmState:
-        from npa_sop_tui.status.slurm import collect_slurm
+        from npa_sop_tui.status.slurm_poll import collect_slurm
 
         return await collect_slurm(self.runner, host=self.host, timeout=self.timeout)
 

@@ -35,7 +35,8 @@ from npa_sop_tui.status.model import (
     WorkerCapacity,
 )
 from npa_sop_tui.status.sinfo_memo import SinfoMemo
-from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed, collect_slurm
+from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed
+from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable
 from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import VerdictContext

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -43,6 +44,9 @@ STATE_UMASK = 0o077
 
 # ---------------------------------------------------------------------------------------------
 # Versions and discovery
+
+
+log = logging.getLogger(__name__)
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -266,6 +270,7 @@ class TerraformRunner:
         """Run `terraform <args>` in `cwd`; cancel the awaiting task to interrupt it."""
         started = time.monotonic()
         result = RunResult(args=list(args), returncode=-1, duration=0.0)
+        log.debug("terraform %s (in %s)", " ".join(args), cwd)
         proc = await asyncio.create_subprocess_exec(
             self.binary,
             *args,
@@ -293,6 +298,13 @@ class TerraformRunner:
         finally:
             result.duration = time.monotonic() - started
             self._in_flight.clear()
+            log.debug(
+                "terraform %s: exit %s after %.1fs%s",
+                args[0] if args else "",
+                result.returncode,
+                result.duration,
+                " (interrupted)" if result.interrupted else "",
+            )
         return result
 
     async def capture(self, args: Sequence[str], *, cwd: Path) -> tuple[int, str, str]:

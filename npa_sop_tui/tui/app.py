@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
 from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.theme_setting import follow_theme
 
 APP_TITLE = "npa-sop"
 ERROR_BURST = 5
@@ -62,6 +63,7 @@ class NpaSopApp(Guarded, App[int]):
         keymap: dict[str, str] | None = None,
         theme: str | None = None,
         status_interval: float | None = None,
+        config_path: Path | None = None,
     ) -> None:
         super().__init__()
         self._status_interval = status_interval
@@ -72,6 +74,8 @@ class NpaSopApp(Guarded, App[int]):
         self.unexpected_errors: list[BaseException] = []
         """Exceptions that escaped a handler and were shown in an error modal (tests read it)."""
         self._error_times: list[float] = []
+        self._config_path = config_path
+        """The config.yaml the app read; a theme picked in the palette is saved there."""
 
     @property
     def status_interval(self) -> float:
@@ -89,8 +93,7 @@ class NpaSopApp(Guarded, App[int]):
     def on_mount(self) -> None:
         if self._keymap_config:
             self.set_keymap(self._keymap_config)
-        if self._theme_config and self._theme_config in self.available_themes:
-            self.theme = self._theme_config
+        follow_theme(self, self._theme_config, self._config_path)
         self._update_titles()
         from npa_sop_tui.screens.home import HomeScreen
 
@@ -357,6 +360,7 @@ def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:
         spec_path=spec_path,
         keymap=dict(settings.config.tui.keys),
         theme=settings["tui.theme"],
+        config_path=settings.config_file,
     )
     result = app.run()
     if app.return_code:  # the app died of an error Textual could not hand to a modal

@@ -109,11 +109,12 @@ class Backend:
     # -- identity and inventory ------------------------------------------------------------
 
     def has_cloud_identity(self) -> bool:
-        """True when the settings name a tenant and project (so a real deploy could run)."""
+        """True when the settings name a tenant, project and subnet (so a real deploy could
+        run; the spec may still set its own region)."""
         if self.sandbox:
             return False
         settings = self.environment.settings
-        return bool(settings["tenant_id"] and settings["project_id"])
+        return bool(settings["tenant_id"] and settings["project_id"] and settings["subnet_id"])
 
     def list_clusters(self) -> list[ClusterRow]:
         from npa_sop_tui import inventory

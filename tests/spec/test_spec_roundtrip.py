@@ -3,7 +3,6 @@ changed line, comments / order / quoting / flow style kept, invalid results neve
 
 from __future__ import annotations
 
-import difflib
 import sys
 from pathlib import Path
 
@@ -15,37 +14,7 @@ from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import SpecError, parse_spec_text
 from npa_sop_tui.spec.roundtrip import PathError, SpecDocument, parse_path
 
-COMMENTED = """\
-# Our training cluster. Owner: the ML platform team.
-# Keep pool names stable: Slurm node names derive from them.
-
-apiVersion: npa.soperator/v0.0.1
-name: train   # also the kube context suffix
-region: eu-north1
-
-control_plane:
-  system: { min_size: 3, max_size: 9 }   # flow style, padded
-  login: {preset: 16vcpu-64gb}
-
-workers:
-    # CPU pool for pre-processing
-    -   name: cpu
-        platform: 'cpu-d3'     # single-quoted on purpose
-        preset: "8vcpu-32gb"
-        size: 2
-
-    -   name: gpu
-        platform: gpu-h100-sxm
-        preset: 8gpu-128vcpu-1600gb
-        size: 1          # one node for now
-        fabric: eu-north1-a
-        preemptible: true
-
-accounting: false
-slurm_operator_version: "4.1.6"
-k8s_version: '1.31'
-# trailing comment at the end
-"""
+from testkit.specs import COMMENTED, changed_lines
 
 STYLES = {
     "commented": COMMENTED,
@@ -54,14 +23,6 @@ STYLES = {
     "explicit-start": "---\n" + COMMENTED,
     "no-final-newline": COMMENTED.rstrip("\n"),
 }
-
-
-def changed_lines(before: str, after: str) -> list[str]:
-    return [
-        line
-        for line in difflib.ndiff(before.splitlines(), after.splitlines())
-        if line.startswith(("- ", "+ "))
-    ]
 
 
 @pytest.mark.parametrize("style", list(STYLES))

@@ -18,7 +18,8 @@ from npa_sop_tui.status.hostkeys import HostKeyPolicy
 from npa_sop_tui.status.slurm_ops import LocalRunner, RemoteSlurm
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-from .conftest import Substrate, eventually
+from testkit.substrate import Substrate
+from testkit.wait import eventually
 
 pytestmark = pytest.mark.slurm
 NODE = "gpu-002"

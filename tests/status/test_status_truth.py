@@ -22,7 +22,7 @@ from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import VerdictContext
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
-from .conftest import Substrate
+from testkit.substrate import Substrate
 
 NOW = 1_800_000_000.0
 

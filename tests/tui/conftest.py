@@ -1,39 +1,13 @@
-"""TUI test helpers: an app factory, a sandbox factory and small Pilot utilities."""
+"""TUI test fixtures: a spec file and a sandbox backend."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CPU_SPEC = """\
-apiVersion: npa.soperator/v0.0.1
-name: demo
-region: eu-north1
-control_plane:
-  system: {min_size: 3}
-  login: {preset: 16vcpu-64gb}
-workers:
-  - name: cpu
-    platform: cpu-d3
-    preset: 8vcpu-32gb
-    size: 2
-"""
-
-
-async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Let the app run until `predicate()` holds; fail with a clear message otherwise."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            stack = [type(s).__name__ for s in pilot.app.screen_stack]
-            raise AssertionError(
-                f"condition not met within {timeout}s: {predicate} (screens: {stack})"
-            )
-        await pilot.pause(0.1)
+from testkit.tui import CPU_SPEC
 
 
 @pytest.fixture

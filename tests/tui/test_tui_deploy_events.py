@@ -34,7 +34,7 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     ResourceTable,
 )
 
-from .conftest import wait_for
+from testkit.tui import wait_for
 
 pytestmark = [pytest.mark.terraform, pytest.mark.tui, pytest.mark.slow]
 

@@ -12,12 +12,12 @@ from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import Diagnostic, EventSink, LogLine, PlanSummary, ResourceStarted
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.log_viewer import LogViewerScreen
-from npa_sop_tui.screens.modals import ConfirmModal, FailureModal
+from npa_sop_tui.screens.modals import FailureModal
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
 
-from .conftest import wait_for
 from .fakes import T0, FixedBackend
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 OP = "op-fail"
@@ -83,9 +83,7 @@ async def test_failures_show_the_first_error_and_offer_retry_and_log(tmp_path: A
 
         await pilot.press("r")  # plan again: this time it works
         await wait_for(pilot, lambda: deploy.stage == OperationStage.PLANNED)
-        await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        await pilot.press("a")  # the plan on screen is the confirmation
         await wait_for(pilot, lambda: isinstance(app.screen, FailureModal))
         assert "Quota exceeded" in str(app.screen.query_one("#failure-error").render())
         await pilot.press("escape")

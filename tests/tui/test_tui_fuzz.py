@@ -38,8 +38,8 @@ from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import ClusterRow
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
-from .conftest import CPU_SPEC, wait_for
 from .fakes import T0, FixedBackend, _status
+from testkit.tui import CPU_SPEC, wait_for
 
 pytestmark = [pytest.mark.tui, pytest.mark.slow]
 

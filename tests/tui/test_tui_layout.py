@@ -18,8 +18,8 @@ from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.status.panels import NodeGroupsTable, SlurmNodesTable
 
-from .conftest import wait_for
 from .test_tui_operator import OpsBackend
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 

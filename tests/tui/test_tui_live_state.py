@@ -14,8 +14,8 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.status.model import Freshness, Verdict
 from npa_sop_tui.tui.app import NpaSopApp
 
-from .conftest import wait_for
 from .fakes import FixedBackend, _status
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 

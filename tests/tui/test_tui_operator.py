@@ -23,8 +23,8 @@ from npa_sop_tui.status.model import SlurmState
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.status.panels import NodeGroupsTable, SlurmNodesTable
 
-from .conftest import wait_for
 from .fakes import FixedBackend, _status
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 

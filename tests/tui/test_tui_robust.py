@@ -15,8 +15,8 @@ from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui import app as app_module
 from npa_sop_tui.tui.app import NpaSopApp
 
-from .conftest import wait_for
 from .fakes import FixedBackend
+from testkit.tui import wait_for
 
 pytestmark = pytest.mark.tui
 

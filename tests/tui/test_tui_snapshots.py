@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Button, Input, Select
 
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
@@ -21,8 +21,11 @@ from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
-from .conftest import CPU_SPEC, wait_for
 from .fakes import ADDRS, FixedBackend
+from testkit.tui import CPU_SPEC, home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
+
 
 SIZES = [(80, 24), (120, 40)]
 
@@ -34,8 +37,16 @@ def _no_blink(app: NpaSopApp) -> None:
 
 
 async def _settle(pilot: Any) -> None:
+    """Still cursors, no button caught mid-press, and the app done with what it is doing."""
     _no_blink(pilot.app)
-    await pilot.pause(0.2)
+    # a pressed button is drawn highlighted for a moment (also under a modal): wait it out
+    await wait_for(
+        pilot,
+        lambda: (
+            not any(b.has_class("-active") for s in pilot.app.screen_stack for b in s.query(Button))
+        ),
+    )
+    await pilot.pause()
 
 
 def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
@@ -47,8 +58,16 @@ def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_snapshot_home(snap_compare: Any, size: tuple[int, int], tmp_path: Path) -> None:
-    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=_settle)
+def test_snapshot_home(
+    snap_compare: Any, size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPA_HOME", "/srv/npa-home")  # the home screen names its config file
+
+    async def before(pilot: Any) -> None:
+        await home_loaded(pilot)
+        await _settle(pilot)
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=before)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
@@ -14,7 +15,9 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 
-from .conftest import wait_for
+from testkit.tui import click, wait_for
+
+pytestmark = pytest.mark.tui
 
 
 class FakeKubeBackend(Backend):
@@ -134,8 +137,9 @@ async def test_dashboard_shows_rows_from_the_api_server_and_marks_staleness(
                 lambda: screen.status.freshness["kube"].state == "stale",
                 timeout=30,
             )
-            await pilot.pause(1.1)
-            assert "STALE" in str(screen.query_one("#freshness", Static).render())
+            # the freshness line is redrawn by a 1 s ticker
+            freshness = screen.query_one("#freshness", Static)
+            await wait_for(pilot, lambda: "STALE" in str(freshness.render()), timeout=30)
             assert groups.row_count == 2  # last known rows are still shown
 
 
@@ -213,7 +217,7 @@ async def test_host_key_consent_is_a_modal_and_only_an_explicit_yes_trusts() -> 
         await wait_for(pilot, lambda: bool(answers))
         task = asyncio.ensure_future(ask())
         await wait_for(pilot, lambda: isinstance(app.screen, HostKeyModal))
-        await pilot.click("#yes")
+        await click(pilot, "#yes")
         await wait_for(pilot, lambda: len(answers) == 2)
         await task
     assert answers == [False, True]

@@ -84,6 +84,14 @@ class PoolList(Guarded, Vertical):
             self.index = index
             self.name = name
 
+    class RemoveRequested(Message):
+        """The user wants pool `index` (named `name`) gone; the screen asks, then `remove`s."""
+
+        def __init__(self, index: int, name: str) -> None:
+            super().__init__()
+            self.index = index
+            self.name = name
+
     class EditRequested(Message):
         """The user wants the editor for pool `index` (None = a new pool)."""
 
@@ -190,18 +198,11 @@ class PoolList(Guarded, Vertical):
     @on(Button.Pressed, "#pool-remove")
     def action_remove(self) -> None:
         index = self.selected_index()
-        if index is None:
-            return
-        from npa_sop_tui.screens.modals import ConfirmModal
+        if index is not None:
+            # the screen owns the confirmation (a widget does not push screens)
+            self.post_message(self.RemoveRequested(index, str(self.pools[index].get("name", ""))))
 
-        name = str(self.pools[index].get("name", ""))
-
-        def chosen(yes: bool | None) -> None:
-            # the list may have changed under the modal; remove the pool by name
-            if yes and index < len(self.pools) and self.pools[index].get("name") == name:
-                self.remove(index)
-
-        self.app.push_screen(
-            ConfirmModal(f"Remove worker pool {name!r} from the spec?", yes="Remove", danger=True),
-            chosen,
-        )
+    def remove_named(self, index: int, name: str) -> None:
+        """Remove pool `index` if it is still the one called `name`."""
+        if index < len(self.pools) and self.pools[index].get("name") == name:
+            self.remove(index)
