@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
@@ -130,6 +130,16 @@ class NpaSopApp(Guarded, App[int]):
             return
         error = event.worker.error
         self.show_error(error, title=f"{event.worker.group or 'operation'} failed")
+
+    last_key_at: float = 0.0
+    """time.monotonic() of the last key press: busy widgets hold back redraws right after one."""
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            import time
+
+            self.last_key_at = time.monotonic()
+        await super().on_event(event)
 
     def report_unexpected(self, error: BaseException, *, where: str = "") -> None:
         """An exception escaped a handler of ours: show it over the screen, keep the state.

@@ -103,6 +103,7 @@ class ResourceTable(PlainTable):
         self.resources: dict[str, _Resource] = {}
         self._dirty: dict[str, _Resource] = {}
         self._counts = {"in flight": 0, "done": 0, "failed": 0, "stopped": 0}
+        self._synced_at = 0.0
 
     def on_mount(self) -> None:
         # fixed widths: rows arrive in bursts, and re-measuring columns on every burst both
@@ -155,11 +156,26 @@ class ResourceTable(PlainTable):
                 res.state, res.ended = state, ended
                 self._dirty[res.address] = res
                 count += 1
-        self.sync()
+        self.sync(force=True)
         return count
 
-    def sync(self) -> None:
-        """Show changed resources and the running durations of in-flight ones."""
+    KEY_QUIET_SECONDS = 0.3
+    """Right after a key press the next frame is the key's: the table's redraw waits."""
+    MAX_DEFER_SECONDS = 2.0
+
+    def sync(self, *, force: bool = False) -> None:
+        """Show changed resources and the running durations of in-flight ones.
+
+        Any change here re-renders every visible row of the DataTable (its render cache is
+        keyed by an update counter), which costs tens of milliseconds: done right after a
+        key press, it would delay the key's own frame. So it waits until the keyboard has
+        been quiet for a moment (at most MAX_DEFER_SECONDS behind)."""
+        now = time.monotonic()
+        key_at = float(getattr(self.app, "last_key_at", 0.0))
+        recent_key = now - key_at < self.KEY_QUIET_SECONDS
+        if recent_key and not force and now - self._synced_at < self.MAX_DEFER_SECONDS:
+            return
+        self._synced_at = now
         dirty, self._dirty = self._dirty, {}
         for res in self.resources.values():
             if res.state == "in flight" and res.address not in dirty and res.address in self.rows:
