@@ -8,7 +8,7 @@ this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -77,6 +77,24 @@ class TuiConfig(_Model):
     keys: dict[str, str] = Field(default_factory=dict, description="binding id → key")
 
 
+class StateConfig(_Model):
+    """Where clusters' Terraform state and npa's records live (see docs/lifecycle.md)."""
+
+    backend: Literal["local", "s3"] = "local"
+    bucket: str | None = Field(default=None, description="Object Storage bucket (s3 backend)")
+    prefix: str = Field(default="npa", description="key prefix of every object npa writes")
+    endpoint: str | None = Field(
+        default=None, description="S3 endpoint; default https://storage.<region>.nebius.cloud"
+    )
+    region: str | None = Field(default=None, description="the bucket's region; default `region`")
+    lease_seconds: float = Field(default=120.0, ge=2, le=3600)
+
+    @field_validator("lease_seconds", mode="before")
+    @classmethod
+    def _int_ok(cls, value: Any) -> Any:
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 class NpaConfig(_Model):
     region: str | None = None
     tenant_id: str | None = None
@@ -89,6 +107,7 @@ class NpaConfig(_Model):
     login: LoginConfig = Field(default_factory=LoginConfig)
     status: StatusConfig = Field(default_factory=StatusConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
+    state: StateConfig = Field(default_factory=StateConfig)
 
 
 class IdentityError(UsageError):

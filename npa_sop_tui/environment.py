@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.recipe.source import Recipe, RecipeSettings
     from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus
     from npa_sop_tui.status.watch import StatusSettings
@@ -67,6 +68,12 @@ class Environment:
     @property
     def is_sandbox(self) -> bool:
         return self.kind == "sandbox"
+
+    def state_store(self) -> StateStore:
+        """Where clusters' records, locks and Terraform state live: local, or a bucket."""
+        from npa_sop_tui.state import store_for
+
+        return store_for(self.settings)
 
     # -- recipe and Terraform ----------------------------------------------------------------
 

@@ -1,4 +1,8 @@
-"""Where npa keeps its files. `NPA_HOME` moves the whole tree (tests, several setups)."""
+"""Where npa keeps its files. `NPA_HOME` moves the whole tree (tests, several setups).
+
+Folders under the npa home are private (0700): `fsutil.ensure_dir` creates them so and
+tightens existing ones the first time a process writes under the home.
+"""
 
 from __future__ import annotations
 
@@ -91,8 +95,9 @@ def sandbox_home() -> Path:
 
 def enter_sandbox_home() -> Path:
     """Make the sandbox home this process's npa home (idempotent); returns it."""
-    home = sandbox_home()
-    home.mkdir(parents=True, exist_ok=True)
+    from npa_sop_tui.fsutil import ensure_dir
+
+    home = ensure_dir(sandbox_home())  # 0700, like every folder under the npa home
     os.environ[NPA_HOME_ENV] = str(home)
     os.environ[SANDBOX_HOME_ENV] = str(home)
     return home

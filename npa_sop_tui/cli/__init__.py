@@ -49,6 +49,9 @@ def _skip_pydantic_plugins() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _skip_pydantic_plugins()
+    from npa_sop_tui.cli.interrupts import guard_std_streams
+
+    guard_std_streams()  # a closed stdout (`npa … | head`) must not crash a running deploy
     raw = list(argv) if argv is not None else sys.argv[1:]
     from npa_sop_tui.cli.completion_cmds import complete_if_requested
 
@@ -83,6 +86,13 @@ def build_tui_parser() -> NpaArgumentParser:
 
 
 def _run(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str) -> int:
+    from npa_sop_tui.cli.interrupts import signals_restored
+
+    with signals_restored():  # late stop signals are swallowed only while the command runs
+        return _run_command(args, raw, debug, program=program)
+
+
+def _run_command(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str) -> int:
     from npa_sop_tui.cli.common import run_handler
 
     if not (debug or _debug_env()):

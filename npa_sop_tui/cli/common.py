@@ -58,9 +58,12 @@ def run_handler(args: argparse.Namespace) -> int:
             from npa_sop_tui.debuglog import note_error
 
             note_error(exc)
+        from npa_sop_tui.redact import Redactor
+
+        mask = Redactor()  # secret-looking environment values never reach a terminal
         if wants_json(args):
-            emit_json({"ok": False, **exc.to_dict(), **_extra(exc)})
-        sys.stderr.write(f"error: {exc.render()}\n")
+            emit_json(mask.value({"ok": False, **exc.to_dict(), **_extra(exc)}))
+        sys.stderr.write(f"error: {mask.text(exc.render())}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
@@ -90,6 +93,15 @@ def capacity_flag(args: argparse.Namespace) -> dict[str, str]:
     return {**capacity_from_env(), **parse_capacity_assignments(given)}
 
 
+def add_state_bucket_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state-bucket",
+        metavar="BUCKET",
+        help="keep Terraform state, records and locks in this Object Storage bucket "
+        "(also NPA_STATE_BUCKET, config state.bucket); default: state.backend, else local",
+    )
+
+
 def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The settings this command's flags set explicitly (see `settings.resolve_settings`)."""
     flags = {
@@ -98,6 +110,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "capacity": capacity_flag(args) if getattr(args, "capacity_block_group", None) else None,
         "parallelism": getattr(args, "parallelism", None),
         "recipe.ref": getattr(args, "recipe_ref", None),
+        "state.bucket": getattr(args, "state_bucket", None),
     }
     return {key: value for key, value in flags.items() if value is not None}
 

@@ -130,6 +130,8 @@ SOPERATOR_MODULES: dict[str, str] = {
     "destroy": "lifecycle_cmds",
     "list": "lifecycle_cmds",
     "set": "set_cmd",
+    "state": "state_cmds",
+    "unlock": "state_cmds",
     "status": "status_cmds",
     "ssh": "status_cmds",
     "nodes": "slurm_cmds",

@@ -307,10 +307,17 @@ async def _watch_text(
 def ssh_command(
     settings: StatusSettings, host: str, *, accept_new: bool, remote: list[str]
 ) -> list[str]:
+    from npa_sop_tui.fsutil import ensure_dir
     from npa_sop_tui.paths import known_hosts_path
+    from npa_sop_tui.status.ssh import check_login_host, check_login_user
 
+    # Validated again here, whatever built the settings: a leading "-" would be an option.
+    user = check_login_user(settings.login_user)
+    host = check_login_host(host)
     kh = settings.known_hosts or known_hosts_path()
-    kh.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(kh.parent)
+    # ~/.ssh/config stays in force (ProxyJump, IdentityFile, …); only host-key checking is
+    # npa's own, so keys stay pinned in npa's known_hosts.
     cmd = [
         "ssh",
         "-p",
@@ -328,13 +335,19 @@ def ssh_command(
     ]
     if settings.identity_file is not None:
         cmd += ["-i", str(settings.identity_file), "-o", "IdentitiesOnly=yes"]
-    cmd.append(f"{settings.login_user}@{host}")
+    # The user as its own argument and `--` before the host: nothing after this point can
+    # be read as an option, whatever its value.
+    cmd += ["-l", user, "--", host]
     return cmd + remote
 
 
 def handle_ssh(args: argparse.Namespace) -> int:
     settings = build_settings(args)
     host = settings.login_host or _login_ip_from_kube(settings)
+    if host and not settings.login_host:
+        from npa_sop_tui.status.ssh import check_login_host
+
+        host = check_login_host(host, source="the login Service's address")
     if not host:
         raise OperationError(
             f"no login address for cluster {settings.name!r}: soperator-login-svc has no "

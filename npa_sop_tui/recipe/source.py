@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import cluster_dir, soperator_root
+from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text, ensure_dir, tighten_tree
+from npa_sop_tui.paths import cluster_dir, npa_home, soperator_root
 from npa_sop_tui.recipe.compat import recipe_version
 from npa_sop_tui.recipe.table import DEFAULT_RECIPE_REF
 
@@ -192,7 +192,7 @@ def clone_recipe(url: str, ref: str) -> Path:
             f"the cached recipe {target} is at {head}, not {ref}",
             hint=f"remove {target} to fetch the recipe again",
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
     try:
         steps = [
@@ -274,7 +274,7 @@ def prepare_installation(
     Terraform's own files (.terraform, state, lock file) are kept, so re-running converges.
     """
     target = installation_dir(recipe, name)
-    target.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target)
     if not target.is_relative_to(recipe.root):
         _link_siblings(recipe.root, target.parent.parent)
     for item in recipe.example_dir.iterdir():
@@ -283,6 +283,8 @@ def prepare_installation(
         dest = target / item.name
         if item.is_dir():
             shutil.copytree(item, dest, dirs_exist_ok=True)
+            if target.is_relative_to(npa_home()):
+                tighten_tree(dest)  # copytree copied the package's 0755 folders
         else:
             shutil.copy2(item, dest)
     _point_provider_at_region(target / "terraform.tf", env.get("TF_VAR_region"))
@@ -339,7 +341,7 @@ def protect_state_files(install_dir: Path) -> None:
 
 def _link_siblings(recipe_root: Path, install_root: Path) -> None:
     """Make `install_root/<x>` point at `recipe_root/<x>` for everything but installations/."""
-    install_root.mkdir(parents=True, exist_ok=True)
+    ensure_dir(install_root)
     for item in recipe_root.iterdir():
         if item.name == "installations" or item.name.startswith("."):
             continue

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
     from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus
     from npa_sop_tui.status.watch import StatusSettings
@@ -154,7 +155,7 @@ class SandboxEnvironment(Environment):
         return self.kube
 
     async def _cluster(self, name: str, spec: SoperatorSpec | None) -> SimulatedCluster | None:
-        spec = spec or _deployed_spec(name)
+        spec = spec or await asyncio.to_thread(_deployed_spec, self.state_store(), name)
         if spec is None:
             return None
         kube = await self._ensure_kube()
@@ -163,7 +164,8 @@ class SandboxEnvironment(Environment):
             cluster = SimulatedCluster(name, spec, kube)
             self.clusters[name] = cluster
             # a cluster deployed by another process comes back from its Terraform state
-            cluster.restore(await asyncio.to_thread(_state_addresses, name))
+            store = self.state_store()
+            cluster.restore(await asyncio.to_thread(_state_addresses, store, name))
         cluster.spec = spec
         kube.write_kubeconfig(self.kubeconfig_path(), self.status_settings(name).kube_context)
         return cluster
@@ -238,26 +240,24 @@ class SandboxEnvironment(Environment):
         self._home.leave()
 
 
-def _state_addresses(name: str) -> list[str]:
-    from npa_sop_tui import inventory
-    from npa_sop_tui.terraform.state import resource_addresses
+def _state_addresses(store: StateStore, name: str) -> list[str]:
+    from npa_sop_tui.errors import NpaError
 
-    entry = inventory.get(name)
-    if entry is None or not entry.install_dir:
+    try:
+        return store.resource_addresses(name, managed_only=True) or []
+    except NpaError:  # an unreachable bucket: the simulated cluster starts empty
         return []
-    return resource_addresses(Path(entry.install_dir), managed_only=True) or []
 
 
-def _deployed_spec(name: str) -> SoperatorSpec | None:
-    """The spec a cluster was last deployed with, from its inventory folder."""
-    from npa_sop_tui import inventory
+def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec | None:
+    """The spec a cluster was last deployed with, from the state store."""
     from npa_sop_tui.errors import NpaError
     from npa_sop_tui.spec.model import load_spec
 
-    path = paths.cluster_dir(name) / inventory.SPEC_FILE
-    if not path.is_file():
-        return None
     try:
+        path = store.spec_file(name)
+        if path is None:
+            return None
         return load_spec(path, validate=False).spec
     except NpaError:
         return None

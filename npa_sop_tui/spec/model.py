@@ -15,7 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    SecretStr,
+    ValidationError,
+    field_serializer,
+    field_validator,
+)
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS
@@ -53,6 +62,9 @@ _NO_NAME: Any = _NoName()
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
+
+
+REVEAL_SECRETS = "reveal_secrets"  # serialization context key: dump secret values as they are
 
 
 class _NamedModel(_Model):
@@ -124,7 +136,9 @@ class WorkerPoolSpec(_NamedModel):
     docker_cache: bool = False
     docker_cache_gib: int = 372
     docker_cache_disk_type: str = "NETWORK_SSD_IO_M3"
-    capacity_block_group: str | None = Field(
+    # A secret: masked in repr, str and JSON dumps; `reveal_secrets` in the serialization
+    # context (dump_spec_yaml(include_secrets=True), the wizard's own mapping) shows it.
+    capacity_block_group: SecretStr | None = Field(
         default=None, description="capacity block group ID; prefer supplying it at run time"
     )
     capacity_block_group_name: str | None = Field(
@@ -135,9 +149,29 @@ class WorkerPoolSpec(_NamedModel):
     local_nvme_device_count: int | None = Field(default=None, description="gpu-gb300 only")
     local_nvme_device_gb: int | None = Field(default=None, description="gpu-gb300 only, in GB")
 
-    _strip = field_validator("fabric", "capacity_block_group", "capacity_block_group_name")(
-        _blank_to_none
-    )
+    _strip = field_validator("fabric", "capacity_block_group_name")(_blank_to_none)
+
+    @field_validator("capacity_block_group", mode="before")
+    @classmethod
+    def _strip_secret(cls, value: Any) -> Any:
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        return _blank_to_none(value) if isinstance(value, str) or value is None else value
+
+    @field_serializer("capacity_block_group")
+    def _dump_secret(self, value: SecretStr | None, info: FieldSerializationInfo) -> Any:
+        if value is None:
+            return None
+        if info.context and info.context.get(REVEAL_SECRETS):
+            return value.get_secret_value()
+        # Python dumps keep the SecretStr, so a model built from them is the same model.
+        return value if info.mode == "python" else str(value)
+
+    @property
+    def capacity_block_group_id(self) -> str | None:
+        """The reservation ID itself (render only; never show it)."""
+        cbg = self.capacity_block_group
+        return cbg.get_secret_value() if cbg is not None else None
 
     @property
     def is_gpu(self) -> bool:
@@ -644,7 +678,12 @@ def dump_spec_yaml(spec: SoperatorSpec, *, include_secrets: bool = False) -> str
     """
     import yaml
 
-    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data = spec.model_dump(
+        mode="json",
+        by_alias=True,
+        exclude_unset=True,
+        context={REVEAL_SECRETS: include_secrets},
+    )
     data["apiVersion"] = API_VERSION
     ordered = {"apiVersion": API_VERSION, "name": spec.name}
     ordered.update({k: v for k, v in data.items() if k not in ordered})

@@ -556,7 +556,7 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
                 "set preemptible: false to use a capacity block",
             )
         )
-    if has_id and not str(pool.capacity_block_group).startswith(CAPACITY_ID_PREFIX):
+    if has_id and not str(pool.capacity_block_group_id).startswith(CAPACITY_ID_PREFIX):
         out.append(
             warning(
                 f"{base}.capacity_block_group",

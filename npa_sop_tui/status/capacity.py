@@ -1,4 +1,4 @@
-"""npa's `workers[]` / `capacity_status` from the local Terraform state of an installation.
+"""npa's `workers[]` / `capacity_status` from a cluster's Terraform state (via the state store).
 
 Same rules as the existing npa: `nebius_mk8s_v1_node_group` resources named
 `worker_v2`; pool = node-group name without its trailing `-<digits>`; mode `reserved` for
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.paths import cluster_dir
 from npa_sop_tui.status.model import WorkerCapacity
 from npa_sop_tui.terraform.state import STATE_FILE, instances, read_state
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 _SUFFIX = re.compile(r"-\d+$")
 
@@ -23,6 +25,10 @@ def workers_from_tfstate(path: Path) -> list[WorkerCapacity]:
     doc = read_state(path)
     if doc is None:
         raise ValueError(f"{path}: not a readable Terraform state")
+    return workers_from_state(doc)
+
+
+def workers_from_state(doc: dict[str, Any]) -> list[WorkerCapacity]:
     items = list(instances(doc))
     pools = _mk8s_pools(items) or _standin_pools(items)
     return [
@@ -87,33 +93,32 @@ def _standin_pools(items: Instances) -> dict[str, dict[str, Any]]:
 
 
 def find_tfstate(name: str, terraform_dir: Path | None = None) -> Path | None:
-    """The installation's terraform.tfstate: explicit dir, the inventory, else cluster_dir."""
-    candidates: list[Path] = []
-    if terraform_dir is not None:
-        candidates.append(Path(terraform_dir) / STATE_FILE)
-    from npa_sop_tui import inventory
+    """A local terraform.tfstate of the cluster: explicit dir, the inventory, else cluster_dir."""
+    from npa_sop_tui.state.local import LocalStore
+
+    return LocalStore().tfstate_path(name, terraform_dir)
+
+
+def capacity_for(
+    name: str, terraform_dir: Path | None = None, store: StateStore | None = None
+) -> tuple[list[WorkerCapacity], str]:
+    """Worker pools as applied: from an explicit folder's state, else from wherever the state
+    store keeps the cluster's state (local files, or the team's bucket)."""
     from npa_sop_tui.errors import NpaError
 
-    try:  # the inventory knows the installation folder
-        entry = inventory.get(name)
-    except NpaError:  # a damaged record is reported by `list`
-        entry = None
-    if entry is not None and entry.install_dir:
-        candidates.append(Path(entry.install_dir) / STATE_FILE)
-    root = cluster_dir(name)
-    if root.is_dir():
-        candidates.extend(sorted(root.glob(f"**/{STATE_FILE}")))
-    return next((c for c in candidates if c.is_file()), None)
+    doc = read_state(Path(terraform_dir) / STATE_FILE) if terraform_dir is not None else None
+    if doc is None:
+        try:
+            if store is None:
+                from npa_sop_tui.state import default_store
 
-
-def capacity_for(name: str, terraform_dir: Path | None = None) -> tuple[list[WorkerCapacity], str]:
-    path = find_tfstate(name, terraform_dir)
-    if path is None:
+                store = default_store()
+            doc = store.read_tfstate(name)
+        except NpaError:  # unreachable bucket, damaged record: capacity is just unknown
+            doc = None
+    if doc is None:
         return [], "unknown"
-    try:
-        workers = workers_from_tfstate(path)
-    except (OSError, ValueError):
-        return [], "unknown"
+    workers = workers_from_state(doc)
     # A state without worker node groups (a phase-1 apply, a destroyed cluster) says nothing
     # about capacity: "applied" always comes with the pools it describes.
     return workers, "applied" if workers else "unknown"

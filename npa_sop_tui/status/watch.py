@@ -37,7 +37,7 @@ from npa_sop_tui.status.model import (
 from npa_sop_tui.status.sinfo_memo import SinfoMemo
 from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed
 from npa_sop_tui.status.slurm_poll import collect_slurm
-from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable
+from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable, backoff_cap
 from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import VerdictContext
 
@@ -125,7 +125,11 @@ class StatusWatcher:
         if s.kube_enabled:
             self._kube = KubeCollector(
                 KubeSettings(
-                    context=s.kube_context, kubeconfig=s.kubeconfig, watch_timeout=s.watch_timeout
+                    context=s.kube_context,
+                    kubeconfig=s.kubeconfig,
+                    watch_timeout=s.watch_timeout,
+                    # Retries never wait longer than the refresh interval (at least 1 s).
+                    backoff_max=backoff_cap(s.slurm_interval),
                 ),
                 on_change=self._on_kube_change,
             )
@@ -155,6 +159,12 @@ class StatusWatcher:
             raise ValueError(f"interval for {source} must be positive, got {seconds}")
         self._intervals[source] = seconds
         if source == "slurm":
+            # Backoff follows the refresh interval, so data returns within two of them.
+            cap = backoff_cap(seconds, self.settings.ssh_backoff_max)
+            if self._session is not None:
+                self._session.backoff.maximum = cap
+            if self._kube is not None:
+                self._kube.settings.backoff_max = backoff_cap(seconds)
             self._poll_now.set()  # start the new rhythm now, not after the old wait
 
     def interval(self, source: Source) -> float:
@@ -304,7 +314,9 @@ class StatusWatcher:
                 target,
                 policy=self.policy,
                 known_hosts=KnownHosts(self.settings.known_hosts),
-                backoff=Backoff(maximum=self.settings.ssh_backoff_max),
+                backoff=Backoff(
+                    maximum=backoff_cap(self._intervals["slurm"], self.settings.ssh_backoff_max)
+                ),
             )
         return self._session
 

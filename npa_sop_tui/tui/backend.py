@@ -117,16 +117,21 @@ class Backend:
         return bool(settings["tenant_id"] and settings["project_id"] and settings["subnet_id"])
 
     def list_clusters(self) -> list[ClusterRow]:
+        """The clusters of the state store the settings select: this machine's, or the
+        team's bucket (then each row says who ran the last operation)."""
         from npa_sop_tui import inventory
         from npa_sop_tui.paths import cluster_dir
 
+        store = self.environment.state_store()
         rows: list[ClusterRow] = []
-        for entry in inventory.list_clusters():
+        for entry in inventory.list_clusters(store=store):
             last = entry.last_operation
             last_text = "—"
             if last is not None:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started))
                 last_text = f"{last.kind} {last.result} {when}"
+                if last.user:
+                    last_text += f" by {last.user}@{last.host}"
             spec_path = cluster_dir(entry.name) / inventory.SPEC_FILE
             rows.append(
                 ClusterRow(
@@ -143,13 +148,13 @@ class Backend:
     def spec_for_cluster(self, name: str) -> dict[str, Any]:
         """The spec as last deployed, as a mapping for the wizard/deploy screens."""
         from npa_sop_tui import inventory
-        from npa_sop_tui.paths import cluster_dir
 
-        inventory.require(name)
-        path = cluster_dir(name) / inventory.SPEC_FILE
-        if not path.is_file():
+        store = self.environment.state_store()
+        inventory.require(name, store=store)
+        path = store.spec_file(name)
+        if path is None:
             raise UsageError(
-                f"cluster {name!r} has no recorded spec ({path})",
+                f"cluster {name!r} has no recorded spec ({store.describe()})",
                 hint="open its cluster.yaml with `o` instead",
             )
         return self.load_spec(path)
@@ -215,8 +220,13 @@ class Backend:
         return SpecDocument.parse(text, Path(path))
 
     def to_mapping(self, spec: Any) -> dict[str, Any]:
-        # exclude_unset: the file written back has what the user set, no more
-        return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        from npa_sop_tui.spec.model import REVEAL_SECRETS
+
+        # exclude_unset: the file written back has what the user set, no more; secrets kept
+        # as they are (a capacity block ID in the file must survive a round trip).
+        return spec.model_dump(
+            mode="json", by_alias=True, exclude_unset=True, context={REVEAL_SECRETS: True}
+        )
 
     def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Finding]]:
         """Parse and validate a mapping: (spec or None, every finding)."""
