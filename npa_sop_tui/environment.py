@@ -292,6 +292,14 @@ class Environment:
             async for snapshot in watcher.snapshots(initial_timeout=initial_timeout):
                 yield snapshot
 
+    async def slurm_ops(
+        self, status: StatusSettings, *, host_key_policy: HostKeyPolicy | None = None
+    ) -> Any:
+        """Operator actions on the cluster's Slurm (status/slurm_ops.py), over SSH."""
+        from npa_sop_tui.status.slurm_ops import open_remote
+
+        return await open_remote(status, host_key_policy)
+
     async def aclose(self) -> None:
         """Release what the environment started (the sandbox stops its fake API server)."""
         return None

@@ -26,7 +26,9 @@ from npa_sop_tui.environment import (
     TerraformSetup,
     placeholder_identity,
 )
+from npa_sop_tui.errors import UsageError
 from npa_sop_tui.sandbox.cluster import SimulatedCluster
+from npa_sop_tui.sandbox.slurm_sim import simulated_slurm_state
 from npa_sop_tui.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:
@@ -220,7 +222,7 @@ class SandboxEnvironment(Environment):
         from npa_sop_tui.spec.catalog import load_catalog
         from npa_sop_tui.status.model import Freshness
         from npa_sop_tui.status.verdict import compute_verdict
-        from npa_sop_tui.status.watch import StatusWatcher
+        from npa_sop_tui.status.watch import StatusWatcher, verdict_context_for
 
         cluster = await self._cluster(status.name, None)
         if cluster is None:
@@ -231,21 +233,44 @@ class SandboxEnvironment(Environment):
                 "kubeconfig": self.kubeconfig_path(),
                 "slurm_enabled": status.slurm_enabled and not simulated,
                 "watch_timeout": 30,
+                "sandbox": True,
             }
         )
         catalog = load_catalog()
+        context = await asyncio.to_thread(verdict_context_for, status)
         async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
             async for snap in watcher.snapshots(initial_timeout=initial_timeout):
                 if simulated:
-                    snap.slurm = cluster.slurm_state(catalog)
-                    snap.freshness["slurm"] = Freshness(state="fresh", updated_at=time.time())
+                    snap.slurm = simulated_slurm_state(status.name, cluster.slurm_state(catalog))
+                    snap.freshness["slurm"] = Freshness(
+                        state="fresh", updated_at=time.time(), note="simulated"
+                    )
                     snap.verdict = compute_verdict(
                         kube=snap.kube,
                         slurm=snap.slurm,
                         freshness=dict(snap.freshness),
                         workers=snap.workers,
+                        context=context,
                     )
                 yield snap
+
+    async def slurm_ops(
+        self, status: StatusSettings, *, host_key_policy: HostKeyPolicy | None = None
+    ) -> Any:
+        """The cluster's simulated Slurm (sandbox/slurm_sim.py); over SSH with a login.host."""
+        if status.login_host is not None:
+            return await super().slurm_ops(status, host_key_policy=host_key_policy)
+        from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm
+        from npa_sop_tui.spec.catalog import load_catalog
+
+        cluster = await self._cluster(status.name, None)
+        if cluster is None:
+            raise UsageError(f"sandbox cluster {status.name!r} has no deployed spec")
+        catalog = load_catalog()
+        accounting = bool(cluster.spec.accounting)
+        return SimulatedSlurm(
+            status.name, lambda: cluster.slurm_state(catalog), accounting=accounting
+        )
 
     async def aclose(self) -> None:
         if self.kube is not None:

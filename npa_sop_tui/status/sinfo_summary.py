@@ -41,8 +41,11 @@ _SUFFIXES = "*~#!%$@^-+"
 HEADER = ("PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST")
 
 
-def parse_summary(text: str) -> tuple[list[SlurmNode], list[SlurmPartition], str]:
-    """Nodes, partitions (with node names and state counts) and the plain sinfo text."""
+def parse_summary(text: str, memo: Any = None) -> tuple[list[SlurmNode], list[SlurmPartition], str]:
+    """Nodes, partitions (with node names and state counts) and the plain sinfo text.
+
+    With a `memo` (status/sinfo_memo.py), nodes whose lines did not change since the last
+    poll are not parsed again: they are the same objects as then."""
     rows: list[list[str]] = []
     node_lines: list[str] = []
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -54,7 +57,8 @@ def parse_summary(text: str) -> tuple[list[SlurmNode], list[SlurmPartition], str
         rows.append(fields)
         name, part, _avail, _limit, _compact, *rest = fields
         node_lines.append("|".join([name, part, *rest]))
-    nodes = parse_nodes_delimited("\n".join(node_lines))
+    joined = "\n".join(node_lines)
+    nodes = memo.parse_nodes(joined) if memo is not None else parse_nodes_delimited(joined)
     partitions = _partitions(rows, nodes)
     return nodes, partitions, render_summary(rows)
 
@@ -164,7 +168,9 @@ def parse_version(text: str) -> str | None:
 _versions: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 
 
-async def collect_summary(runner: Any, *, host: str, timeout: float) -> SlurmState:
+async def collect_summary(
+    runner: Any, *, host: str, timeout: float, memo: Any = None
+) -> SlurmState:
     """One status refresh: one sinfo call (plus `sinfo -V` on a connection's first)."""
     from npa_sop_tui.status.slurm import _check
 
@@ -186,9 +192,9 @@ async def collect_summary(runner: Any, *, host: str, timeout: float) -> SlurmSta
     # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop. A
     # small cluster's table parses faster than a hand-off to a worker thread.
     if len(result.stdout) > INLINE_PARSE_BYTES:
-        nodes, partitions, text = await asyncio.to_thread(parse_summary, result.stdout)
+        nodes, partitions, text = await asyncio.to_thread(parse_summary, result.stdout, memo)
     else:
-        nodes, partitions, text = parse_summary(result.stdout)
+        nodes, partitions, text = parse_summary(result.stdout, memo)
     return SlurmState(
         host=host,
         version=version,

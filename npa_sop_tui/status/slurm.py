@@ -423,7 +423,7 @@ def diff_nodes(old: Iterable[SlurmNode], new: Iterable[SlurmNode]) -> NodeDiff:
         prev = before.get(name)
         if prev is None:
             out.added.append(name)
-        elif prev != node:
+        elif prev is not node and prev != node:  # memoised parses reuse unchanged nodes
             out.changed.append(name)
     out.removed = [name for name in before if name not in after]
     return out

@@ -10,7 +10,7 @@ from npa_sop_tui.status.slurm import collect_json
 
 
 async def collect_slurm(
-    runner: Any, *, host: str, fmt: str = "auto", timeout: float = 30.0
+    runner: Any, *, host: str, fmt: str = "auto", timeout: float = 30.0, memo: Any = None
 ) -> SlurmState:
     """Nodes, partitions and the plain sinfo text.
 
@@ -18,5 +18,5 @@ async def collect_slurm(
     `sinfo --json` for the nodes plus two more calls (`slurm.collect_json`).
     """
     if fmt in ("auto", "delimited"):
-        return await collect_summary(runner, host=host, timeout=timeout)
+        return await collect_summary(runner, host=host, timeout=timeout, memo=memo)
     return await collect_json(runner, host=host, fmt=fmt, timeout=timeout)

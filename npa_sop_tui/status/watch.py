@@ -34,10 +34,12 @@ from npa_sop_tui.status.model import (
     SlurmState,
     WorkerCapacity,
 )
+from npa_sop_tui.status.sinfo_memo import SinfoMemo
 from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed
 from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable, backoff_cap
 from npa_sop_tui.status.verdict import compute_verdict
+from npa_sop_tui.status.verdict_context import VerdictContext
 
 Source = Literal["kube", "slurm"]
 
@@ -63,6 +65,7 @@ class StatusSettings(BaseModel):
     ssh_backoff_max: float = Field(default=30.0, gt=0)
     command_timeout: float = Field(default=30.0, gt=0)
     terraform_dir: Path | None = None
+    sandbox: bool = False  # a sandbox cluster: hints speak of the sandbox, not a cloud
 
     @property
     def kube_context(self) -> str:
@@ -93,7 +96,11 @@ class StatusWatcher:
         self._capacity_status: Literal["applied", "unknown"] = "unknown"
         self._gpu_validation: dict[str, object] | None = None
         self.polls = 0
+        self.successes = 0
+        """Successful Slurm polls so far (a new one is a new snapshot even if nothing changed)."""
         self._closing: set[asyncio.Task[None]] = set()
+        self._context: VerdictContext | None = None
+        self._sinfo_memo = SinfoMemo()
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -115,6 +122,7 @@ class StatusWatcher:
         )
         self._capacity_status = "applied" if status == "applied" else "unknown"
         self._gpu_validation = await asyncio.to_thread(_last_validation, self.settings.name)
+        self._context = await asyncio.to_thread(verdict_context_for, self.settings)
         s = self.settings
         if s.kube_enabled:
             self._kube = KubeCollector(
@@ -175,15 +183,18 @@ class StatusWatcher:
     # --- snapshots -----------------------------------------------------------------------
 
     async def snapshots(self, *, initial_timeout: float = 10.0) -> AsyncIterator[ClusterStatus]:
-        """Yield the first complete snapshot, then one per change, until `close()`."""
+        """Yield the first complete snapshot, then one per change and one per successful Slurm
+        poll (so `freshness.updated_at` is always the last success), until `close()`."""
         await self.start()
         await self._wait_initial(initial_timeout)
         last: str | None = None
+        last_success = -1
         while not self._closed:
             # Building and fingerprinting a 10,000-node snapshot takes ~0.2 s: use a thread.
+            success = self.successes
             snap, key = await asyncio.to_thread(self._snapshot_and_key)
-            if key != last:
-                last = key
+            if key != last or success != last_success:
+                last, last_success = key, success
                 yield snap
             self._wake.clear()
             await self._wake.wait()
@@ -216,7 +227,11 @@ class StatusWatcher:
             "slurm": self._slurm_fresh.model_copy(),
         }
         verdict = compute_verdict(
-            kube=kube_state, slurm=self._slurm, freshness=dict(freshness), workers=self._workers
+            kube=kube_state,
+            slurm=self._slurm,
+            freshness=dict(freshness),
+            workers=self._workers,
+            context=self._context,
         )
         return ClusterStatus(
             name=self.settings.name,
@@ -338,6 +353,7 @@ class StatusWatcher:
                     host=login.host,
                     fmt=self.settings.slurm_format,
                     timeout=self.settings.command_timeout,
+                    memo=self._sinfo_memo,
                 )
             except (HostKeyChanged, HostKeyUnknown, SshUnavailable) as exc:
                 self._slurm_failed(exc.render())
@@ -348,6 +364,7 @@ class StatusWatcher:
             else:
                 self._slurm = state
                 self._slurm_fresh = Freshness(state="fresh", updated_at=time.time())
+                self.successes += 1
             self._wake.set()
 
     def _slurm_failed(self, message: str) -> None:
@@ -370,3 +387,22 @@ def _last_validation(name: str) -> dict[str, object] | None:
     except Exception:  # a damaged record is reported by `list`; status goes on without it
         return None
     return entry.validation if entry is not None else None
+
+
+def verdict_context_for(settings: StatusSettings) -> VerdictContext:
+    """The inventory's record of the cluster (state, last operation) and the sandbox flag."""
+    from npa_sop_tui import inventory
+
+    try:
+        entry = inventory.get(settings.name)
+    except Exception:  # a damaged inventory must not stop status: it reports that itself
+        entry = None
+    last = entry.last_operation if entry is not None else None
+    kubeconfig = str(settings.kubeconfig) if settings.kubeconfig else None
+    return VerdictContext(
+        state=entry.state if entry is not None else None,
+        last_operation=last.kind if last is not None else None,
+        last_message=(last.summary if last is not None else "")[:200],
+        sandbox=settings.sandbox,
+        kubeconfig=kubeconfig,
+    )

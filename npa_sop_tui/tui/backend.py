@@ -167,12 +167,8 @@ class Backend:
         return kube_context(name)
 
     def default_spec_path(self, name: str) -> Path:
-        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml; the sandbox
-        keeps its specs beside its state, not in whatever folder the app started from."""
-        if self.sandbox:
-            from npa_sop_tui.paths import npa_home
-
-            return npa_home() / "specs" / f"{name or 'cluster'}.yaml"
+        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml, in the
+        sandbox too (the file is the user's; only the cluster's state is sandboxed)."""
         return Path.cwd() / "cluster.yaml"
 
     def example_mapping(self) -> dict[str, Any]:
@@ -193,6 +189,35 @@ class Backend:
         # validate=False: a file with rule errors still opens, and the wizard shows them
         loaded = load_spec(Path(path), validate=False)
         return self.to_mapping(loaded.spec)
+
+    def open_document(self, path: Path) -> tuple[dict[str, Any], Any]:
+        """(mapping for the form, the file's round-trip document) of an existing spec."""
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        mapping = self.load_spec(path)
+        return mapping, SpecDocument.read(path)
+
+    def edited_text(
+        self, document: Any, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        """(new text, unified diff) of an opened file with the form's changes applied.
+
+        Only the fields that differ between `before` and `after` are edited, so the rest of
+        the file (comments, order, quoting, flow style) stays byte for byte.
+        """
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        doc = SpecDocument.parse(document.original, document.path)
+        doc.apply_changes(before, after)
+        return doc.render(), doc.diff()
+
+    def write_text(self, path: Path, text: str) -> Any:
+        """Write spec text atomically; returns the document of what is now on disk."""
+        from npa_sop_tui.fsutil import atomic_write_text
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        atomic_write_text(Path(path), text)
+        return SpecDocument.parse(text, Path(path))
 
     def to_mapping(self, spec: Any) -> dict[str, Any]:
         from npa_sop_tui.spec.model import REVEAL_SECRETS
@@ -222,11 +247,6 @@ class Backend:
         from npa_sop_tui.spec.model import dump_spec_yaml
 
         return dump_spec_yaml(spec)
-
-    def write_spec(self, path: Path, spec: Any) -> None:
-        from npa_sop_tui.fsutil import atomic_write_text
-
-        atomic_write_text(Path(path), self.dump_yaml(spec))
 
     def totals(self, spec: SoperatorSpec) -> Totals:
         cat = self.catalog()
@@ -319,6 +339,25 @@ class Backend:
             settings, host_key_policy=_policy(confirm_host_key), initial_timeout=3.0
         ):
             yield snapshot
+
+    async def slurm_ops(self, name: str, *, confirm_host_key: HostKeyConsent | None = None) -> Any:
+        """The cluster's operator actions (status/slurm_ops.SlurmOps; simulated in the sandbox).
+
+        The caller closes it (`aclose`)."""
+        settings = self.status_settings(name, interval=30.0)
+        return await self.environment.slurm_ops(settings, host_key_policy=_policy(confirm_host_key))
+
+    def pool_capacity(self, name: str) -> dict[str, str]:
+        """Capacity mode (reserved / preemptible / on-demand) of each pool, from the spec the
+        cluster was last deployed with; {} when npa has none recorded."""
+        from npa_sop_tui.errors import NpaError
+
+        try:
+            spec, _ = self.check(self.spec_for_cluster(name))
+        except NpaError:
+            return {}
+        capacity = self.environment.settings["capacity"] or {}
+        return {p.name: p.capacity_mode(capacity) for p in spec.workers} if spec else {}
 
     async def close(self) -> None:
         """Release whatever the environment started (the sandbox stops its fake API server)."""
@@ -466,3 +505,43 @@ def _state_from(operation: str, result: str) -> str:
     if operation == "deploy" and result == "ok":
         return "deployed"
     return f"{operation} {result}"
+
+
+# ---------------------------------------------------------------------------------------
+# Operation logs (the viewer reads them; lifecycle writes them)
+
+LOG_VIEW_LIMIT = 20_000
+"""Lines of an operation log the viewer holds (the newest); the file on disk has them all."""
+
+
+def operation_log(name: str, operation_id: str | None = None) -> tuple[Path | None, list[Any]]:
+    """(path, (level, text) lines) of one operation's event log: the given operation, else
+    the cluster's latest one. Lines are worded by `events.describe`, like the live log."""
+    import json
+    from collections import deque
+
+    from npa_sop_tui import inventory
+    from npa_sop_tui.events import describe, level_of, parse_event
+
+    entry = inventory.get(name)
+    if entry is None:
+        return None, []
+    records = [op for op in entry.operations if op.log]
+    if operation_id is not None:
+        records = [op for op in records if op.id == operation_id]
+    if not records:
+        return None, []
+    path = Path(str(records[-1].log))
+    lines: deque[tuple[str, str]] = deque(maxlen=LOG_VIEW_LIMIT)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for raw in handle:
+                try:
+                    event = parse_event(json.loads(raw))
+                except (ValueError, TypeError):
+                    lines.append(("warning", raw.rstrip("\n")))  # unreadable: shown as is
+                    continue
+                lines.append((level_of(event), describe(event)))
+    except OSError as exc:
+        return path, [("error", f"cannot read {path}: {exc.strerror or exc}")]
+    return path, list(lines)

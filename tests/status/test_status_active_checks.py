@@ -3,6 +3,7 @@ what a running apply waits on, failures as hints, per-node results from drain re
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -52,29 +53,35 @@ async def test_active_checks_waiting_and_failed(
     settings = StatusSettings(
         name="demo", kubeconfig=kubeconfig, slurm_enabled=False, kube_coalesce=0.05, watch_timeout=2
     )
-    async with StatusWatcher(settings) as watcher:
-        snap = None
+    seen_waiting: list[list[str]] = []
+    snap = None
+    # One stream of snapshots: patch once all three checks are seen, stop at the failure.
+    async with StatusWatcher(settings) as watcher, asyncio.timeout(60):
         async for snap in watcher.snapshots():
-            if snap.kube is not None and len(snap.kube.active_checks) == 3:
+            kube = snap.kube
+            if kube is None or len(kube.active_checks) < 3:
+                continue
+            if not seen_waiting:
+                assert kube.active_checks_crd
+                assert snap.gpu_validation is not None
+                assert snap.gpu_validation["status"] == "ready"
+                seen_waiting.append(list(kube.waiting_on))
+                srv.patch(
+                    "activechecks",
+                    "all-reduce-perf-nccl-with-ib",
+                    lambda o: o["status"]["slurmJobsStatus"].update(
+                        lastRunStatus="Failed",
+                        lastRunFailJobsAndReasons=[
+                            {"jobID": "12", "reason": "NCCL bus bandwidth low"}
+                        ],
+                    ),
+                    namespace="soperator",
+                )
+            elif kube.active_checks[0].status == "Failed":
                 break
-        assert snap is not None and snap.kube is not None
-        kube = snap.kube
-        assert kube.active_checks_crd
-        # the comment-only check does not hold the apply; the finished one neither
-        assert kube.waiting_on == ["all-reduce-perf-nccl-with-ib"]
-        assert snap.gpu_validation is not None and snap.gpu_validation["status"] == "ready"
-        srv.patch(
-            "activechecks",
-            "all-reduce-perf-nccl-with-ib",
-            lambda o: o["status"]["slurmJobsStatus"].update(
-                lastRunStatus="Failed",
-                lastRunFailJobsAndReasons=[{"jobID": "12", "reason": "NCCL bus bandwidth low"}],
-            ),
-            namespace="soperator",
-        )
-        async for snap in watcher.snapshots():
-            if snap.kube and snap.kube.active_checks[0].status == "Failed":
-                break
+    # the comment-only check does not hold the apply; the finished one neither
+    assert seen_waiting == [["all-reduce-perf-nccl-with-ib"]]
+    assert snap is not None
     assert snap.kube is not None and snap.kube.waiting_on == []
     (hint,) = [h for h in snap.verdict.hints if h.code == "active-check-failed"]
     assert "job 12: NCCL bus bandwidth low" in hint.message and hint.severity == "error"

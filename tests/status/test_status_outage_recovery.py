@@ -2,8 +2,8 @@
 away for a while; each source turns stale at once, and both come back within two refresh
 intervals of their return, because retry backoff is capped at the refresh interval.
 
-The outage lasts 12 s rather than the 45 s of the bug report: long enough for an uncapped
-backoff (0.5, 1, 2, 4, 8 s …) to overshoot two 2 s intervals, short enough for CI.
+The outage lasts 45 s, as in the bug report: an uncapped backoff (0.5, 1, 2, 4, 8, 16 s …)
+would by then wait far longer than two 2 s intervals after the services return.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 from testkit.substrate import PrivateSshd, Substrate
 
 INTERVAL = 2.0
-OUTAGE = 12.0
+OUTAGE = 45.0
 
 
 async def _until(

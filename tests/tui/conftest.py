@@ -23,3 +23,22 @@ def sandbox_backend(npa_home: Path) -> Any:
     from npa_sop_tui.tui.backend import sandbox_backend
 
     return sandbox_backend(sleep_seconds=0)
+
+
+@pytest.fixture(autouse=True)
+def unexpected_errors(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Any:
+    """Every exception the app turned into an error modal; a test fails on any it did not
+    provoke on purpose (`@pytest.mark.unexpected_errors_expected`)."""
+    from npa_sop_tui.tui.app import NpaSopApp
+
+    seen: list[tuple[str, BaseException]] = []
+    original = NpaSopApp.report_unexpected
+
+    def record(self: NpaSopApp, error: BaseException, *, where: str = "") -> None:
+        seen.append((where, error))
+        original(self, error, where=where)
+
+    monkeypatch.setattr(NpaSopApp, "report_unexpected", record)
+    yield seen
+    if not request.node.get_closest_marker("unexpected_errors_expected"):
+        assert not seen, f"unexpected errors shown in modals: {seen!r}"

@@ -76,7 +76,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         )
         groups = status.query_one("#node-groups", DataTable)
         rows = {
-            str(groups.get_row_at(i)[0]): str(groups.get_row_at(i)[2])
+            str(groups.get_row_at(i)[0]): str(groups.get_row_at(i)[1])
             for i in range(groups.row_count)
         }
         assert rows["cpu"] == "2/2" and rows["system"] == "3/3"

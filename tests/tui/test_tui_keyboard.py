@@ -22,7 +22,7 @@ from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolTable
 
-from .test_tui_snapshots import FixedBackend
+from .fakes import FixedBackend
 from testkit.tui import home_loaded, wait_for
 
 pytestmark = pytest.mark.tui
@@ -139,8 +139,9 @@ async def test_region_and_platform_choices_say_what_they_offer() -> None:
 
 @pytest.mark.terraform  # deploys the written file up to the plan
 async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_deploy(
-    sandbox_backend: Any,
+    sandbox_backend: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)
     app = NpaSopApp(sandbox_backend)
     async with app.run_test(size=(80, 24)) as pilot:
         await home_loaded(pilot)
@@ -156,8 +157,8 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         await pilot.press("ctrl+n", "ctrl+n")  # options → review
         wizard = pilot.app.screen
         assert isinstance(wizard, WizardScreen) and wizard.step == "review"
-        # the sandbox writes beside its own state, and says where
-        target = sandbox_backend.environment.home / "specs" / "bykeys.yaml"
+        # a new cluster goes to ./cluster.yaml (in the sandbox too), and it says where
+        target = tmp_path / "cluster.yaml"
         assert wizard.query_one("#out-path", Input).value == str(target)
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
         assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written

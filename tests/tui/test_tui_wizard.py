@@ -9,7 +9,6 @@ import yaml
 from textual.widgets import Button, Input, Select, Static
 
 from npa_sop_tui.cli import main as npa_main
-from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
@@ -87,7 +86,8 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
         wizard = app.screen
         await _type(pilot, "#name", "Bad_Name")
         await pilot.pause()
-        inline = str(wizard.query_one("#step-findings", Static).render())
+        # the error sits right under the name field, not below the whole form
+        inline = str(wizard.query_one("#name-error", Static).render())
         assert "name" in inline and "error" in inline
         wizard.query_one("#region", Select).value = "eu-north1"
         # the pool editor refuses a bad pool name and says why
@@ -169,9 +169,7 @@ async def test_editing_an_existing_file_round_trips_unshown_settings(tmp_path: P
         await pilot.pause()
         wizard.step = "review"
         await pilot.pause()
-        await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await click(pilot, "#yes")  # overwrite
+        await pilot.press("ctrl+s")  # the opened file: written in place, no overwrite question
         await wait_for(pilot, lambda: "size: 4" in path.read_text())
     after = yaml.safe_load(path.read_text())
     assert after["workers"][0]["size"] == 4

@@ -17,6 +17,8 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
 from npa_sop_tui.tui.backend import capacity_mode
+from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 EMPTY_HINT = (
     "No worker pools yet. Press [b]a[/b] to add one: a pool is a group of identical "
@@ -24,7 +26,7 @@ EMPTY_HINT = (
 )
 
 
-class PoolTable(DataTable[str]):
+class PoolTable(PlainTable):
     """The pools, one row each. Enter edits the highlighted pool."""
 
     # the pool keys live here (focus starts on the table) so the footer lists them in this
@@ -55,7 +57,7 @@ class PoolTable(DataTable[str]):
         return super().check_action(action, parameters)
 
 
-class PoolList(Vertical):
+class PoolList(Guarded, Vertical):
     """A table of pools plus the keys and buttons that change them. Edits `pools` in place."""
 
     # the same keys while a button has focus (the table's bindings are the ones shown)
