@@ -123,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 tally["not reached" if code in NOT_REACHED else "survived"] += 1
                 if args.survivors:
-                    survivor_diffs.append(f"# {mutant} (exit {code})\n{diff_of(mutant, source_path)}")
+                    diff = diff_of(mutant, source_path)
+                    survivor_diffs.append(f"# {mutant} (exit {code})\n{diff}")
         total = tally["killed"] + tally["survived"] + tally["not reached"]
         pct = 100.0 * tally["killed"] / total if total else 100.0
         print(f"mutation score {module}: {tally['killed']}/{total} = {pct:.1f}%")

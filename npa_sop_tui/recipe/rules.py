@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from npa_sop_tui.recipe.contract import Contract, load_contract
-from npa_sop_tui.recipe.shape import GB300_PLATFORM, GB300_RACK
+from npa_sop_tui.recipe.shape import GB300_PLATFORM, GB300_RACK, rack_names
 from npa_sop_tui.recipe.table import load_table
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS
@@ -78,7 +78,10 @@ def recipe_problems(
         ("login", "slurm_nodeset_login"),
         ("accounting", "slurm_nodeset_accounting"),
     ):
-        disk = (tfvars.get(var) or {}).get("boot_disk") or {}
+        nodeset = tfvars.get(var)
+        if nodeset is None:
+            continue  # a null nodeset has no disk; "is required" / accounting cover its absence
+        disk = nodeset.get("boot_disk") or {}
         if (
             not disk
             and contract.has_attr(var, "boot_disk")
@@ -115,8 +118,7 @@ def _generated_nodesets(workers: list[Mapping[str, Any]]) -> tuple[list[str], se
     for w in workers:
         platform = w["resource"]["platform"]
         if platform == GB300_PLATFORM:
-            racks = max(1, -(-int(w.get("size", 0)) // GB300_RACK))
-            generated = [f"{w['name']}-rack{i}" for i in range(racks)]
+            generated = rack_names(w["name"], int(w.get("size") or 0))
             gb300.update(generated)
         else:
             generated = [w["name"]]
@@ -178,9 +180,10 @@ def _worker_problems(tfvars: Mapping[str, Any], contract: Contract, cat: Catalog
             out.append(f"{label}: NVLink is only for gpu-gb300")
         if gb300 and tfvars.get("production") is not False and w.get("size", 0) % GB300_RACK:
             out.append(f"{label}: GB300 size must be a multiple of {GB300_RACK} in production")
-        boot = (w.get("boot_disk") or {}).get("size_gibibytes", 128)
-        if boot < cat.boot_disk_min_gib["worker"]:
-            out.append(f"{label}: boot disk below 128 GiB")
+        boot = (w.get("boot_disk") or {}).get("size_gibibytes")
+        least = cat.boot_disk_min_gib["worker"]
+        if boot is not None and boot < least:
+            out.append(f"{label}: boot disk below {least} GiB")
     generated, gpu_sets, gb300_sets = _generated_nodesets(workers)
     topologies = {"flat"}
     if gpu_sets:
