@@ -120,7 +120,7 @@ def long_state(base: str, flags: Iterable[str]) -> str:
 def display_state(state: str, flags: Iterable[str]) -> str:
     fl = set(flags)
     for suffix, flag in SUFFIX_FLAGS:
-        if flag in fl and _LONG_NAME_FLAGS.get(state, ()) != (flag,):
+        if flag in fl and _LONG_NAME_FLAGS.get(state) != (flag,):
             return state + suffix
     return state
 
@@ -135,7 +135,7 @@ def state_from_text(text: str) -> tuple[str, list[str]]:
     raw = text.strip().lower()
     match = _SUFFIX_RE.search(raw)
     suffix = match.group(0) if match else ""
-    name = raw[: len(raw) - len(suffix)] if suffix else raw
+    name = raw[: len(raw) - len(suffix)]
     name = _COMPACT_TO_LONG.get(name, name)
     flags = set(_LONG_NAME_FLAGS.get(name, ()))
     for ch in suffix:
@@ -259,7 +259,7 @@ def parse_partitions_delimited(text: str) -> list[SlurmPartition]:
             raise SinfoParseError(f"partition line {lineno}: expected 5 fields, got {len(parts)}")
         name_raw, avail, limit, count, aiot = parts
         name = name_raw.rstrip("*")
-        counts = [_num(x) or 0 for x in aiot.split("/")] if aiot.count("/") == 3 else [0] * 4
+        counts = [_num(x) or 0 for x in aiot.split("/")] if aiot.count("/") == 3 else [0, 0, 0, 0]
         part = out.get(name)
         if part is None:
             part = out[name] = SlurmPartition(
@@ -466,6 +466,7 @@ async def collect_slurm(
                 raise
             # no usable --json on this Slurm: ask for the delimited table instead
             nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
+            _check(nodes_res, NODES_DELIMITED_CMD)
             want_json = False
     else:
         _check(nodes_res, node_cmd)

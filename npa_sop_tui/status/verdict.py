@@ -231,7 +231,7 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
 
 
 def _accounting_disabled(message: str | None) -> bool:
-    return bool(message) and "accounting is disabled" in (message or "").lower()
+    return message is not None and "accounting is disabled" in message.lower()
 
 
 def _nodesets(

@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import pytest
 import yaml
-from helpers_spec import MINIMAL
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.spec.findings import Finding, error, warning
@@ -26,6 +25,15 @@ from npa_sop_tui.spec.model import (
     spec_from_mapping,
 )
 
+MINIMAL = """\
+apiVersion: npa.soperator/v0.0.1
+name: demo
+region: eu-north1
+workers:
+  - name: cpu
+    preset: 16vcpu-64gb
+    size: 2
+"""
 Row = tuple[str, str, str, str | None, int | None, int | None]
 SPEC_FIELDS = (
     "apiVersion, name, region, tenant_id, project_id, subnet_id, root_login_ssh_public_key, "

@@ -12,12 +12,13 @@ import copy
 from typing import Any
 
 import pytest
-from helpers_spec import KEY
 
 from npa_sop_tui.spec.catalog import ROLES, load_catalog
 from npa_sop_tui.spec.model import SoperatorSpec
 from npa_sop_tui.spec.validate import slug, validate_spec
 
+# A real ed25519 public key (ssh-keygen output); public keys are not secrets.
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOSbyr48sc2OSnGoHzYfK2Y81o89Abx/PYwOuYuUDoW9 root@vm"
 BASE: dict[str, Any] = {
     "name": "demo",
     "region": "eu-north1",
