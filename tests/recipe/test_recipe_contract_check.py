@@ -34,6 +34,7 @@ def var(tree: Any, *, required: bool = False, nullable: bool = True, **extra: An
 
 NODE = obj(
     name=("string", False),
+    label=("string", True),
     size=("number", True, 1),
     disk=(obj(kind=("string", True, "ssd"), gib=("number", False)), True, None),
 )
@@ -54,6 +55,8 @@ CONTRACT = Contract(
         "node": var(NODE),
         "nodes": var({"list": NODE}),
         "by_name": var({"map": NODE}),
+        "pool": var({"set": NODE}),
+        "opts": var(obj(x=("string", True)), default={}),
         "region": var("string", required=True),
         "spool": var(obj(spec=(obj(gib=("number", False)), True)), default=None),
         "accounting": var("bool", default=False),
@@ -62,6 +65,8 @@ CONTRACT = Contract(
     null_dereferences=[
         {"path": "spool.spec"},
         {"path": "node.disk.kind"},
+        {"path": "by_name.k.label"},
+        {"path": "opts.x", "when": [[{"path": "count", "equals": 9}]]},
         {
             "path": "spool",
             "when": [
@@ -156,8 +161,8 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
     ),
     "list-of-objects": ({"nodes": [{"name": 1}]}, ["nodes[0].name: must be a string, got number"]),
     "map-of-objects": (
-        {"by_name": {"k": {"name": "a", "size": None, "bad": 1}}},
-        [f"by_name['k'].bad: {DROPPED}"],
+        {"by_name": {"j": {"name": "a", "size": None, "bad": 1}}},
+        [f"by_name['j'].bad: {DROPPED}"],
     ),
     "null-deref-always": (
         {"spool": {"spec": None}},
@@ -177,6 +182,15 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         ["spool: is null, but main.tf reads through it when flag = false and count = 7"],
     ),
     "null-deref-when-one-flag-off": ({"spool": None, "flag": False, "count": 8}, []),
+    "null-deref-through-a-map": (
+        {"by_name": {"k": {"name": "a"}}},
+        ["by_name.k.label: is null, but main.tf reads through it without a null guard"],
+    ),
+    "null-deref-through-a-map-set": ({"by_name": {"k": {"name": "a", "label": "l"}}}, []),
+    "null-deref-in-a-default": (
+        {"count": 9},
+        ["opts.x: is null, but main.tf reads through it when count = 9"],
+    ),
     "null-deref-default-object": (
         {"node": {"name": "a", "disk": {"gib": 1}}},
         [],
@@ -209,11 +223,29 @@ def test_a_problem_names_commit_variable_and_path() -> None:
     assert problem.message == "must be a string, got number"
 
 
+def test_a_variable_left_out_counts_with_its_default() -> None:
+    without_spool = {k: v for k, v in GOOD.items() if k != "spool"}
+    assert problems({**without_spool, "accounting": True}, from_env=["region"]) == [
+        "recipe 01234567: spool: is null, but main.tf reads through it when accounting = true"
+    ]
+    assert problems(without_spool, from_env=["region"]) == []
+
+
+def test_a_null_dereference_names_variable_and_path() -> None:
+    (problem,) = check({**GOOD, "spool": {"spec": None}}, CONTRACT, from_env=["region"])
+    assert (problem.variable, problem.path) == ("spool", ".spec")
+    (problem,) = check({**GOOD, "spool": None, "accounting": True}, CONTRACT, from_env=["region"])
+    assert (problem.variable, problem.path) == ("spool", "")
+
+
 def test_contract_look_ups() -> None:
     assert CONTRACT.declares("name") and not CONTRACT.declares("nope")
     assert CONTRACT.type_of("tags") == {"list": "string"}
-    assert list(CONTRACT.object_attrs("node")) == ["name", "size", "disk"]
-    assert list(CONTRACT.object_attrs("nodes")) == ["name", "size", "disk"]  # through lists
+    assert list(CONTRACT.object_attrs("node")) == ["name", "label", "size", "disk"]
+    assert list(CONTRACT.object_attrs("nodes")) == ["name", "label", "size", "disk"]  # lists
+    assert list(CONTRACT.object_attrs("pool")) == ["name", "label", "size", "disk"]  # sets
+    assert CONTRACT.object_attrs("node", "name", "deeper") == {}
+    assert CONTRACT.object_attrs("pair") == {} and CONTRACT.object_attrs("pair", "x") == {}
     assert list(CONTRACT.object_attrs("by_name", "disk")) == ["kind", "gib"]  # and maps
     assert CONTRACT.object_attrs("node", "name") == {}  # not an object
     assert CONTRACT.object_attrs("node", "nope") == {}
@@ -244,7 +276,12 @@ def test_contract_error_lists_twenty_problems_then_counts_the_rest() -> None:
     exactly = {**GOOD, **{f"x{i:02}": 1 for i in range(20)}}
     with pytest.raises(ContractError) as info:
         require(exactly, CONTRACT, from_env=["region"])
-    assert len(str(info.value).splitlines()) == 21  # no "… and 0 more"
+    lines = str(info.value).splitlines()
+    assert len(lines) == 21 and lines[-1].startswith("  - recipe 01234567: x19: ")
+    one_more = {**GOOD, **{f"x{i:02}": 1 for i in range(21)}}
+    with pytest.raises(ContractError) as info:
+        require(one_more, CONTRACT, from_env=["region"])
+    assert str(info.value).splitlines()[-1] == "  … and 1 more"
     require(GOOD, CONTRACT, from_env=["region"])  # no problem: no error
 
 

@@ -156,6 +156,14 @@ CASES: dict[str, tuple[Edit, list[str]]] = {
     "system-min-3": (nested("slurm_nodeset_system", min_size=3, max_size=3), []),
     "system-min-4": (nested("slurm_nodeset_system", min_size=4, max_size=4), []),
     "system-max-below-min": (nested("slurm_nodeset_system", min_size=4, max_size=3), [SYSTEM_RULE]),
+    "system-empty": (
+        top(slurm_nodeset_system={}),
+        [SYSTEM_RULE, "slurm_nodeset_system.boot_disk is required by this recipe"],
+    ),
+    "system-max-missing": (
+        lambda tv: tv["slurm_nodeset_system"].pop("max_size"),
+        [SYSTEM_RULE],
+    ),
     "controller-two": (
         nested("slurm_nodeset_controller", size=2),
         ["slurm_nodeset_controller.size must be 1"],
@@ -176,6 +184,14 @@ CASES: dict[str, tuple[Edit, list[str]]] = {
     "login-boot-256": (boot("slurm_nodeset_login", 256), []),
     "accounting-boot-127": (
         boot("slurm_nodeset_accounting", 127),
+        ["slurm_nodeset_accounting.boot_disk below 128 GiB"],
+    ),
+    "boot-disk-size-missing": (
+        nested("slurm_nodeset_controller", boot_disk={"type": "NETWORK_SSD"}),
+        ["slurm_nodeset_controller.boot_disk below 128 GiB"],
+    ),
+    "null-nodeset-then-small-disk": (
+        lambda tv: (tv.update(slurm_nodeset_login=None), boot("slurm_nodeset_accounting", 127)(tv)),
         ["slurm_nodeset_accounting.boot_disk below 128 GiB"],
     ),
     "boot-disk-missing": (
@@ -216,6 +232,17 @@ CASES: dict[str, tuple[Edit, list[str]]] = {
         ["worker cpu: unknown platform/preset"],
     ),
     "size-0": (worker(1, size=0), ["worker cpu: size < 1"]),
+    "size-missing": (
+        lambda tv: tv["slurm_nodeset_workers"][1].pop("size"),
+        ["worker cpu: size < 1"],
+    ),
+    "unknown-preset-then-more": (
+        lambda tv: (
+            worker(0, resource={"platform": "gpu-h100-sxm", "preset": "9gpu"})(tv),
+            worker(1, size=0)(tv),
+        ),
+        ["worker gpu: unknown platform/preset", "worker cpu: size < 1"],
+    ),
     "size-1": (worker(1, size=1), []),
     "cluster-on-cpu": (
         worker(1, gpu_cluster={"infiniband_fabric": "fabric-3"}),
@@ -353,6 +380,21 @@ GB300_CASES: dict[str, tuple[Edit, list[str]]] = {
         [],
     ),
     "partial-rack-not-production": (worker(0, size=35), []),
+    "production-size-missing": (
+        lambda tv: (
+            tv.update(production=True, iam_merge_request_url="u"),
+            tv["slurm_nodeset_workers"][0].pop("size"),
+        ),
+        ["worker gb: size < 1"],
+    ),
+    "submounts-given-4.1.13": (
+        top(allow_empty_jail_submounts=False, filesystem_jail_submounts=[{"name": "d"}]),
+        [],
+    ),
+    "submounts-missing-4.1.13": (
+        top(allow_empty_jail_submounts=False),
+        ["jail submounts are empty without allow_empty_jail_submounts"],
+    ),
     "racks-by-name": (partition(0, is_all=False, slurm_nodeset_refs=["gb-rack0", "gb-rack1"]), []),
     "rack-beyond-size": (
         partition(0, is_all=False, slurm_nodeset_refs=["gb-rack2"]),
