@@ -44,8 +44,20 @@ def _started_in(phase: str) -> Callable[[Event, int], bool]:
     return check
 
 
+def _nth_resource(n: int) -> Callable[[Event, int], bool]:
+    """True when the n-th resource of the whole run starts."""
+    seen: list[Event] = []
+
+    def check(event: Event, _count: int) -> bool:
+        if event.kind == "resource_started":
+            seen.append(event)
+        return event.kind == "resource_started" and len(seen) == n
+
+    return check
+
+
 async def _interrupted_deploy(
-    spec: Any, opts: Any, trigger: Callable[[Event, int], bool] | None, delay: float | None
+    spec: Any, opts: Any, trigger: Callable[[Event, int], bool]
 ) -> list[Event]:
     events: list[Event] = []
     task: asyncio.Task[Any] | None = None
@@ -54,15 +66,12 @@ async def _interrupted_deploy(
     def sink(event: Event) -> None:
         nonlocal fired
         events.append(event)
-        if trigger is not None and not fired and trigger(event, len(events)):
+        if not fired and trigger(event, len(events)):
             fired = True
             assert task is not None
             task.cancel()
 
     task = asyncio.ensure_future(lifecycle.deploy(spec, options=opts, on_event=sink))
-    if delay is not None:
-        await asyncio.sleep(delay)
-        task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     return events
@@ -72,20 +81,28 @@ async def test_lifecycle_interrupt_at_several_points_converges(
     make_spec: Any, sandbox_options: Any
 ) -> None:
     rng = random.Random(SEED)
-    reference = await lifecycle.deploy(make_spec("ref"), options=sandbox_options())
+    started: list[Event] = []
+    reference = await lifecycle.deploy(
+        make_spec("ref"),
+        options=sandbox_options(),
+        on_event=lambda e: started.append(e) if e.kind == "resource_started" else None,
+    )
     expected = await lifecycle.cluster_resources("ref", sandbox_options())
     assert len(expected) == reference.resources
+    # A seeded random point: the n-th resource to start (a point in the run, not a time, so a
+    # slow machine interrupts at the same place as a fast one).
+    nth = rng.randint(1, len(started))
 
-    points: list[tuple[str, Callable[[Event, int], bool] | None, float | None]] = [
-        ("during init", _when_phase("init"), None),
-        ("first resource of apply:k8s", _started_in("apply:k8s"), None),
-        ("inside apply:full", _started_in("apply:full"), None),
-        (f"random time (seed {SEED})", None, rng.uniform(1.0, 4.0)),
+    points: list[tuple[str, Callable[[Event, int], bool]]] = [
+        ("during init", _when_phase("init")),
+        ("first resource of apply:k8s", _started_in("apply:k8s")),
+        ("inside apply:full", _started_in("apply:full")),
+        (f"resource {nth} of {len(started)} (seed {SEED})", _nth_resource(nth)),
     ]
-    for i, (label, trigger, delay) in enumerate(points):
+    for i, (label, trigger) in enumerate(points):
         name = f"intr{i}"
         spec = make_spec(name)
-        events = await _interrupted_deploy(spec, sandbox_options(sleep=0.3), trigger, delay)
+        events = await _interrupted_deploy(spec, sandbox_options(sleep=0.3), trigger)
         final = events[-1]
         assert final.kind == "operation_finished" and final.result == "interrupted", label
         assert not is_locked(name), label
@@ -99,24 +116,38 @@ async def test_lifecycle_interrupt_at_several_points_converges(
         assert again.resources == len(expected)
 
 
+def _is_graceful_stop(event: Event) -> bool:
+    """The runner's note that it asked Terraform to stop and is now waiting for it."""
+    return event.kind == "log_line" and event.stream == "npa" and "gracefully" in event.text
+
+
 async def test_lifecycle_second_cancel_forces_with_warning(
     make_spec: Any, sandbox_options: Any
 ) -> None:
     spec = make_spec("force")
     events: list[Event] = []
+    task: asyncio.Task[Any] | None = None
+    cancels = 0
+
+    def sink(event: Event) -> None:
+        # Interrupt twice, each at the moment it is needed rather than after a sleep: first
+        # while a long local-exec runs, then while Terraform is stopping gracefully (a timed
+        # second cancel can arrive after Terraform already stopped, on a loaded machine).
+        nonlocal cancels
+        events.append(event)
+        first = cancels == 0 and event.kind == "resource_started"
+        second = cancels == 1 and _is_graceful_stop(event)
+        if first or second:
+            cancels += 1
+            assert task is not None
+            task.cancel()
+
     task = asyncio.ensure_future(
-        lifecycle.deploy(spec, options=sandbox_options(sleep=3), on_event=events.append)
+        lifecycle.deploy(spec, options=sandbox_options(sleep=3), on_event=sink)
     )
-    # wait until a long local-exec is running, then interrupt twice
-    for _ in range(400):
-        if any(e.kind == "resource_started" for e in events):
-            break
-        await asyncio.sleep(0.05)
-    task.cancel()
-    await asyncio.sleep(0.01)
-    task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert cancels == 2, "no graceful stop was announced after the first interrupt"
     warnings = [e for e in events if e.kind == "diagnostic" and e.severity == "warning"]
     assert any("killed" in w.summary for w in warnings)
     assert events[-1].kind == "operation_finished" and events[-1].result == "interrupted"
@@ -154,12 +185,17 @@ def test_lifecycle_ctrl_c_on_the_cli_exits_130(tmp_path: Path) -> None:
         env=env,
     )
     assert proc.stderr is not None
+    # Interrupt once Terraform is applying: the first resource of the Kubernetes phase is
+    # done and the ones that depend on it take 2 s each, so the run is mid-apply.
     seen = []
+    in_phase = False
     for line in proc.stderr:
         seen.append(line)
-        if "Creating the Kubernetes cluster" in line:
+        in_phase = in_phase or "Creating the Kubernetes cluster" in line
+        if in_phase and line.lstrip().startswith("✓"):
             break
-    time.sleep(0.8)
+    else:
+        raise AssertionError("the deploy never started applying:\n" + "".join(seen))
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, "".join(seen) + err

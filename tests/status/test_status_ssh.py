@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -202,8 +203,14 @@ async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
         slurm_interval=60,
     )
     async with StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w:
-        await eventually(lambda: w.polls == 1, what="first poll")
-        await asyncio.sleep(0.5)
+        await eventually(
+            lambda: w.polls == 1 and w.snapshot().freshness["slurm"].state == "fresh",
+            what="first poll done",
+        )
+        # A loop that did not wait would start the next poll on its very next turn; let it
+        # run a few turns instead of sleeping a fixed time.
+        for _ in range(20):
+            await asyncio.sleep(0)
         assert w.polls == 1  # 60 s interval: no second poll yet
         w.set_interval("slurm", 0.1)
         await eventually(lambda: w.polls >= 4, timeout=5, what="faster polls")
@@ -255,9 +262,16 @@ async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
         await s.close()
 
 
-async def test_connect_failures_back_off_instead_of_hammering() -> None:
+async def test_connect_failures_back_off_instead_of_hammering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from npa_sop_tui.status import ssh
     from npa_sop_tui.status.ssh import Backoff, SshUnavailable
 
+    # The backoff window is measured on a clock the test moves, so a stall of the machine
+    # between two calls cannot push the second call out of the window (or a sleep into it).
+    now = [1000.0]
+    monkeypatch.setattr(ssh, "time", SimpleNamespace(monotonic=lambda: now[0]))
     attempts = 0
 
     async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -275,10 +289,11 @@ async def test_connect_failures_back_off_instead_of_hammering() -> None:
         with pytest.raises(SshUnavailable, match="cannot reach"):
             await sess.run("true")
         assert attempts == 1
+        now[0] += 0.39
         with pytest.raises(SshUnavailable):
             await sess.run("true")  # inside the backoff window: no new attempt
         assert attempts == 1
-        await asyncio.sleep(0.45)
+        now[0] += 0.02
         with pytest.raises(SshUnavailable, match="cannot reach"):
             await sess.run("true")  # window over: tried again
         assert attempts == 2 and sess.connects == 0
