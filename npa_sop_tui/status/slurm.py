@@ -296,6 +296,8 @@ def parse_sinfo_json(text: str) -> JsonSinfo:
     slurm_meta = meta.get("Slurm") or meta.get("slurm") or {}
     version = slurm_meta.get("release") if isinstance(slurm_meta, dict) else None
     plugin = (meta.get("plugin") or {}).get("type") or ""
+    # `openapi/v0.0.38`, `openapi/data_parser/v0.0.44`: the last part names the format
+    parser = plugin.split("/")[-1]
     errors = [e for e in doc.get("errors") or [] if e]
     if errors and not doc.get("nodes") and not doc.get("sinfo"):
         first = errors[0]
@@ -305,10 +307,10 @@ def parse_sinfo_json(text: str) -> JsonSinfo:
         raise SinfoParseError(f"sinfo --json reported an error: {message}")
     if isinstance(doc.get("sinfo"), list):
         nodes, parts = _parse_groups(doc["sinfo"])
-        fmt = f"json-{plugin.rsplit('/', 1)[-1]}" if plugin else "json-v0.0.41+"
+        fmt = f"json-{parser}" if parser else "json-v0.0.41+"
         return JsonSinfo(nodes, version, fmt, parts)
     if isinstance(doc.get("nodes"), list):
-        fmt = f"json-{plugin.rsplit('/', 1)[-1]}" if plugin else "json-v0.0.38"
+        fmt = f"json-{parser}" if parser else "json-v0.0.38"
         return JsonSinfo([_parse_flat_node(n) for n in doc["nodes"]], version, fmt)
     raise SinfoParseError("sinfo --json has neither `sinfo` nor `nodes`")
 

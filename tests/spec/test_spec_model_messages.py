@@ -480,6 +480,12 @@ def test_error_sources() -> None:
     assert {f.file for f in info.value.findings} == {"<string>"}
 
 
+def test_several_yaml_problems_name_the_file_in_the_head() -> None:
+    with pytest.raises(SpecError) as info:
+        parse_spec_text("name: a\nname: b\nworkers: []\nworkers: []\n", source="c.yaml")
+    assert str(info.value) == "c.yaml: invalid spec (2 errors, 0 warnings)"
+
+
 def test_exotic_python_values_are_findings_not_crashes() -> None:
     err = refused_mapping({"name": "demo", "workers": [{"name": "cpu"}], "region": object()})
     assert [(f.path, f.message[:22]) for f in err.findings] == [
@@ -599,11 +605,12 @@ def test_spec_error_orders_errors_first_then_by_position() -> None:
         error("b", "second").at("f", 3, 2),
         error("c", "third").at("f", 3, 9),
         error("a", "first").at("f", None, None),
+        error("g", "col1").at("f", 3, 1),
         error("d", "col").at("f", 3, None),
         error("e", "line1").at("f", 1, 5),
     ]
     err = SpecError(findings, source="f")
-    assert [f.path for f in err.findings] == ["a", "f", "e", "d", "b", "c", "w"]
+    assert [f.path for f in err.findings] == ["a", "f", "e", "d", "g", "b", "c", "w"]
 
 
 def test_spec_error_text() -> None:

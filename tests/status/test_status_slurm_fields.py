@@ -109,7 +109,7 @@ def test_state_text(text: str, state: str, flags: list[str]) -> None:
 
 def test_a_blank_line_does_not_stop_the_node_table() -> None:
     text = (
-        "a|main*|idle|0/4/0/4|1000|(null)|(null)|none\n"
+        "a|hpcX*|idle|0/4/0/4|1000|(null)|(null)|none\n"
         "\n"
         "   \n"
         "b|debug|draining|2/0/0/2|2000|gpu:1|f1,,f2|(null)\n"
@@ -127,7 +127,7 @@ def test_a_blank_line_does_not_stop_the_node_table() -> None:
     )
     assert (b.cpus, b.cpus_allocated, b.memory_mb, b.gres) == (2, 2, 2000, "gpu:1")
     assert (b.features, b.reason) == (["f1", "f2"], None)
-    assert nodes["a"].partitions == ["main"] and nodes["a"].reason is None
+    assert nodes["a"].partitions == ["hpcX"] and nodes["a"].reason is None
     assert nodes["c"].memory_mb is None and nodes["c"].reason == "none|with|bars"
     assert (nodes["d"].cpus, nodes["d"].cpus_allocated) == (4, None)  # %C without A/I/O/T
 
@@ -149,21 +149,22 @@ def test_a_foreign_line_is_named_by_its_number() -> None:
 
 def test_partition_counts_add_up_over_split_lines() -> None:
     text = (
-        "main*|up|infinite|2|1/1/0/2\n"
+        "main*|up|infinite|4|1/1/2/4\n"
         "\n"
         "main*|up|infinite|3|0/2/1/3\n"
         "debug|down|30:00|4|n/a\n"
         "odd|up|1:00|5|1/x/2/0\n"
+        "gpuX|up|1:00|n/a|n/a\n"
     )
     parts = {p.name: p for p in parse_partitions_delimited(text)}
-    assert list(parts) == ["main", "debug", "odd"]
+    assert list(parts) == ["main", "debug", "odd", "gpuX"]
     main = parts["main"]
     assert (main.default, main.available, main.timelimit) == (True, "up", "infinite")
     assert (main.nodes_allocated, main.nodes_idle, main.nodes_other, main.nodes_total) == (
         1,
         3,
-        1,
-        5,
+        3,
+        7,
     )
     debug = parts["debug"]
     assert (debug.default, debug.available, debug.timelimit) == (False, "down", "30:00")
@@ -176,6 +177,7 @@ def test_partition_counts_add_up_over_split_lines() -> None:
     )
     odd = parts["odd"]
     assert (odd.nodes_allocated, odd.nodes_idle, odd.nodes_other, odd.nodes_total) == (1, 0, 2, 5)
+    assert parts["gpuX"].nodes_total == 0  # no count at all
 
 
 def test_a_foreign_partition_line_is_named_by_its_number() -> None:
@@ -260,8 +262,8 @@ def test_older_json_fields_per_node() -> None:
                 "alloc_cpus": 4,
                 "real_memory": {"set": True, "infinite": False, "number": 1000},
                 "gres": "(null)",
-                "features": "x,y",
-                "active_features": "",
+                "features": "x,y,spare",
+                "active_features": "x,y",
                 "reason": "none",
             },
             {"name": "b", "state": [], "state_flags": ["NOT_RESPONDING"]},
@@ -307,6 +309,11 @@ def test_json_formats_and_versions() -> None:
         None,
         "json-slurmctld",
     )
+    assert parsed({"meta": {"plugin": {"type": "openapi/data_parser/v0.0.39"}}, "nodes": []}) == (
+        None,
+        "json-v0.0.39",
+    )
+    assert parsed({"meta": {"plugin": {"type": "v0.0.42"}}, "sinfo": []}) == (None, "json-v0.0.42")
     assert parsed({"meta": {"slurm": "25.11", "plugin": {}}, "sinfo": []}) == (
         None,
         "json-v0.0.41+",
@@ -339,6 +346,8 @@ def test_json_refusals(doc: Any, message: str) -> None:
 def test_errors_beside_nodes_are_not_fatal() -> None:
     doc = {"errors": [{"error": "partial"}, None], "nodes": [{"name": "a", "state": "idle"}]}
     assert [n.name for n in parse_sinfo_json(json.dumps(doc)).nodes] == ["a"]
+    doc = {"errors": ["partial"], "sinfo": [_group(["IDLE"], ["b"])]}
+    assert [n.name for n in parse_sinfo_json(json.dumps(doc)).nodes] == ["b"]
 
 
 # --- partitions and diffs -----------------------------------------------------------------
@@ -433,6 +442,9 @@ def runner(**answers: Result | list[Result]) -> Runner:
 
 async def test_collect_prefers_json() -> None:
     r = runner()
+    await collect_slurm(r, host="login")
+    assert {timeout for _, timeout in r.asked} == {30.0}  # the default per command
+    r = runner()
     state = await collect_slurm(r, host="login", timeout=7)
     assert (state.host, state.version, state.source_format) == ("login", "24.05", "json-v0.0.41+")
     assert [n.name for n in state.nodes] == ["w-0"]
@@ -449,6 +461,7 @@ async def test_collect_falls_back_when_json_is_refused() -> None:
     assert (state.version, state.source_format) == (None, "delimited")
     assert [(n.name, n.gres, n.features) for n in state.nodes] == [("w-0", "gpu:1", ["ib"])]
     assert r.asked[-1] == (NODES_DELIMITED_CMD, 3)
+    assert [c for c, _ in r.asked].count(NODES_DELIMITED_CMD) == 1
 
 
 async def test_collect_falls_back_when_json_does_not_parse() -> None:

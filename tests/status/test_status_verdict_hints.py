@@ -206,6 +206,28 @@ CASES: dict[str, Case] = {
         "slurm nodes usable 2/2",
         [],
     ),
+    "slurm-stale": (
+        {
+            "kube": kube(),
+            "slurm": HEALTHY,
+            "freshness": {
+                "kube": Freshness(state="fresh"),
+                "slurm": Freshness(state="stale", error="timed out"),
+            },
+        },
+        "ready",
+        SUMMARY,
+        [
+            H(
+                "slurm-unreachable",
+                "warning",
+                "slurm",
+                "Slurm data is stale: timed out",
+                "check the login IP and SSH key (--login-host, --identity-file); `npa soperator "
+                "ssh --name <name>` to try by hand",
+            )
+        ],
+    ),
     "slurm-about-to-answer": (
         {
             "kube": kube(),
@@ -226,6 +248,20 @@ CASES: dict[str, Case] = {
         },
         "progressing",
         "no SlurmCluster",
+        [
+            H(
+                "soperator-not-installed",
+                "info",
+                "SlurmCluster",
+                "the SlurmCluster CRD is not installed yet",
+                "wait: Flux installs the operator after the Kubernetes stage",
+            )
+        ],
+    ),
+    "no-crd-with-nodesets-ready": (
+        {"kube": kube(slurm_cluster=None, slurm_cluster_crd=False), "slurm": HEALTHY},
+        "progressing",
+        "no SlurmCluster, workers 2/2, slurm nodes usable 2/2",
         [
             H(
                 "soperator-not-installed",
@@ -455,6 +491,26 @@ CASES: dict[str, Case] = {
             )
         ],
     ),
+    "second-nodeset-degraded": (
+        {
+            "kube": kube(
+                nodesets=[nodeset(), nodeset(1, 0, "Degraded", name="gpu")],
+                node_groups=[group("worker"), group("gpu", 1, 1)],
+            ),
+            "slurm": HEALTHY,
+        },
+        "degraded",
+        "SlurmCluster Available, workers 2/3, slurm nodes usable 2/2",
+        [
+            H(
+                "nodeset-degraded",
+                "warning",
+                "gpu",
+                "NodeSet gpu is Degraded (0/1 ready)",
+                "look at the worker pods: " + kubectl("get pods -l slurm.nebius.ai/nodeset=gpu"),
+            )
+        ],
+    ),
     "nodeset-short-in-ready-phase": (
         {
             "kube": kube(nodesets=[nodeset(3, 2)], node_groups=[group("worker", 3, 3)]),
@@ -577,6 +633,36 @@ CASES: dict[str, Case] = {
                 "worker-0",
                 "6 pod(s) Pending, unschedulable (worker-0, worker-1, worker-2, worker-3, "
                 "worker-4 and 1 more): 0/3 nodes are available",
+                UNSCHEDULABLE + kubectl("describe pod worker-0"),
+            )
+        ],
+    ),
+    "five-unschedulable": (
+        {
+            "kube": kube(
+                components=pods(
+                    "nodeset",
+                    *(
+                        {
+                            "name": f"worker-{i}",
+                            "phase": "Pending",
+                            "waiting_reason": "Unschedulable",
+                        }
+                        for i in range(5)
+                    ),
+                )
+            ),
+            "slurm": HEALTHY,
+        },
+        "progressing",
+        SUMMARY,
+        [
+            H(
+                "pods-unschedulable",
+                "warning",
+                "worker-0",
+                "5 pod(s) Pending, unschedulable (worker-0, worker-1, worker-2, worker-3, "
+                "worker-4): no node fits",
                 UNSCHEDULABLE + kubectl("describe pod worker-0"),
             )
         ],
@@ -1061,6 +1147,34 @@ CASES: dict[str, Case] = {
                 "worker-0",
                 "worker-0, worker-1 not responding / down",
                 DEAD,
+            )
+        ],
+    ),
+    "down-without-flags": (
+        {"kube": None, "slurm": slurm(line("w-0", "down", "by hand"))},
+        "degraded",
+        "slurm nodes usable 0/1",
+        [
+            H(
+                "node-not-responding",
+                "warning",
+                "w-0",
+                "w-0 not responding / down: by hand",
+                DEAD.replace("worker-0", "w-0"),
+            )
+        ],
+    ),
+    "powered-down-then-dead": (
+        {"kube": None, "slurm": slurm(line("w-0", "idle*~"), line("w-1", "down*"))},
+        "degraded",
+        "slurm nodes usable 0/2",
+        [
+            H(
+                "node-not-responding",
+                "warning",
+                "w-1",
+                "w-1 not responding / down",
+                DEAD.replace("worker-0", "w-1"),
             )
         ],
     ),
