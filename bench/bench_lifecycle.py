@@ -6,6 +6,7 @@ Same config, same run, same Terraform (the PyPI binary):
            show -json, apply, plan -out, show -json, apply
   npa      `lifecycle.deploy` (two phases, events, NDJSON log, redaction, inventory)
 npa / bare-2 is the cost of npa itself; npa / bare-1 adds the two-phase deploy's extra steps.
+Run: `.venv/bin/python -m bench lifecycle` (BENCH_POOL_SIZE to change the size).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench import Ratio
 
 POOL_SIZE = int(os.environ.get("BENCH_POOL_SIZE", "460"))
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ b"
@@ -55,7 +57,7 @@ def _fresh_copy(install_root: Path, name: str, into: Path) -> Path:
     return target_root / "installations" / name
 
 
-def main() -> None:
+def main() -> list[Ratio]:
     home = Path(tempfile.mkdtemp(prefix="npa-bench-lifecycle-"))
     os.environ["NPA_HOME"] = str(home)
     from npa_sop_tui import lifecycle
@@ -127,10 +129,14 @@ def main() -> None:
         f"npa lifecycle.deploy:        {t_npa:6.1f}s  ({result.resources} resources, "
         f"{events} events; max RSS {rss_before / 1024:.0f} → {rss_after / 1024:.0f} MiB)"
     )
-    print(f"overhead ratio npa / bare-2 = {t_npa / t_bare2:.2f}")
-    print(f"overhead ratio npa / bare-1 = {t_npa / t_bare1:.2f}")
     shutil.rmtree(home, ignore_errors=True)
+    what = f"npa deploy, {result.resources} resources"
+    return [
+        Ratio("lifecycle", what, t_npa, "bare Terraform, the same steps", t_bare2, unit="s"),
+        Ratio("lifecycle", what, t_npa, "bare init + one apply", t_bare1, unit="s"),
+    ]
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    for row in main():
+        print(row.line())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from bench import Ratio
 from npa_sop_tui.recipe import render as render_mod
 from npa_sop_tui.spec.model import load_spec
 
@@ -21,7 +22,7 @@ def _time(n: int) -> float:
     return (time.perf_counter() - start) / n
 
 
-def main() -> None:
+def main() -> list[Ratio]:
     _time(3)  # warm caches (catalog, contract)
     with_check = _time(50)
     real = render_mod.require
@@ -36,6 +37,15 @@ def main() -> None:
         f"added {added_ms:.2f} ms, ratio {with_check / floor:.2f}"
     )
     assert added_ms <= 50, "contract check adds more than 50 ms to render"
+    return [
+        Ratio(
+            "recipe",
+            "render with the contract check",
+            with_check * 1000,
+            "render, check skipped",
+            floor * 1000,
+        )
+    ]
 
 
 if __name__ == "__main__":

@@ -1,9 +1,12 @@
 """Status benchmarks: sinfo parse + diff at 10,000 nodes; SSH refresh costs on the substrate.
 
-    .venv/bin/python bench/run.py status
+    .venv/bin/python -m bench status
 
-Part 1 needs nothing. Part 2 needs `scripts/substrate.sh start` (sshd on 127.0.0.1:2222);
-it is skipped with a note when the substrate is absent.
+Part 1 needs nothing; each parse is measured against the floor of splitting (or
+`json.loads`) the same text. Part 2 needs `scripts/substrate.sh start` (sshd on
+127.0.0.1:2222) and is skipped with a note when the substrate is absent: P2, one status
+refresh over the reused connection against one bare `sinfo` on it (target ≤ 1.3×), and a
+fresh connection per refresh against the reused one (target ≥ 5×).
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import Ratio
+
 N_NODES = 10_000
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
+# scripts/substrate.sh: $NPA_SUBSTRATE_DIR, else $LAB (its older name), else the default
+LAB = Path(os.environ.get("NPA_SUBSTRATE_DIR") or os.environ.get("LAB") or "/tmp/npa-substrate")
 
 
 def _timeit(fn: Callable[[], Any], repeat: int = 5) -> tuple[float, Any]:
@@ -98,7 +104,7 @@ def _json44(n: int) -> str:
     return json.dumps({"meta": {"slurm": {"release": "25.11.3"}}, "sinfo": groups})
 
 
-def bench_parse() -> None:
+def bench_parse() -> list[Ratio]:
     from npa_sop_tui.status.model import ClusterStatus, SlurmState
     from npa_sop_tui.status.slurm import diff_nodes, parse_nodes_delimited, parse_sinfo_json
 
@@ -111,15 +117,37 @@ def bench_parse() -> None:
         f"json v0.0.38 {len(j38) / 1e6:.1f} MB, json v0.0.44 {len(j44) / 1e6:.1f} MB"
     )
 
-    t, a = _timeit(lambda: parse_nodes_delimited(text))
-    print(f"parse delimited         {t * 1000:8.1f} ms  ({len(a)} nodes)")
+    split_floor, _ = _timeit(lambda: [line.split("|", 7) for line in text.splitlines()])
+    t_delim, a = _timeit(lambda: parse_nodes_delimited(text))
+    print(f"parse delimited         {t_delim * 1000:8.1f} ms  ({len(a)} nodes)")
     t, b = _timeit(lambda: parse_nodes_delimited(text2))
-    t, j = _timeit(lambda: parse_sinfo_json(j38))
-    print(f"parse json v0.0.38      {t * 1000:8.1f} ms  ({len(j.nodes)} nodes)")
-    t, j = _timeit(lambda: parse_sinfo_json(j44))
-    print(f"parse json v0.0.44      {t * 1000:8.1f} ms  ({len(j.nodes)} nodes)")
-    t, d = _timeit(lambda: diff_nodes(a, b))
-    print(f"diff two node lists     {t * 1000:8.1f} ms  ({len(d.changed)} changed)")
+    j38_floor, _ = _timeit(lambda: json.loads(j38))
+    t_j38, j = _timeit(lambda: parse_sinfo_json(j38))
+    print(f"parse json v0.0.38      {t_j38 * 1000:8.1f} ms  ({len(j.nodes)} nodes)")
+    j44_floor, _ = _timeit(lambda: json.loads(j44))
+    t_j44, j = _timeit(lambda: parse_sinfo_json(j44))
+    print(f"parse json v0.0.44      {t_j44 * 1000:8.1f} ms  ({len(j.nodes)} nodes)")
+    index_floor, _ = _timeit(lambda: ({n.name: n for n in a}, {n.name: n for n in b}))
+    t_diff, d = _timeit(lambda: diff_nodes(a, b))
+    print(f"diff two node lists     {t_diff * 1000:8.1f} ms  ({len(d.changed)} changed)")
+    rows = [
+        Ratio(
+            "status parse",
+            f"delimited, {N_NODES} nodes",
+            t_delim * 1000,
+            "split the lines into fields",
+            split_floor * 1000,
+        ),
+        Ratio("status parse", "json v0.0.38", t_j38 * 1000, "json.loads", j38_floor * 1000),
+        Ratio("status parse", "json v0.0.44", t_j44 * 1000, "json.loads", j44_floor * 1000),
+        Ratio(
+            "status parse",
+            "diff 1% changed",
+            t_diff * 1000,
+            "index both lists by name",
+            index_floor * 1000,
+        ),
+    ]
 
     snap = ClusterStatus(
         name="bench",
@@ -129,6 +157,7 @@ def bench_parse() -> None:
     )
     t, key = _timeit(snap.content_key, repeat=3)
     print(f"snapshot change key     {t * 1000:8.1f} ms  ({len(key) / 1e6:.1f} MB JSON)")
+    return rows
 
 
 def _substrate_up() -> bool:
@@ -139,27 +168,32 @@ def _substrate_up() -> bool:
         return False
 
 
-async def _bench_ssh(rounds: int) -> None:
+async def _bench_ssh(rounds: int) -> list[Ratio]:
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
-    from npa_sop_tui.status.slurm import collect_slurm
+    from npa_sop_tui.status.sinfo_summary import SUMMARY_CMD
+    from npa_sop_tui.status.slurm_poll import collect_slurm
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
     target = SshTarget("127.0.0.1", 2222, "slurmops", LAB / "client_ed25519")
     policy = HostKeyPolicy.accept_new()
 
-    async def timed(fn: Callable[[], Any]) -> list[float]:
-        out = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            await fn()
-            out.append(time.perf_counter() - t0)
-        return out
-
     reused = SshSession(target, policy=policy)
-    await reused.run("true")  # connect (and record the host key) before timing
+    # connect, record the host key and learn the Slurm version before timing: what every
+    # refresh after a connection's first costs is what is measured
+    await collect_slurm(reused, host="127.0.0.1")
+    commands: list[str] = []
+
+    class Counting:
+        async def run(self, command: str, *, timeout: float = 30.0) -> Any:
+            commands.append(command)
+            return await reused.run(command, timeout=timeout)
+
+    counting = Counting()
+    await collect_slurm(counting, host="127.0.0.1")
+    commands.clear()
 
     async def refresh_reused() -> None:
-        await collect_slurm(reused, host="127.0.0.1")
+        await collect_slurm(counting, host="127.0.0.1")
 
     async def refresh_fresh() -> None:
         s = SshSession(target, policy=policy)
@@ -171,33 +205,64 @@ async def _bench_ssh(rounds: int) -> None:
     async def bare_sinfo() -> None:
         await reused.run("sinfo")
 
-    results = {
-        "status refresh, reused connection": await timed(refresh_reused),
-        "status refresh, fresh connection": await timed(refresh_fresh),
-        "bare `sinfo` on the open connection": await timed(bare_sinfo),
+    async def bare_summary() -> None:
+        await reused.run(SUMMARY_CMD)
+
+    steps = {
+        "status refresh, reused connection": refresh_reused,
+        "bare `sinfo` on the open connection": bare_sinfo,
+        "bare summary sinfo, same connection": bare_summary,
+        "status refresh, fresh connection": refresh_fresh,
     }
+    times: dict[str, list[float]] = {label: [] for label in steps}
+    for _ in range(rounds):  # interleaved, so load changes hit every figure alike
+        for label, step in steps.items():
+            t0 = time.perf_counter()
+            await step()
+            times[label].append(time.perf_counter() - t0)
     await reused.close()
-    print(f"{rounds} rounds each (one refresh = 3 sinfo calls on ≤8 concurrent channels):")
-    for label, times in results.items():
+    per_refresh = len(commands) / rounds
+    print(f"{rounds} rounds each, interleaved; Slurm commands per refresh: {per_refresh:g}")
+    for label, values in times.items():
         print(
-            f"  {label:38s} median {statistics.median(times) * 1000:7.1f} ms   "
-            f"mean {statistics.mean(times) * 1000:7.1f} ms   "
-            f"min {min(times) * 1000:7.1f} ms"
+            f"  {label:38s} median {statistics.median(values) * 1000:7.1f} ms   "
+            f"min {min(values) * 1000:7.1f} ms"
         )
     print(f"  reused connections made: {reused.connects}")
+    med = {label: statistics.median(values) * 1000 for label, values in times.items()}
+    return [
+        Ratio(
+            "P2 status",
+            "one refresh, reused SSH connection",
+            med["status refresh, reused connection"],
+            "one bare `sinfo` on the open channel",
+            med["bare `sinfo` on the open connection"],
+            target="≤ 1.3",
+        ),
+        Ratio(
+            "P2 status",
+            "one refresh, fresh connection each time",
+            med["status refresh, fresh connection"],
+            "one refresh, reused connection",
+            med["status refresh, reused connection"],
+            target="≥ 5",
+        ),
+    ]
 
 
-def main() -> None:
+def main() -> list[Ratio]:
     print("-- sinfo parse + diff --")
-    bench_parse()
-    print("\n-- status refresh over SSH (local sshd + Slurm 22.05) --")
+    rows = bench_parse()
+    print("\n-- status refresh over SSH (local sshd + Slurm) --")
     if not _substrate_up():
         print("skipped: substrate not running (bash scripts/substrate.sh start)")
-        return
+        return rows
     with tempfile.TemporaryDirectory() as home:
         os.environ["NPA_HOME"] = home  # a private known_hosts for the run
-        asyncio.run(_bench_ssh(rounds=20))
+        rows += asyncio.run(_bench_ssh(rounds=int(os.environ.get("NPA_BENCH_ROUNDS", "40"))))
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    for row in main():
+        print(row.line())

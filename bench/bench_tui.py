@@ -1,7 +1,10 @@
 """TUI benchmarks: time to first frame, key-press-to-render latency under an event flood,
 memory growth of the deploy log over one million lines.
 
-Run: `.venv/bin/python bench/run.py tui`. Figures are printed; nothing is asserted.
+Run: `.venv/bin/python -m bench tui`. Figures are printed; nothing is asserted. Each has a
+floor measured the same way in the same run: a bare Textual app (one Static) for the first
+frame, a bare Textual app with a DataTable and no event flood for key latency, the RSS after
+the first 100k lines for memory growth.
 
 - First frame: a fresh interpreter imports the app and runs it headless until the home
   screen has been composed and painted once (median of several runs).
@@ -26,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import Ratio
+
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 EVENTS_PER_SECOND = 2_000
@@ -34,14 +39,14 @@ LOG_LINES = 1_000_000
 FIRST_FRAME = r"""
 import time, asyncio
 t0 = time.perf_counter()
-from npa_sop_tui.tui.app import NpaSopApp
-from npa_sop_tui.screens.home import HomeScreen
+from npa_sop_tui.tui.app import NpaSopApp as App
+from npa_sop_tui.screens.home import HomeScreen as Wanted
 async def main():
-    app = NpaSopApp()
+    app = App()
     painted = []
     original = app._display
     def display(screen, renderable):
-        if renderable is not None and isinstance(screen, HomeScreen) and not painted:
+        if renderable is not None and isinstance(screen, Wanted) and not painted:
             renderable.render_segments(app.console)
             painted.append(time.perf_counter())
         return original(screen, renderable)
@@ -54,12 +59,20 @@ asyncio.run(main())
 """
 
 
-def first_frame(runs: int = 5) -> list[float]:
+# The floor: the same harness on a bare Textual app that shows one Static.
+BARE_FRAME = FIRST_FRAME.replace(
+    "from npa_sop_tui.tui.app import NpaSopApp as App\n"
+    "from npa_sop_tui.screens.home import HomeScreen as Wanted\n",
+    "from textual.app import App\nfrom textual.screen import Screen as Wanted\n",
+)
+
+
+def first_frame(runs: int = 5, script: str = FIRST_FRAME) -> list[float]:
     times = []
     env = {**os.environ, "NPA_HOME": tempfile.mkdtemp(prefix="bench-tui-")}
     for _ in range(runs):
         out = subprocess.run(
-            [PY, "-c", FIRST_FRAME], capture_output=True, text=True, env=env, check=True
+            [PY, "-c", script], capture_output=True, text=True, env=env, check=True
         )
         times.append(float(out.stdout.strip().splitlines()[-1]))
     return times
@@ -130,11 +143,29 @@ class _Spec:
     name = "bench"
 
 
-async def latency(presses: int = 60) -> dict[str, list[float]]:
-    from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
-    from npa_sop_tui.tui.app import NpaSopApp
+PAINT_DEADLINE = 2.0  # a press with no paint within this is counted as missed, not awaited
 
-    app = NpaSopApp(_synthetic_backend())
+
+async def _press_latencies(pilot: Any, paints: list[float], key: str, presses: int) -> list[float]:
+    out: list[float] = []
+    for _ in range(presses):
+        before = len(paints)
+        t0 = time.perf_counter()
+        await pilot.press(key)
+        while len(paints) == before and time.perf_counter() - t0 < PAINT_DEADLINE:
+            await asyncio.sleep(0.0005)
+        if len(paints) > before:
+            out.append(paints[before] - t0)
+        await asyncio.sleep(0.05)
+    missed = presses - len(out)
+    if missed:
+        print(
+            f"  ({key!r}: {missed} of {presses} presses painted nothing within {PAINT_DEADLINE}s)"
+        )
+    return out
+
+
+def _record_paints(app: Any) -> list[float]:
     paints: list[float] = []
     original = app._display
 
@@ -144,37 +175,77 @@ async def latency(presses: int = 60) -> dict[str, list[float]]:
             paints.append(time.perf_counter())
         original(screen, renderable)
 
-    app._display = display  # type: ignore[method-assign]
-    results: dict[str, list[float]] = {"table cursor (down)": [], "log filter (type)": []}
+    app._display = display
+    return paints
+
+
+async def latency(presses: int = 60) -> dict[str, list[float]]:
+    from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+    from npa_sop_tui.tui.app import NpaSopApp
+
+    app = NpaSopApp(_synthetic_backend())
+    paints = _record_paints(app)
+    results: dict[str, list[float]] = {}
     async with app.run_test(size=(120, 40)) as pilot:
         app.deploy(_Spec())
+        deadline = time.perf_counter() + 30
         while not isinstance(app.screen, DeployScreen) or app.screen.stage != "planned":
+            if time.perf_counter() > deadline:
+                raise SystemExit("the deploy screen never reached 'planned'")
             await asyncio.sleep(0.01)
         screen = app.screen
+        delivered = 0
+        sink = screen.sink
+
+        def counting_sink(event: Any) -> None:
+            nonlocal delivered
+            delivered += 1
+            sink(event)
+
+        screen.sink = counting_sink  # type: ignore[method-assign]
         screen.post_message(DeployScreen.DeployRequested(allow_destructive=False))
-        while screen.stage != OperationStage.APPLYING:
+        deadline = time.perf_counter() + 30
+        while screen.stage != OperationStage.APPLYING or delivered == 0:
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"no event flood after 30s (stage {screen.stage})")
             await asyncio.sleep(0.01)
         await asyncio.sleep(1.0)  # let the flood reach a steady state
-
-        async def measure(label: str, key: str) -> None:
-            for _ in range(presses):
-                before = len(paints)
-                t0 = time.perf_counter()
-                await pilot.press(key)
-                while len(paints) == before:
-                    await asyncio.sleep(0.0005)
-                results[label].append(paints[before] - t0)
-                await asyncio.sleep(0.05)
+        started, first = time.perf_counter(), delivered
 
         screen.query_one("#resources").focus()
-        await measure("table cursor (down)", "down")
+        results["table cursor (down)"] = await _press_latencies(pilot, paints, "down", presses)
         screen.query_one("#log-filter").focus()
-        await measure("log filter (type)", "a")
+        results["log filter (type)"] = await _press_latencies(pilot, paints, "a", presses)
+        rate = (delivered - first) / (time.perf_counter() - started)
         received = len(screen.query_one("#log").lines)
-        screen._op_task.cancel()
+        for worker in list(screen.workers):
+            worker.cancel()
         await asyncio.sleep(0.1)
-    print(f"  (log window holds {received} lines at the end; bounded)")
+    print(f"  (events delivered {rate:.0f}/s; log window holds {received} lines; bounded)")
     return results
+
+
+async def bare_latency(presses: int = 60) -> list[float]:
+    """The floor: a bare Textual app with a 500-row DataTable, nothing else going on."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import DataTable
+
+    class Bare(App[None]):
+        def compose(self) -> ComposeResult:
+            yield DataTable()
+
+        def on_mount(self) -> None:
+            table = self.query_one(DataTable)
+            table.add_columns("address", "state")
+            for i in range(500):
+                table.add_row(f"module.k8s.null_resource.worker_node[{i}]", "create")
+            table.focus()
+
+    app = Bare()
+    paints = _record_paints(app)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        return await _press_latencies(pilot, paints, "down", presses)
 
 
 async def memory() -> list[tuple[int, float]]:
@@ -208,19 +279,44 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def main() -> None:
+def main() -> list[Ratio]:
     os.environ["NPA_HOME"] = tempfile.mkdtemp(prefix="bench-tui-")
-    ff = first_frame()
+    ff, bare = first_frame(), first_frame(script=BARE_FRAME)
     print(
         f"time to first frame (cold process, 120x40): median {statistics.median(ff) * 1000:.0f} ms"
-        f" (min {min(ff) * 1000:.0f}, max {max(ff) * 1000:.0f}, {len(ff)} runs)"
+        f" (min {min(ff) * 1000:.0f}, max {max(ff) * 1000:.0f}, {len(ff)} runs); bare Textual "
+        f"app {statistics.median(bare) * 1000:.0f} ms"
     )
+    rows = [
+        Ratio(
+            "tui",
+            "first frame, cold process",
+            statistics.median(ff) * 1000,
+            "bare Textual app, same harness",
+            statistics.median(bare) * 1000,
+        )
+    ]
     lat = asyncio.run(latency())
+    floor = asyncio.run(bare_latency())
+    floor_p50 = _pct(floor, 0.5) * 1000 if floor else float("nan")
+    print(f"key-press-to-render, bare Textual DataTable, no flood: p50 {floor_p50:.1f} ms")
     for label, values in lat.items():
+        if not values:
+            print(f"{label}: no press painted anything")
+            continue
         print(
             f"key-press-to-render under {EVENTS_PER_SECOND} events/s, {label}: "
             f"p50 {_pct(values, 0.5) * 1000:.1f} ms, p95 {_pct(values, 0.95) * 1000:.1f} ms "
             f"({len(values)} presses)"
+        )
+        rows.append(
+            Ratio(
+                "tui",
+                f"key to paint p50 under {EVENTS_PER_SECOND} events/s, {label}",
+                _pct(values, 0.5) * 1000,
+                "bare DataTable, no flood",
+                floor_p50,
+            )
         )
     mem = asyncio.run(memory())
     base = mem[0][1]
@@ -232,7 +328,12 @@ def main() -> None:
         f"growth: first 100k lines +{mem[1][1] - base:.1f} MiB, "
         f"100k→1M +{mem[-1][1] - mem[1][1]:.1f} MiB"
     )
+    rows.append(
+        Ratio("tui", "RSS after 1M log lines", mem[-1][1], "RSS after 100k", mem[1][1], unit="MiB")
+    )
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    for row in main():
+        print(row.line())

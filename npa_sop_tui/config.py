@@ -8,14 +8,19 @@ this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from npa_sop_tui import paths
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.findings import Finding, summary_line
+from npa_sop_tui.spec.identity import IDENTITY_PREFIX as IDENTITY_PREFIX
+from npa_sop_tui.spec.identity import identity_shape_problems
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
+
+if TYPE_CHECKING:
+    from npa_sop_tui.settings import Settings
 
 DEFAULT_STATUS_INTERVAL = 10.0
 """Seconds between status refreshes, whatever the front door."""
@@ -26,7 +31,6 @@ IDENTITY_ENV = {
     "project_id": "NPA_PROJECT_ID",
     "subnet_id": "NPA_SUBNET_ID",
 }
-IDENTITY_PREFIX = {"tenant_id": "tenant-", "project_id": "project-", "subnet_id": "vpcsubnet-"}
 
 
 class _Model(BaseModel):
@@ -73,6 +77,24 @@ class TuiConfig(_Model):
     keys: dict[str, str] = Field(default_factory=dict, description="binding id → key")
 
 
+class StateConfig(_Model):
+    """Where clusters' Terraform state and npa's records live (see docs/lifecycle.md)."""
+
+    backend: Literal["local", "s3"] = "local"
+    bucket: str | None = Field(default=None, description="Object Storage bucket (s3 backend)")
+    prefix: str = Field(default="npa", description="key prefix of every object npa writes")
+    endpoint: str | None = Field(
+        default=None, description="S3 endpoint; default https://storage.<region>.nebius.cloud"
+    )
+    region: str | None = Field(default=None, description="the bucket's region; default `region`")
+    lease_seconds: float = Field(default=120.0, ge=2, le=3600)
+
+    @field_validator("lease_seconds", mode="before")
+    @classmethod
+    def _int_ok(cls, value: Any) -> Any:
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
 class NpaConfig(_Model):
     region: str | None = None
     tenant_id: str | None = None
@@ -85,6 +107,11 @@ class NpaConfig(_Model):
     login: LoginConfig = Field(default_factory=LoginConfig)
     status: StatusConfig = Field(default_factory=StatusConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
+    state: StateConfig = Field(default_factory=StateConfig)
+
+
+class IdentityError(UsageError):
+    """Deploy-time identity (tenant, project, subnet, region) is missing or malformed."""
 
 
 class ConfigError(UsageError):
@@ -148,23 +175,19 @@ class Identity(BaseModel):
         return [name for name in IDENTITY_ENV if getattr(self, name) is None]
 
 
-def require_identity(identity: Identity, settings: Any = None) -> Identity:
+def require_identity(identity: Identity, settings: Settings | None = None) -> Identity:
     """`identity` if it is complete and well-formed; else `UsageError` naming each problem
-    and every place the value can be set. `settings` (a `settings.Settings`) names the
-    config file in that message."""
-    config_file = getattr(settings, "config_file", None) or paths.config_path()
+    and every place the value can be set (the settings' config file among them)."""
+    config_file = (settings.config_file if settings else None) or paths.config_path()
     problems: list[str] = []
     for name in identity.missing():
         problems.append(
             f"{name} is not set: put `{name}:` in the spec, export {IDENTITY_ENV[name]}, or "
             f"add `{name}:` to {config_file}"
         )
-    for name, prefix in IDENTITY_PREFIX.items():
-        value = getattr(identity, name)
-        if value is not None and not value.startswith(prefix):
-            problems.append(f"{name} {value!r} must start with {prefix!r}")
+    problems += [message for _, message in identity_shape_problems(identity.model_dump())]
     if problems:
-        raise UsageError(
+        raise IdentityError(
             "cluster identity is incomplete:\n  " + "\n  ".join(problems),
             hint="validate and render work without identity; deploy-time operations need it, "
             "or use the sandbox, which needs none",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.recipe.source import Recipe, RecipeSettings
     from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus
     from npa_sop_tui.status.watch import StatusSettings
@@ -67,6 +68,12 @@ class Environment:
     @property
     def is_sandbox(self) -> bool:
         return self.kind == "sandbox"
+
+    def state_store(self) -> StateStore:
+        """Where clusters' records, locks and Terraform state live: local, or a bucket."""
+        from npa_sop_tui.state import store_for
+
+        return store_for(self.settings)
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
@@ -128,6 +135,23 @@ class Environment:
         return TerraformSetup(binary, env)
 
     # -- who and what --------------------------------------------------------------------------
+
+    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+        """Check the identity now if the recipe is known to be a real one without resolving
+        it: one that would be cloned, or a folder without a stand-in marker. Raises like
+        `identity`; says nothing when only the resolved recipe can tell."""
+        from npa_sop_tui.recipe.source import STANDIN_MARKER
+
+        given = self.settings.terraform_dir
+        if given is not None:
+            folder = Path(given).expanduser()
+            if not folder.is_dir():
+                return  # resolving the recipe says what is wrong with the folder
+            if any((d / STANDIN_MARKER).is_file() for d in (folder, folder / "soperator")):
+                return
+        elif not self.will_clone():
+            return  # a recipe path from config.yaml: known once resolved
+        self.identity(spec)
 
     def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
         """Where the cluster lives in Nebius; incomplete identity raises `UsageError`."""
@@ -204,6 +228,14 @@ class Environment:
         async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
             async for snapshot in watcher.snapshots(initial_timeout=initial_timeout):
                 yield snapshot
+
+    async def slurm_ops(
+        self, status: StatusSettings, *, host_key_policy: HostKeyPolicy | None = None
+    ) -> Any:
+        """Operator actions on the cluster's Slurm (status/slurm_ops.py), over SSH."""
+        from npa_sop_tui.status.slurm_ops import open_remote
+
+        return await open_remote(status, host_key_policy)
 
     async def aclose(self) -> None:
         """Release what the environment started (the sandbox stops its fake API server)."""

@@ -1,6 +1,8 @@
-"""The local record of clusters: `~/.npa/soperator/<name>/`.
+"""The record of clusters: one `InventoryEntry` per cluster, kept by the state store.
 
-Layout per cluster:
+With the local backend (the default) the records are files in `~/.npa/soperator/<name>/`;
+with the s3 backend the same documents live in the team's bucket (state/location.py).
+Layout per cluster (local):
   inventory.json          name, region, context, recipe, install dir, operations (0600)
   spec.yaml               the spec of the last deploy (0600)
   operations/<id>.ndjson  the redacted event log of each operation (0600)
@@ -9,16 +11,22 @@ Layout per cluster:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
+from npa_sop_tui.errors import NpaError, UsageError
+from npa_sop_tui.fsutil import SECRET_MODE, ensure_dir
+from npa_sop_tui.paths import cluster_dir
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
@@ -46,6 +54,9 @@ class OperationRecord(BaseModel):
     result: Literal["running", "ok", "failed", "interrupted"] = "running"
     summary: str = ""
     log: str | None = None
+    pid: int | None = None  # the npa process that ran it (names a killed run afterwards)
+    user: str | None = None  # who ran it (login name) and where: shown to the team
+    host: str | None = None
 
 
 class RecipeInfo(BaseModel):
@@ -93,9 +104,9 @@ def operations_dir(name: str) -> Path:
 
 class InventoryDamaged(UsageError):
     """`inventory.json` cannot be read or does not hold a valid record (exit 2: a file the
-    user has to repair, like a broken config)."""
+    user has to repair, like a broken config). `path` is a file, or an object's s3:// URL."""
 
-    def __init__(self, path: Path, problems: list[str]) -> None:
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
         shown = "; ".join(problems[:5]) + ("; …" if len(problems) > 5 else "")
         super().__init__(
             f"{path}: the inventory record is damaged: {shown}",
@@ -117,98 +128,177 @@ def _problems(exc: ValidationError) -> list[str]:
     return out
 
 
-def get(name: str) -> InventoryEntry | None:
-    """The inventory entry of `name`, or None if there is none."""
-    path = cluster_dir(name) / INVENTORY_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InventoryDamaged(path, [f"cannot read it: {exc}"]) from None
+def parse_entry(text: str, name: str, where: Path | str) -> InventoryEntry:
+    """The record in `text` (read from `where`), checked to be the record of `name`."""
     try:
         entry = InventoryEntry.model_validate_json(text)
     except ValidationError as exc:
         # For broken JSON pydantic's message carries the line and column.
-        raise InventoryDamaged(path, _problems(exc)) from None
+        raise InventoryDamaged(where, _problems(exc)) from None
     if entry.name != name:
         raise InventoryDamaged(
-            path, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
+            where, [f"name: the record is for {entry.name!r}, but it is in the folder of {name!r}"]
         )
     return entry
 
 
-def require(name: str) -> InventoryEntry:
-    entry = get(name)
+# The functions below go through the state store the settings select (local files, or the
+# team's bucket): every reader of the inventory, whatever the backend, uses them or a store.
+
+
+def _store(store: StateStore | None) -> StateStore:
+    if store is not None:
+        return store
+    from npa_sop_tui.state import default_store
+
+    return default_store()
+
+
+def get(name: str, *, store: StateStore | None = None) -> InventoryEntry | None:
+    """The inventory entry of `name`, or None if there is none."""
+    return _store(store).get(name)
+
+
+def require(name: str, *, store: StateStore | None = None) -> InventoryEntry:
+    store = _store(store)
+    entry = store.get(name)
     if entry is None:
-        known = ", ".join(e.name for e in list_clusters()) or "none"
+        known = ", ".join(e.name for e in store.scan()[0]) or "none"
         raise UsageError(
-            f"no cluster named {name!r} in the inventory ({soperator_root()})",
+            f"no cluster named {name!r} in the inventory ({store.describe()})",
             hint=f"known clusters: {known}; `npa soperator list` shows them",
         )
     return entry
 
 
-def save(entry: InventoryEntry) -> None:
-    entry.updated = time.time()
-    atomic_write_text(
-        cluster_dir(entry.name) / INVENTORY_FILE,
-        entry.model_dump_json(indent=2) + "\n",
-        mode=SECRET_MODE,
+def save(entry: InventoryEntry, *, store: StateStore | None = None) -> None:
+    _store(store).save(entry)
+
+
+def save_spec(name: str, spec_yaml: str, *, store: StateStore | None = None) -> None:
+    _store(store).save_spec(name, spec_yaml)
+
+
+# What a record left `running` by a dead process becomes, and what to do next.
+_AFTER_DEATH: dict[str, ClusterState] = {
+    "deploying": "interrupted",
+    "destroying": "destroy-incomplete",
+}
+
+
+def next_step(entry: InventoryEntry) -> str:
+    """The command that moves a cluster on from where its last operation left it."""
+    sandbox = " --sandbox" if entry.recipe is not None and entry.recipe.origin == "sandbox" else ""
+    last = entry.last_operation
+    if entry.state in ("destroying", "destroy-incomplete") or (last and last.kind == "destroy"):
+        return f"`npa soperator destroy --name {entry.name}{sandbox}` finishes the teardown"
+    spec = cluster_dir(entry.name) / SPEC_FILE
+    return (
+        f"`npa soperator deploy --spec {spec}{sandbox}` converges (pass capacity block groups "
+        f"again), or `npa soperator destroy --name {entry.name}{sandbox}` removes it"
     )
 
 
-def save_spec(name: str, spec_yaml: str) -> None:
-    atomic_write_text(cluster_dir(name) / SPEC_FILE, spec_yaml, mode=SECRET_MODE)
+def settle_dead_operation(entry: InventoryEntry) -> str | None:
+    """Mark a last operation still `running` as interrupted; only call with the cluster lock
+    held (or known free), which proves its process is gone. Returns the note, else None."""
+    last = entry.last_operation
+    if last is None or last.result != "running":
+        return None
+    who = f"pid {last.pid}" if last.pid else "its npa process"
+    if last.host:
+        who += f" on {last.host}"
+    last.result = "interrupted"
+    last.ended = time.time()
+    entry.state = _AFTER_DEATH.get(entry.state, entry.state)
+    note = (
+        f"{last.kind} {last.id} did not finish: npa ({who}) stopped before recording a result "
+        f"(killed or crashed). Next: {next_step(entry)}"
+    )
+    last.summary = note[:300]
+    entry.record(last)
+    return note
 
 
-def list_clusters() -> list[InventoryEntry]:
+def _settle_if_unlocked(entry: InventoryEntry, store: StateStore) -> InventoryEntry:
+    """`scan` shows the truth: a `running` record nobody holds the lock for is settled."""
+    last = entry.last_operation
+    if last is None or last.result != "running":
+        return entry
+    lock = store.lock(entry.name, operation="list")
+    try:
+        lock.acquire()
+    except (NpaError, OSError):
+        return entry  # really running (or cannot tell): leave it
+    try:
+        fresh = store.get(entry.name) or entry
+        if settle_dead_operation(fresh) is not None:
+            store.save(fresh)
+        return fresh
+    except (OSError, NpaError):
+        return entry  # a read-only or full disk: show the record as it is
+    finally:
+        lock.release()
+
+
+def list_clusters(*, store: StateStore | None = None) -> list[InventoryEntry]:
     """Every cluster with an inventory record, sorted by name; damaged records are skipped
     (`damaged_records()` names them, so callers can say so)."""
-    return scan()[0]
+    return scan(store=store)[0]
 
 
-def damaged_records() -> list[InventoryDamaged]:
-    return scan()[1]
+def damaged_records(*, store: StateStore | None = None) -> list[InventoryDamaged]:
+    return scan(store=store)[1]
 
 
-def scan() -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
-    """Good entries and damaged records of every cluster folder, sorted by name."""
-    root = soperator_root()
-    if not root.is_dir():
-        return [], []
-    entries: list[InventoryEntry] = []
-    damaged: list[InventoryDamaged] = []
-    for child in sorted(root.iterdir()):
-        if not (child / INVENTORY_FILE).exists() or not CLUSTER_NAME_RE.fullmatch(child.name):
-            continue  # not a cluster folder npa could have made
-        try:
-            entry = get(child.name)
-        except InventoryDamaged as exc:
-            damaged.append(exc)
-            continue
-        if entry is not None:
-            entries.append(entry)
-    return entries, damaged
+def scan(*, store: StateStore | None = None) -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
+    """Good entries and damaged records of every cluster, sorted by name; a record left
+    `running` by a process that is gone is settled on the way (`settle_dead_operation`)."""
+    store = _store(store)
+    entries, damaged = store.scan()
+    return [_settle_if_unlocked(e, store) for e in entries], damaged
 
 
 class EventLog:
-    """Append-only NDJSON log of one operation; lines are written already redacted."""
+    """Append-only NDJSON log of one operation; lines are written already redacted.
 
-    def __init__(self, name: str, operation_id: str) -> None:
+    A full disk does not stop the operation: the log stops (`failed` says why) and the
+    operation goes on. It leaves the disk reserve alone: that is for Terraform's state and
+    the inventory record, which matter more than the rest of the log.
+    """
+
+    def __init__(
+        self, name: str, operation_id: str, *, on_close: Callable[[Path], None] | None = None
+    ) -> None:
         self.path = operations_dir(name) / f"{operation_id}.ndjson"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._on_close = on_close  # the s3 store uploads the finished log
+        ensure_dir(self.path.parent)
         # Created 0600 before anything is written to it.
-        self.path.touch(mode=SECRET_MODE, exist_ok=True)
-        self.path.chmod(SECRET_MODE)
-        self._handle = self.path.open("a", encoding="utf-8")
+        self._fd: int | None = os.open(
+            self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, SECRET_MODE
+        )
+        os.fchmod(self._fd, SECRET_MODE)
+        self.failed: OSError | None = None
 
     def write(self, data: dict[str, object]) -> None:
-        if self._handle.closed:
+        if self._fd is None:
             return
-        self._handle.write(json.dumps(data, default=str) + "\n")
-        self._handle.flush()
+        try:
+            _write_all(self._fd, (json.dumps(data, default=str) + "\n").encode())
+        except OSError as exc:
+            self.failed = exc
+            self.close()
 
     def close(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            if self._on_close is not None:
+                self._on_close(self.path)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

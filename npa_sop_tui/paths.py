@@ -1,4 +1,8 @@
-"""Where npa keeps its files. `NPA_HOME` moves the whole tree (tests, several setups)."""
+"""Where npa keeps its files. `NPA_HOME` moves the whole tree (tests, several setups).
+
+Folders under the npa home are private (0700): `fsutil.ensure_dir` creates them so and
+tightens existing ones the first time a process writes under the home.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,11 @@ def npa_home() -> Path:
     """
     override = os.environ.get(NPA_HOME_ENV)
     home = Path(override).expanduser() if override else Path.home() / ".npa"
+    if override and not home.is_absolute():
+        # Made absolute once, here, and written back: Terraform runs in other folders (its
+        # provider mirror path lives under the home) and a later chdir must not move it.
+        home = home.absolute()
+        os.environ[NPA_HOME_ENV] = str(home)
     if home.exists() and not home.is_dir():
         from npa_sop_tui.errors import UsageError
 
@@ -30,6 +39,14 @@ def npa_home() -> Path:
 
 def config_path() -> Path:
     return npa_home() / "config.yaml"
+
+
+def shown(path: Path) -> str:
+    """`path` for people: under the user's home folder as `~/…`."""
+    try:
+        return f"~/{path.relative_to(Path.home())}"
+    except ValueError:
+        return str(path)
 
 
 def soperator_root() -> Path:
@@ -78,8 +95,9 @@ def sandbox_home() -> Path:
 
 def enter_sandbox_home() -> Path:
     """Make the sandbox home this process's npa home (idempotent); returns it."""
-    home = sandbox_home()
-    home.mkdir(parents=True, exist_ok=True)
+    from npa_sop_tui.fsutil import ensure_dir
+
+    home = ensure_dir(sandbox_home())  # 0700, like every folder under the npa home
     os.environ[NPA_HOME_ENV] = str(home)
     os.environ[SANDBOX_HOME_ENV] = str(home)
     return home

@@ -23,6 +23,14 @@ from npa_sop_tui.errors import UsageError
 
 TERRAFORM_BIN_ENV = "NPA_TERRAFORM_BIN"
 STATUS_INTERVAL_ENV = "NPA_STATUS_INTERVAL"
+STATE_ENV = {
+    "state.backend": "NPA_STATE_BACKEND",
+    "state.bucket": "NPA_STATE_BUCKET",
+    "state.prefix": "NPA_STATE_PREFIX",
+    "state.endpoint": "NPA_STATE_ENDPOINT",
+    "state.region": "NPA_STATE_REGION",
+    "state.lease_seconds": "NPA_STATE_LEASE_SECONDS",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +97,14 @@ _KEYS: dict[str, _Key] = {
     "tui.theme": _Key(("tui", "theme")),
     "capacity": _Key(None, CAPACITY_ENV, default={}, parse_env=_capacity, secret=True),
     "parallelism": _Key(None),
+    "state.backend": _Key(("state", "backend"), STATE_ENV["state.backend"]),
+    "state.bucket": _Key(("state", "bucket"), STATE_ENV["state.bucket"]),
+    "state.prefix": _Key(("state", "prefix"), STATE_ENV["state.prefix"]),
+    "state.endpoint": _Key(("state", "endpoint"), STATE_ENV["state.endpoint"]),
+    "state.region": _Key(("state", "region"), STATE_ENV["state.region"]),
+    "state.lease_seconds": _Key(
+        ("state", "lease_seconds"), STATE_ENV["state.lease_seconds"], parse_env=_positive_float
+    ),
     "root_login_key_file": _Key(None),
 }
 

@@ -131,7 +131,7 @@ def resolve_root_login_key(
     env: Mapping[str, str] | None = None,
     home: Path | None = None,
 ) -> ResolvedKey:
-    """Find the root login key by npa's precedence (npa-anchor §1.5), then our config.
+    """Find the root login key in the existing npa's order, then our config.
 
     Order: `--root-login-ssh-public-key-file`, the spec's key, `NPA_SOPERATOR_ROOT_LOGIN_
     SSH_PUBLIC_KEY` (inline), `…_FILE`, `NPA_SSH_PUBLIC_KEY` (path), config

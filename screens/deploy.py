@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -25,6 +25,7 @@ from textual.widgets import Button, Header, Static
 
 from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
 from npa_sop_tui.tui.backend import OperationOutcome
+from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
@@ -54,13 +55,15 @@ class OperationStage:
     DONE = "done"
 
 
-class DeployScreen(Screen[None]):
+class DeployScreen(Guarded, Screen[None]):
     """Plan, confirm and apply one cluster spec."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "apply", "Apply", id="deploy.apply"),
         Binding("c", "cancel", "Cancel", id="deploy.cancel"),
         Binding("s", "status", "Dashboard", id="deploy.status"),
+        Binding("r", "retry", "Retry", tooltip="Plan again after a failure", id="deploy.retry"),
+        Binding("l", "log", "Log", tooltip="The whole operation log, with search", id="deploy.log"),
         Binding("escape", "leave", "Back", id="deploy.leave"),
     ]
 
@@ -84,9 +87,12 @@ class DeployScreen(Screen[None]):
             self.events = events
 
     class DeployFinished(Message):
-        def __init__(self, outcome: OperationOutcome) -> None:
+        """The plan (`step` "plan") or the apply ("deploy") ended: ok, failed or interrupted."""
+
+        def __init__(self, outcome: OperationOutcome, step: str = "deploy") -> None:
             super().__init__()
             self.outcome = outcome
+            self.step = step
 
     stage: reactive[str] = reactive(OperationStage.PLANNING)
     """Where the screen is: planning → planned → applying (→ cancelling) → done."""
@@ -104,6 +110,7 @@ class DeployScreen(Screen[None]):
         self._op_task: asyncio.Task[Any] | None = None
         self._planned_before_phase = 0
         self._status_started = False
+        self._operation_id: str | None = None
 
     @property
     def npa(self) -> NpaSopApp:
@@ -139,6 +146,7 @@ class DeployScreen(Screen[None]):
 
     def sink(self, event: Event) -> None:
         self._pending.append(event)
+        self._operation_id = event.operation_id
 
     def _flush(self) -> None:
         if not self._pending:
@@ -180,11 +188,14 @@ class DeployScreen(Screen[None]):
         self.query_one(PhaseBar).phase = "planning"
         try:
             summary = await self.npa.backend.plan(self.spec, self.sink)
-        except BaseException:
-            self.stage = OperationStage.DONE
-            self._flush()
-            self.query_one("#plan-summary", Static).update("[red]Plan failed.[/] See the log.")
+        except asyncio.CancelledError:
             raise
+        except Exception as exc:
+            self._flush()
+            self.post_message(
+                self.DeployFinished(OperationOutcome("failed", _message(exc)), "plan")
+            )
+            return
         self._flush()
         self.post_message(self.PlanReady(summary))
 
@@ -198,16 +209,16 @@ class DeployScreen(Screen[None]):
         bar.phase = "planned: review and apply"
         box = self.query_one("#plan-summary", Static)
         text = (
-            f"Plan for [b]{escape(self.spec.name)}[/b]: [green]{plan.add} to add[/], "
+            f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
             f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/]."
         )
         if plan.destructive:
-            addresses = escape(", ".join(plan.destructive))
-            text += f"\n[b red]⚠ destructive:[/] these are deleted or replaced: {addresses}"
+            text += "\n[b red]⚠ destructive:[/] these are deleted or replaced: $destructive"
             box.set_class(True, "-destructive")
         if self.npa.sandbox:
             text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
-        box.update(text + "\nPress [b]a[/b] to apply.")
+        text += "\nPress [b]a[/b] to apply this plan."
+        box.update(markup(text, name=self.spec.name, destructive=", ".join(plan.destructive)))
         apply = self.query_one("#apply", Button)
         apply.disabled = False
         apply.focus()
@@ -221,18 +232,22 @@ class DeployScreen(Screen[None]):
         from npa_sop_tui.screens.modals import ConfirmModal
 
         destructive = bool(self.plan.destructive)
+        if not destructive:
+            # The plan summary is on this screen: pressing Apply is the one confirmation
+            # between the wizard and the apply. Only a plan that deletes or replaces
+            # something asks again, naming what it would lose.
+            self.post_message(self.DeployRequested(allow_destructive=False))
+            return
 
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self.post_message(self.DeployRequested(allow_destructive=destructive))
 
-        question = f"Apply the plan to {self.spec.name}?"
-        if destructive:
-            question = (
-                f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
-                f"{', '.join(self.plan.destructive)}\n\nApply anyway?"
-            )
-        self.app.push_screen(ConfirmModal(question, yes="Apply", danger=destructive), confirmed)
+        question = (
+            f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
+            f"{', '.join(self.plan.destructive)}\n\nApply anyway?"
+        )
+        self.app.push_screen(ConfirmModal(question, yes="Apply", danger=True), confirmed)
 
     @on(DeployRequested)
     def _deploy_requested(self, message: DeployRequested) -> None:
@@ -248,9 +263,12 @@ class DeployScreen(Screen[None]):
         plan = self.plan
         if plan is not None:
             box.update(
-                f"Applying to [b]{escape(self.spec.name)}[/b]: {plan.add} to add, "
-                f"{plan.change} to change, {plan.remove} to destroy. "
-                "Press [b]c[/b] to interrupt."
+                markup(
+                    f"Applying to [b]$name[/b]: {plan.add} to add, "
+                    f"{plan.change} to change, {plan.remove} to destroy. "
+                    "Press [b]c[/b] to interrupt.",
+                    name=self.spec.name,
+                )
             )
         self._op_task = asyncio.create_task(
             self.npa.backend.deploy(self.spec, self.sink, allow_destructive=allow_destructive)
@@ -263,11 +281,8 @@ class DeployScreen(Screen[None]):
                 self._op_task.cancel()  # the screen itself is going away: stop Terraform too
                 raise
             outcome = OperationOutcome("interrupted", "interrupted on request")
-        except BaseException as exc:
-            outcome = OperationOutcome("failed", str(getattr(exc, "message", exc)))
-            self._flush()
-            self.post_message(self.DeployFinished(outcome))
-            raise
+        except Exception as exc:
+            outcome = OperationOutcome("failed", _message(exc))
         self._flush()
         self.post_message(self.DeployFinished(outcome))
 
@@ -276,6 +291,20 @@ class DeployScreen(Screen[None]):
         self.outcome = message.outcome
         self.stage = OperationStage.DONE
         result = self.query_one("#op-result", Static)
+        if message.outcome.result != "ok":
+            failed = message.outcome.result == "failed"
+            self.query_one(ResourceTable).end_in_flight(
+                time.time(), state="failed" if failed else "stopped"
+            )
+        if message.step == "plan":
+            self.query_one("#plan-summary", Static).update(
+                markup("[red]Plan failed:[/] $why", why=message.outcome.message)
+            )
+            result.update(markup("Press [b]r[/b] to plan again, [b]l[/b] for the whole log."))
+            self.query_one(PhaseBar).phase = "plan failed"
+            self._offer_retry("Plan failed", message.outcome.message)
+            self.refresh_bindings()
+            return
         match message.outcome.result:
             case "ok":
                 result.update("[green]Deployed.[/] Opening the status dashboard…")
@@ -286,9 +315,56 @@ class DeployScreen(Screen[None]):
                     "to converge, or destroy to remove what was created."
                 )
             case _:
-                result.update(f"[red]Deploy failed:[/] {escape(message.outcome.message)}")
+                result.update(
+                    markup(
+                        "[red]Deploy failed:[/] $why  ([b]r[/b] plan again, [b]l[/b] log)",
+                        why=message.outcome.message,
+                    )
+                )
+                self._offer_retry("Deploy failed", message.outcome.message)
         self.query_one(PhaseBar).phase = f"deploy {message.outcome.result}"
         self.refresh_bindings()
+
+    def _offer_retry(self, title: str, message: str) -> None:
+        """The failure modal: Terraform's first error block; retry (r) or the log (l)."""
+        from npa_sop_tui.screens.modals import FailureModal
+
+        block = self.query_one(DiagnosticsPanel).first_error or message
+
+        def chosen(answer: str | None) -> None:
+            if answer == "retry":
+                self.action_retry()
+            elif answer == "log":
+                self.action_log()
+
+        self.app.push_screen(FailureModal(f"{title}: {self.spec.name}", message, block), chosen)
+
+    def action_retry(self) -> None:
+        """Plan again (a failed apply too: apply only ever runs a plan you confirmed)."""
+        if self.stage != OperationStage.DONE or self.outcome is None:
+            return
+        if self.outcome.result == "ok" and self.plan is not None:
+            return
+        self.outcome = None
+        self.plan = None
+        self.cancels = 0
+        self._op_task = None
+        self.query_one(DiagnosticsPanel).reset()
+        self.query_one("#op-result", Static).update("")
+        self.query_one("#plan-summary", Static).update("Planning again…")
+        self.query_one("#plan-buttons").display = True
+        self.query_one("#apply", Button).disabled = True
+        self._run_plan()
+
+    def action_log(self) -> None:
+        """The whole log of this operation (from its file), searchable."""
+        from npa_sop_tui.screens.log_viewer import LogViewerScreen
+        from npa_sop_tui.tui.backend import operation_log
+
+        path, lines = operation_log(self.spec.name, self._operation_id)
+        if not lines:  # nothing on disk yet (or no inventory): what this screen received
+            lines = list(self.query_one(EventLog).lines)
+        self.app.push_screen(LogViewerScreen(f"Operation log of {self.spec.name}", lines, path))
 
     def _to_dashboard(self) -> None:
         if self.is_current:
@@ -338,6 +414,9 @@ class DeployScreen(Screen[None]):
             )
         if action == "status":
             return True if self._status_started or self.stage == OperationStage.DONE else None
+        if action == "retry":
+            failed = self.outcome is not None and self.outcome.result != "ok"
+            return True if self.stage == OperationStage.DONE and failed else None
         if action == "leave":
             return (
                 None if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING) else True
@@ -383,3 +462,7 @@ class DeployScreen(Screen[None]):
                 self.spec.name, interval=self.npa.status_interval
             ):
                 mini.show(snapshot)
+
+
+def _message(exc: BaseException) -> str:
+    return str(getattr(exc, "message", None) or exc) or type(exc).__name__

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,6 +18,7 @@ from textual.widgets import Button, Header, Input, Static
 
 from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
 from npa_sop_tui.tui.backend import OperationOutcome
+from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
@@ -31,10 +32,16 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 
-class DestroyScreen(Screen[None]):
+class DestroyScreen(Guarded, Screen[None]):
     """Tear a cluster down after the user types its name."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "leave", "Back", id="destroy.leave")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "leave", "Back", id="destroy.leave"),
+        Binding("r", "retry", "Retry", tooltip="Run destroy again", id="destroy.retry"),
+        Binding(
+            "l", "log", "Log", tooltip="The whole operation log, with search", id="destroy.log"
+        ),
+    ]
 
     class DestroyRequested(Message):
         def __init__(self, name: str) -> None:
@@ -64,14 +71,16 @@ class DestroyScreen(Screen[None]):
         with Vertical(id="destroy-confirm"):
             where = "in the SANDBOX" if self.npa.sandbox else "and every cloud resource it owns"
             yield Static(
-                f"[b red]Destroy {escape(self.cluster_name)}[/] {where}.\n"
-                f"Type the cluster name to confirm:",
+                markup(
+                    f"[b red]Destroy $name[/] {where}.\nType the cluster name to confirm:",
+                    name=self.cluster_name,
+                ),
                 id="destroy-question",
             )
             with Horizontal(classes="buttons"):
                 yield Input(placeholder=self.cluster_name, id="confirm-name")
                 yield Button("Destroy (⏎)", id="destroy", variant="error")
-            yield Static("", id="destroy-error", classes="inline-error")
+            yield Static("", id="destroy-error", classes="inline-error", markup=False)
         yield PhaseBar(id="phase-bar")
         with Horizontal(id="op-body"):
             with Vertical(id="op-left"):
@@ -137,9 +146,8 @@ class DestroyScreen(Screen[None]):
         except asyncio.CancelledError:
             outcome = OperationOutcome("interrupted", "interrupted")
             raise
-        except BaseException as exc:
-            outcome = OperationOutcome("failed", str(getattr(exc, "message", exc)))
-            raise
+        except Exception as exc:  # shown in the failure modal, with Terraform's first error
+            outcome = OperationOutcome("failed", str(getattr(exc, "message", None) or exc))
         finally:
             self.running = False
             self._flush()
@@ -152,17 +160,63 @@ class DestroyScreen(Screen[None]):
         o = message.outcome
         if o.result == "ok":
             result.update(
-                f"[green]Destroyed {escape(self.cluster_name)}:[/] {escape(o.message)}. "
-                "Press [b]esc[/b] for the cluster list."
+                markup(
+                    "[green]Destroyed $name:[/] $why. Press [b]esc[/b] for the cluster list.",
+                    name=self.cluster_name,
+                    why=o.message,
+                )
             )
         else:
-            remaining = "".join(f"\n  - {escape(r)}" for r in o.remaining[:20])
+            failed = o.result == "failed"
+            table = self.query_one(ResourceTable)
+            table.end_in_flight(time.time(), state="failed" if failed else "stopped")
+            if failed:
+                self._offer_retry(o.message)
+            remaining = "".join(f"\n  - {r}" for r in o.remaining[:20])
             result.update(
-                f"[red]Destroy {o.result}:[/] {escape(o.message)}{remaining}\n"
-                "Run destroy again after fixing the cause; nothing is reported gone that isn't."
+                markup(
+                    f"[red]Destroy {o.result}:[/] $why$remaining\n"
+                    "Run destroy again after fixing the cause; nothing is reported gone that "
+                    "isn't.",
+                    why=o.message,
+                    remaining=remaining,
+                )
             )
         self.query_one(PhaseBar).phase = f"destroy {o.result}"
         self.refresh_bindings()
+
+    def _offer_retry(self, message: str) -> None:
+        from npa_sop_tui.screens.modals import FailureModal
+
+        block = self.query_one(DiagnosticsPanel).first_error or message
+
+        def chosen(answer: str | None) -> None:
+            if answer == "retry":
+                self.action_retry()
+            elif answer == "log":
+                self.action_log()
+
+        title = f"Destroy failed: {self.cluster_name}"
+        self.app.push_screen(FailureModal(title, message, block), chosen)
+
+    def action_retry(self) -> None:
+        """Run destroy again (the name was confirmed already)."""
+        if self.running or self.outcome is None or self.outcome.result == "ok":
+            return
+        self.outcome = None
+        self.query_one(DiagnosticsPanel).reset()
+        self.query_one("#op-result", Static).update("")
+        self.post_message(self.DestroyRequested(self.cluster_name))
+
+    def action_log(self) -> None:
+        from npa_sop_tui.screens.log_viewer import LogViewerScreen
+        from npa_sop_tui.tui.backend import operation_log
+
+        path, lines = operation_log(self.cluster_name)
+        if not lines:
+            lines = list(self.query_one(EventLog).lines)
+        title = f"Operation log of {self.cluster_name}"
+        self.app.push_screen(LogViewerScreen(title, lines, path))
 
     def operation_running(self) -> bool:
         return self.running
@@ -174,6 +228,11 @@ class DestroyScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "leave":
             return None if self.running else True
+        if action == "retry":
+            failed = self.outcome is not None and self.outcome.result == "failed"
+            return True if failed and not self.running else None
+        if action == "log":
+            return True if self.outcome is not None or self.running else None
         return True
 
     def action_leave(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -16,7 +17,9 @@ from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
+from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
@@ -30,7 +33,7 @@ STATE_STYLE = {
 }
 
 
-class ClusterTable(DataTable[str]):
+class ClusterTable(PlainTable):
     """The inventory; posts ClusterHighlighted as the cursor moves."""
 
     class ClusterHighlighted(Message):
@@ -39,13 +42,15 @@ class ClusterTable(DataTable[str]):
             self.name = name
 
     def show(self, rows: list[ClusterRow]) -> None:
-        self.clear(columns=not self.columns)
+        """Hold `rows`; the highlighted cluster stays highlighted across reloads."""
         if not self.columns:
-            self.add_columns("Name", "Region", "State", "Last operation")
+            self.add_columns("Name", "State", "Region", "Last operation")
+        cells: dict[str, tuple[object, ...]] = {}
         for row in rows:
             style = STATE_STYLE.get(row.state, "red" if "fail" in row.state else "")
-            state = f"[{style}]{row.state}[/]" if style else row.state
-            self.add_row(row.name, row.region or "—", state, row.last_operation, key=row.name)
+            state = Text(row.state, style=f"bold {style}".strip())
+            cells[row.name] = (row.name, state, row.region or "—", row.last_operation)
+        self.sync(cells)
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -53,7 +58,7 @@ class ClusterTable(DataTable[str]):
         self.post_message(self.ClusterHighlighted(key or ""))
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(Guarded, Screen[None]):
     """Clusters (name, region, state, last operation) and the actions on them."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -114,8 +119,10 @@ class HomeScreen(Screen[None]):
                 "Nothing is created in the cloud."
             )
         elif not identity:
+            from npa_sop_tui.paths import config_path, shown
+
             offer.update(
-                "No cloud identity in ~/.npa/config.yaml (tenant_id, project_id). "
+                f"No cloud identity in {shown(config_path())} (tenant_id, project_id, subnet_id). "
                 "Press [b]b[/] to try the whole flow in the SANDBOX on this machine."
             )
         else:

@@ -11,8 +11,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from npa_sop_tui.tui.safety import Guarded
 
-class ConfirmModal(ModalScreen[bool]):
+
+class ConfirmModal(Guarded, ModalScreen[bool]):
     """Yes/no question. Dismisses with True only on an explicit yes (the button or `y`).
 
     The safe answer has focus, so a stray Enter never confirms, unless the question is a
@@ -64,7 +66,7 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class TextModal(ModalScreen[None]):
+class TextModal(Guarded, ModalScreen[None]):
     """Shows a piece of text to copy, e.g. the SSH command for the login node."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -81,7 +83,7 @@ class TextModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes=self.DIALOG_CLASSES):
-            yield Label(self.title_text, classes="dialog-title")
+            yield Label(self.title_text, classes="dialog-title", markup=False)
             with VerticalScroll(classes="dialog-body"):
                 yield Static(self.text, id=self.BODY_ID, markup=False)
                 yield from self.compose_after_body()
@@ -112,7 +114,7 @@ class ErrorModal(TextModal):
             yield Static(f"hint: {self.hint}", id="error-hint", markup=False)
 
 
-class HostKeyModal(ModalScreen[bool]):
+class HostKeyModal(Guarded, ModalScreen[bool]):
     """Consent for an SSH host key seen for the first time. Only an explicit accept trusts it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -148,7 +150,7 @@ class HostKeyModal(ModalScreen[bool]):
         self.dismiss(False)
 
 
-class PathModal(ModalScreen[str | None]):
+class PathModal(Guarded, ModalScreen[str | None]):
     """Ask for a file path (open cluster.yaml)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -181,3 +183,109 @@ class PathModal(ModalScreen[str | None]):
     @on(Button.Pressed, "#no")
     def _no(self) -> None:
         self.dismiss(None)
+
+
+class FailureModal(Guarded, ModalScreen[str | None]):
+    """An operation failed: what, Terraform's first error block, and what to do next.
+
+    Dismisses with "retry" (`r`), "log" (`l`) or None (`esc`)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Close", id="failure.close"),
+        Binding("r", "dismiss('retry')", "Retry", id="failure.retry"),
+        Binding("l", "dismiss('log')", "Log", id="failure.log"),
+    ]
+
+    def __init__(self, title: str, message: str, error_block: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.error_block = error_block
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog error wide-error"):
+            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Static(self.message, id="failure-message", markup=False)
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(self.error_block, id="failure-error", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Close (esc)", id="close")
+                yield Button("Log (l)", id="log")
+                yield Button("Retry (r)", id="retry", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#retry", Button).focus()
+
+    @on(Button.Pressed, "#retry")
+    def _retry(self) -> None:
+        self.dismiss("retry")
+
+    @on(Button.Pressed, "#log")
+    def _show_log(self) -> None:
+        self.dismiss("log")
+
+    @on(Button.Pressed, "#close")
+    def _close(self) -> None:
+        self.dismiss(None)
+
+
+class ReasonModal(Guarded, ModalScreen[str | None]):
+    """Drain a node: ask for the reason (Slurm keeps it until the node is resumed)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="modal.cancel")
+    ]
+
+    def __init__(self, node: str) -> None:
+        super().__init__()
+        self.node = node
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Drain {self.node}", classes="dialog-title", markup=False)
+            yield Static(
+                "No new jobs start on it; running jobs finish. The reason shows in the node "
+                "list until the node is resumed.",
+                markup=False,
+            )
+            yield Input(placeholder="reason, e.g. disk check failed", id="reason")
+            yield Static("", id="reason-error", classes="inline-error", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Cancel (esc)", id="no")
+                yield Button("Drain (enter)", id="yes", variant="error")
+
+    @on(Input.Submitted, "#reason")
+    @on(Button.Pressed, "#yes")
+    def _drain(self) -> None:
+        reason = self.query_one("#reason", Input).value.strip()
+        if not reason:
+            self.query_one("#reason-error", Static).update("Type why the node is drained.")
+            self.query_one("#reason", Input).focus()
+            return
+        self.dismiss(reason)
+
+    @on(Button.Pressed, "#no")
+    def _no(self) -> None:
+        self.dismiss(None)
+
+
+class SshModal(TextModal):
+    """The ssh command for the login node, with keys that copy it or the address."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "copy('command')", "Copy command", id="ssh.copy"),
+        Binding("i", "copy('ip')", "Copy IP", id="ssh.copy_ip"),
+    ]
+
+    def __init__(self, command: str, host: str, note: str = "") -> None:
+        super().__init__("SSH to the login node", command + (f"\n\n{note}" if note else ""))
+        self.command = command
+        self.host = host
+
+    def compose_after_body(self) -> ComposeResult:
+        yield Static("c copies the command, i the address (terminal clipboard)", classes="note")
+
+    def action_copy(self, what: str) -> None:
+        text = self.command if what == "command" else self.host
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {text}")

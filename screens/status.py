@@ -12,16 +12,17 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.markup import escape
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Header, Input, Label, Static
+from textual.widgets import DataTable, Header, Input, Label, Static
 
+from npa_sop_tui.tui.safety import Guarded, markup, plain
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.status.panels import (
     VERDICT_COLOURS,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
-class StatusScreen(Screen[None]):
+class StatusScreen(Guarded, Screen[None]):
     """Live status of one cluster."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -51,12 +52,33 @@ class StatusScreen(Screen[None]):
         Binding(
             "o", "sort", "Sort", tooltip="Sort Slurm nodes by the next column", id="status.sort"
         ),
+        # in `?` and the palette, not the footer: 80 columns must show every other key
         Binding(
-            "plus,equals_sign", "slower", "Slower", tooltip="Refresh less often", id="status.slower"
+            "plus,equals_sign",
+            "slower",
+            "Slower",
+            tooltip="Refresh less often (+)",
+            show=False,
+            id="status.slower",
         ),
-        Binding("minus", "faster", "Faster", tooltip="Refresh more often", id="status.faster"),
+        Binding(
+            "minus",
+            "faster",
+            "Faster",
+            tooltip="Refresh more often (-)",
+            show=False,
+            id="status.faster",
+        ),
         Binding("r", "refresh", "Refresh now", show=False, id="status.refresh"),
-        Binding("l", "ssh", "SSH", tooltip="SSH command for the login node", id="status.ssh"),
+        Binding(
+            "l", "ssh", "SSH", tooltip="SSH command for the login node (copy)", id="status.ssh"
+        ),
+        Binding(
+            "j", "jobs", "Jobs", tooltip="Slurm jobs: queue, history, cancel", id="status.jobs"
+        ),
+        Binding(
+            "g", "log", "Log", tooltip="The last operation's log, with search", id="status.log"
+        ),
         Binding("x", "destroy", "Destroy", id="status.destroy"),
         Binding("escape", "leave", "Back", id="status.leave"),
     ]
@@ -109,10 +131,22 @@ class StatusScreen(Screen[None]):
         yield AppFooter()
 
     def on_mount(self) -> None:
+        self._load_capacity()
         self.npa.cluster = self.cluster_name
         self.npa.kube_context = self.npa.backend.kube_context(self.cluster_name)
         self.interval = self._initial_interval or self.npa.status_interval
         self.set_interval(1.0, self._tick_freshness)
+
+    @work(thread=True, group="capacity", exit_on_error=False)
+    def _load_capacity(self) -> None:
+        capacity = self.npa.backend.pool_capacity(self.cluster_name)
+        self.app.call_from_thread(self._set_capacity, capacity)
+
+    def _set_capacity(self, capacity: dict[str, str]) -> None:
+        table = self.query_one(NodeGroupsTable)
+        table.capacity = capacity
+        if self.status is not None:
+            table.show(self.status)
 
     def watch_interval(self) -> None:
         if self.interval > 0:  # 0 until mounted: no stream before the real interval is known
@@ -156,17 +190,22 @@ class StatusScreen(Screen[None]):
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
         self.query_one("#verdict", Static).update(
-            f"[b]{escape(status.name)}[/b]  [b {colour}]{v.state.upper()}[/]"
-            f"  {len(v.hints)} hint(s) below"
+            # reversed and bold: readable under NO_COLOR's monochrome too
+            markup(
+                f"[b]$name[/b]  [b reverse {colour}] {v.state.upper()} [/]  "
+                f"{len(v.hints)} hint(s) below",
+                name=status.name,
+            )
         )
         self._tick_freshness()
         self._nodes_label()
         self.refresh_bindings()
 
     def _tick_freshness(self) -> None:
-        text = f"every {self.interval:g}s"
+        text = Content(f"every {self.interval:g}s")
         if self.status is not None:
-            text = f"{freshness_text(self.status, now=time.time())} · {text}"
+            fresh = freshness_text(self.status, now=time.time(), interval=self.interval)
+            text = Content.assemble(fresh, " · ", text)
         self.query_one("#freshness", Static).update(text)
 
     def _nodes_label(self) -> None:
@@ -175,7 +214,7 @@ class StatusScreen(Screen[None]):
         total = len(table._slurm_nodes)
         flt = f", filter /{table.filter_text}/" if table.filter_text else ""
         self.query_one("#nodes-label", Label).update(
-            f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})"
+            plain(f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})")
         )
 
     # -- keys ------------------------------------------------------------------------------
@@ -223,22 +262,58 @@ class StatusScreen(Screen[None]):
         return (host, login.port, login.user) if host else None
 
     def action_ssh(self) -> None:
-        from npa_sop_tui.screens.modals import TextModal
+        from npa_sop_tui.screens.modals import SshModal, TextModal
 
+        configured = self.status is not None and self.status.login.source in ("flag", "config")
+        if self.npa.sandbox and not configured:
+            # A command that goes nowhere is worse than none: the simulated login node has
+            # an address in the fake API (its LoadBalancer IP) but nothing listens there.
+            from npa_sop_tui.paths import config_path, shown
+
+            text = (
+                "The sandbox has no login node to SSH into: Kubernetes and Slurm are "
+                "simulated on this machine, and this dashboard shows that simulation.\n\n"
+                "To watch real Slurm over SSH, set login.host, login.port and login.user in "
+                f"{shown(config_path())} to an sshd where sinfo runs (for example the test "
+                "substrate: 127.0.0.1, 2222, slurmops)."
+            )
+            self.app.push_screen(TextModal("No login node in the sandbox", text))
+            return
         target = self._login_target()
         if target is None:
             self.notify("The login node has no address yet.", severity="warning")
             return
         host, port, user = target
         port_arg = f" -p {port}" if port != 22 else ""
-        text = f"ssh{port_arg} {user}@{host}"
-        if self.npa.sandbox and not (self.status and self.status.login.host):
-            text += (
-                "\n\nSANDBOX: this login node is simulated, so nothing answers at that "
-                "address. Set login.host in the sandbox config to a local sshd (for example "
-                "127.0.0.1:2222) to see real Slurm over SSH."
-            )
-        self.app.push_screen(TextModal("SSH to the login node", text))
+        self.app.push_screen(SshModal(f"ssh{port_arg} {user}@{host}", host))
+
+    def action_jobs(self) -> None:
+        from npa_sop_tui.screens.jobs import JobsScreen
+
+        self.app.push_screen(JobsScreen(self.cluster_name, interval=self.interval))
+
+    def action_log(self) -> None:
+        from npa_sop_tui.screens.log_viewer import LogViewerScreen
+        from npa_sop_tui.tui.backend import operation_log
+
+        path, lines = operation_log(self.cluster_name)
+        title = f"Last operation log of {self.cluster_name}"
+        self.app.push_screen(LogViewerScreen(title, lines, path))
+
+    @on(DataTable.RowSelected, "#slurm-nodes")
+    def _node_detail(self, event: DataTable.RowSelected) -> None:
+        from npa_sop_tui.screens.node_detail import NodeDetailScreen
+
+        node = event.row_key.value if event.row_key is not None else None
+        if not node:
+            return
+        kube = self.status.kube if self.status is not None else None
+
+        def closed(changed: bool | None) -> None:
+            if changed:
+                self.action_refresh()  # show the drain (or its end) at once
+
+        self.app.push_screen(NodeDetailScreen(self.cluster_name, node, kube), closed)
 
     def action_destroy(self) -> None:
         self.npa.destroy(self.cluster_name)

@@ -17,6 +17,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -34,6 +35,7 @@ from textual.widgets import (
 
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.tui.backend import issue_text
+from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolList
@@ -51,7 +53,28 @@ STEP_TITLES = {
 }
 OPERATOR_VERSIONS = ("4.1.6", "4.1.7")
 REST_CHOICES = (("follows accounting", "auto"), ("on", "on"), ("off", "off"))
+DEFAULT_SYSTEM_MIN = 3
+"""The spec's default control_plane.system.min_size (shown when a file leaves it out)."""
 ROLE_FIELDS = (("system", "#sys-preset"), ("controller", "#ctl-preset"), ("login", "#login-preset"))
+
+
+FIELD_ERRORS = {
+    "name": "name-error",
+    "region": "region-error",
+    "control_plane.system": "system-error",
+    "control_plane.controller": "preset-error",
+    "control_plane.login": "preset-error",
+    "k8s_version": "versions-error",
+    "node_group_version": "versions-error",
+}
+"""Where a finding about a field path is shown: the error line under that field."""
+
+
+def field_error_of(path: str) -> str | None:
+    for prefix, field in FIELD_ERRORS.items():
+        if path == prefix or path.startswith((f"{prefix}.", f"{prefix}[")):
+            return field
+    return None
 
 
 def step_of(path: str) -> str:
@@ -65,14 +88,15 @@ def step_of(path: str) -> str:
     return "options"
 
 
-class WizardScreen(Screen[None]):
+class WizardScreen(Guarded, Screen[None]):
     """Guided creation and editing of cluster.yaml."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "leave", "Home", id="wizard.leave"),
         Binding("ctrl+n", "next", "Next", id="wizard.next"),
         # shown on the Back button; the footer keeps its room for the step's own keys
-        Binding("ctrl+b", "back", "Prev", show=False, id="wizard.back"),
+        # not ctrl+b: that is tmux's prefix key
+        Binding("ctrl+r", "back", "Prev", show=False, id="wizard.back"),
         # q in a table would quit mid-wizard; app.quit asks when there are unwritten changes
         Binding("q", "app.quit", "Quit", show=False, id="wizard.quit"),
         Binding("ctrl+s", "write", "Write", id="wizard.write"),
@@ -93,11 +117,15 @@ class WizardScreen(Screen[None]):
     issues: reactive[tuple[Finding, ...]] = reactive(())
     """Every finding for the mapping as it stands."""
 
-    def __init__(self, mapping: dict[str, Any], *, path: Path | None) -> None:
+    def __init__(
+        self, mapping: dict[str, Any], *, path: Path | None, document: Any | None = None
+    ) -> None:
         super().__init__()
         self.data: dict[str, Any] = copy.deepcopy(mapping)
         self.data.setdefault("workers", [])
         self.path = path
+        self.document = document
+        """The opened (or last written) file's round-trip document; None for a new spec."""
         self.spec: Any | None = None
         self._ready = False
         self._saved: dict[str, Any] = copy.deepcopy(self.data)
@@ -126,6 +154,7 @@ class WizardScreen(Screen[None]):
                     with VerticalScroll(id="cluster"):
                         yield Label("Cluster name (lowercase letters, digits, dashes)")
                         yield Input(self.data.get("name", ""), id="name", max_length=40)
+                        yield Static("", id="name-error", classes="field-error")
                         yield Label("Region (GPU platforms it offers)")
                         regions = cat.regions()
                         region = self.data.get("region")
@@ -135,17 +164,21 @@ class WizardScreen(Screen[None]):
                             id="region",
                             prompt="choose a region (enter opens the list)",
                         )
+                        yield Static("", id="region-error", classes="field-error")
                         yield Static(
                             cat.region_details(region if region in regions else ""),
                             id="region-note",
                             classes="note",
+                            markup=False,
                         )
                     with VerticalScroll(id="control"):
                         with Horizontal(classes="pair"):
                             with Vertical():
                                 yield Label("System nodes: min")
                                 yield Input(
-                                    str(system.get("min_size", 3)), id="sys-min", type="integer"
+                                    str(system.get("min_size", DEFAULT_SYSTEM_MIN)),
+                                    id="sys-min",
+                                    type="integer",
                                 )
                             with Vertical():
                                 yield Label("max (empty: max(min, 24))")
@@ -154,12 +187,14 @@ class WizardScreen(Screen[None]):
                                     id="sys-max",
                                     type="integer",
                                 )
+                        yield Static("", id="system-error", classes="field-error")
                         yield Label("System preset")
                         yield Select([], id="sys-preset", prompt="recipe's sizing tier")
                         yield Label("Controller preset")
                         yield Select([], id="ctl-preset", prompt="recipe's sizing tier")
                         yield Label("Login preset")
                         yield Select([], id="login-preset", prompt="recipe default (16vcpu-64gb)")
+                        yield Static("", id="preset-error", classes="field-error")
                         yield Static("", id="tier-note", classes="note")
                     with Vertical(id="pools"):
                         yield PoolList(self.data["workers"], id="pool-list")
@@ -209,6 +244,7 @@ class WizardScreen(Screen[None]):
                                     id="ng-version",
                                     placeholder="recipe default",
                                 )
+                        yield Static("", id="versions-error", classes="field-error")
                     with Horizontal(id="review"):
                         with VerticalScroll(id="review-yaml"):
                             yield Static("", id="yaml-preview")
@@ -231,7 +267,7 @@ class WizardScreen(Screen[None]):
                                 )
                 yield Static("", id="step-findings", classes="inline-findings")
                 with Horizontal(classes="buttons", id="wizard-nav"):
-                    yield Button("Back (ctrl+b)", id="back", compact=True)
+                    yield Button("Back (ctrl+r)", id="back", compact=True)
                     yield Button("Next (ctrl+n)", id="next", variant="primary", compact=True)
         yield AppFooter()
         self._saved = copy.deepcopy(self.data)  # after compose's defaults: not user changes
@@ -366,15 +402,16 @@ class WizardScreen(Screen[None]):
     @on(Input.Changed, "#sys-min")
     @on(Input.Changed, "#sys-max")
     def _system_size(self, event: Input.Changed) -> None:
-        system = self.data["control_plane"].setdefault("system", {})
+        control_plane = self.data["control_plane"]
+        system = dict(control_plane.get("system") or {})
         key = "min_size" if event.input.id == "sys-min" else "max_size"
         text = event.value.strip()
-        if text.lstrip("-").isdigit():
-            system[key] = int(text)
-        elif key == "max_size":
-            system.pop("max_size", None)
-        else:
-            system.pop("min_size", None)
+        if not text.lstrip("-").isdigit():
+            system.pop(key, None)
+        elif key in system or not (key == "min_size" and int(text) == DEFAULT_SYSTEM_MIN):
+            system[key] = int(text)  # the shown default of a file without it is no change
+        if system != (control_plane.get("system") or {}):
+            control_plane["system"] = system
         self.revalidate()
 
     @on(Select.Changed, "#sys-preset")
@@ -464,6 +501,20 @@ class WizardScreen(Screen[None]):
 
         self.app.push_screen(editor, saved)
 
+    @on(PoolList.RemoveRequested)
+    def _remove_pool(self, event: PoolList.RemoveRequested) -> None:
+        from npa_sop_tui.screens.modals import ConfirmModal
+
+        pool_list = self.query_one(PoolList)
+
+        def chosen(yes: bool | None) -> None:
+            # the list may have changed under the modal; remove the pool by name
+            if yes:
+                pool_list.remove_named(event.index, event.name)
+
+        question = f"Remove worker pool {event.name!r} from the spec?"
+        self.app.push_screen(ConfirmModal(question, yes="Remove", danger=True), chosen)
+
     @on(PoolList.PoolAdded)
     @on(PoolList.PoolEdited)
     @on(PoolList.PoolRemoved)
@@ -527,31 +578,44 @@ class WizardScreen(Screen[None]):
         )
 
     def _show_step_findings(self) -> None:
+        """Each finding beside its field; the rest of the step's below the form."""
         # a new cluster's empty name/region is not a mistake yet: flag it once touched
         quiet = {f for f in ("name", "region") if f not in self._touched and not self.data.get(f)}
         mine = [i for i in self.issues if step_of(i.path) == self.step and i.path not in quiet]
         if self.step == "review":
             mine = []
+        beside: dict[str, list[Finding]] = {field: [] for field in FIELD_ERRORS.values()}
+        rest: list[Finding] = []
+        for issue in mine:
+            field = field_error_of(issue.path)
+            (beside[field] if field else rest).append(issue)
+        for field, issues in beside.items():
+            box = self.query_one(f"#{field}", Static)
+            box.update(Content("\n").join(_issue_markup(i) for i in issues))
+            box.display = bool(issues)
         box = self.query_one("#step-findings", Static)
-        box.update("\n".join(_issue_markup(i) for i in mine))
-        box.display = bool(mine)
+        box.update(Content("\n").join(_issue_markup(i) for i in rest))
+        box.display = bool(rest)
 
     def _render_review(self) -> None:
         backend = self.npa.backend
         preview = self.query_one("#yaml-preview", Static)
         if self.spec is not None:
-            preview.update(Syntax(backend.dump_yaml(self.spec), "yaml", theme="ansi_dark"))
+            preview.update(self._preview())
             t = backend.totals(self.spec)
             self.query_one("#totals", Static).update(
-                f"[b]Totals[/b]  nodes {t.nodes} · vCPU {t.vcpu} · GPUs {t.gpus} · "
-                f"disks {t.disk_gib} GiB\nkube context {backend.kube_context(self.spec.name)}"
+                markup(
+                    f"[b]Totals[/b]  nodes {t.nodes} · vCPU {t.vcpu} · GPUs {t.gpus} · "
+                    f"disks {t.disk_gib} GiB\nkube context $context",
+                    context=backend.kube_context(self.spec.name),
+                )
             )
         else:
             preview.update("The spec cannot be built yet; fix the errors listed.")
             self.query_one("#totals", Static).update("")
         findings = self.query_one("#findings", Static)
         if self.issues:
-            findings.update("\n".join(_issue_markup(i) for i in self.issues))
+            findings.update(Content("\n").join(_issue_markup(i) for i in self.issues))
         else:
             findings.update("[green]No findings: the spec is valid.[/]")
         self.query_one("#write", Button).disabled = any(i.is_error for i in self.issues)
@@ -563,6 +627,29 @@ class WizardScreen(Screen[None]):
             out.value = self._auto_out
         self._describe_target()
 
+    def _new_text(self) -> tuple[str, str]:
+        """(text to write, diff against the opened file) for what the form holds now."""
+        backend = self.npa.backend
+        if self.document is not None:
+            return backend.edited_text(self.document, self._saved, self.data)
+        return backend.dump_yaml(self.spec), ""
+
+    def _preview(self) -> Any:
+        """The review step's left pane: the diff for an opened file, the YAML for a new one."""
+        from rich.console import Group
+        from rich.text import Text
+
+        text, diff = self._new_text()
+        if self.document is None:
+            head = Text("New file:", style="bold")
+            return Group(head, Syntax(text, "yaml", theme="ansi_dark"))
+        name = self.document.path.name if self.document.path else "the file"
+        if not diff:
+            head = Text(f"No changes: {name} stays as it is.", style="bold")
+            return Group(head, Syntax(text, "yaml", theme="ansi_dark"))
+        head = Text(f"Changes to {name} (only these lines are rewritten):", style="bold")
+        return Group(head, Syntax(diff, "diff", theme="ansi_dark"))
+
     def _target(self) -> Path:
         text = self.query_one("#out-path", Input).value.strip()
         return Path(text).expanduser() if text else self.npa.backend.default_spec_path("")
@@ -571,14 +658,14 @@ class WizardScreen(Screen[None]):
     def _describe_target(self) -> None:
         target = self._target().absolute()
         if self._deployable() and self.path is not None and target == self.path.absolute():
-            text = f"Written to {target}. Press [b]d[/b] to deploy it."
+            text = "Written to $where. Press [b]d[/b] to deploy it."
         elif target.exists():
-            text = f"{target} exists; writing asks before overwriting it."
+            text = "$where exists; writing asks before overwriting it."
         else:
-            text = f"Writes {target}"
+            text = "Writes $where"
         if self.npa.sandbox:
             text = f"[b reverse] SANDBOX [/] {text}"
-        self.query_one("#out-note", Static).update(text)
+        self.query_one("#out-note", Static).update(markup(text, where=target))
 
     # -- write -----------------------------------------------------------------------------
 
@@ -594,7 +681,10 @@ class WizardScreen(Screen[None]):
             self.step = "review"
             return
         target = self._target()
-        if target.exists():
+        opened = self.document is not None and self.document.path is not None
+        if opened and target.absolute() == Path(self.document.path).absolute():
+            self._write(target)  # the opened file: the review step showed what changes
+        elif target.exists():
             from npa_sop_tui.screens.modals import ConfirmModal
 
             def confirmed(yes: bool | None) -> None:
@@ -612,7 +702,11 @@ class WizardScreen(Screen[None]):
         from npa_sop_tui.errors import NpaError
 
         try:
-            self.npa.backend.write_spec(target, self.spec)
+            text, _ = self._new_text()
+            same_file = self.document is not None and self.document.path is not None
+            same_file = same_file and target.absolute() == Path(self.document.path).absolute()
+            if not (same_file and text == self.document.original):  # unchanged: not rewritten
+                self.document = self.npa.backend.write_text(target, text)
         except (NpaError, OSError) as exc:
             self.npa.show_error(exc, title=f"Could not write {target}")
             return
@@ -624,28 +718,6 @@ class WizardScreen(Screen[None]):
         self.query_one("#deploy", Button).focus()
         self.post_message(self.SpecWritten(self.path, self.spec))
 
-    @on(SpecWritten)
-    def _offer_deploy(self, event: SpecWritten) -> None:
-        from npa_sop_tui.screens.modals import ConfirmModal
-
-        label = "in the SANDBOX (on this machine)" if self.npa.sandbox else "now"
-
-        def chosen(yes: bool | None) -> None:
-            if yes:
-                self.action_deploy()
-
-        self.app.push_screen(
-            ConfirmModal(
-                f"Wrote {event.path}\n\nDeploy {event.spec.name} {label}? Deploy first shows "
-                "Terraform's plan and asks again before changing anything. Not now keeps you "
-                "on the review step; press d there to deploy later.",
-                yes="Deploy",
-                no="Not now",
-                default_yes=True,
-            ),
-            chosen,
-        )
-
     @on(Button.Pressed, "#deploy")
     def action_deploy(self) -> None:
         if not self._deployable() or self.spec is None:
@@ -655,8 +727,6 @@ class WizardScreen(Screen[None]):
         self.npa.deploy(self.spec, spec_path=self.path, replace=True)
 
 
-def _issue_markup(issue: Finding) -> str:
-    from rich.markup import escape
-
+def _issue_markup(issue: Finding) -> Content:
     colour = "red" if issue.is_error else "yellow"
-    return f"[{colour}]{issue.level}[/] {escape(issue_text(issue))}"
+    return markup(f"[{colour}]{issue.level}[/] $text", text=issue_text(issue))

@@ -1,32 +1,94 @@
 #!/usr/bin/env bash
 # Local test substrate: real Slurm (slurmctld + slurmd + munge) and a real sshd on
-# 127.0.0.1:2222 (user slurmops), as described in test-substrate.md §3–4.
+# 127.0.0.1:2222 (user slurmops), Debian packages, all on loopback, for the tests that run
+# sinfo over SSH.
 #
-# Usage: scripts/substrate.sh start|stop|status   (LAB defaults to /tmp/npa-substrate)
+# Usage: scripts/substrate.sh start|stop|status|purge [--dry-run]
 #
-# `start` is idempotent: daemons already running from this lab are left alone, packages are
-# installed only when missing, and keys are generated once. CI runs `start` before pytest.
+# The substrate's own files (ssh keys, sshd config, pid and log) live in one folder:
+# $NPA_SUBSTRATE_DIR, else $LAB (its older name), else /tmp/npa-substrate.
+#
+# What `start` changes on this machine (root needed): installs the Debian packages slurmctld,
+# slurmd, slurm-client, munge and openssh-server when missing (Debian enables their
+# services); creates /etc/munge/munge.key if there is none; writes /etc/slurm/slurm.conf and
+# /etc/slurm/gres.conf (marked as ours); uses /run/munge, /run/slurm, /run/sshd,
+# /var/lib/slurm and /var/log/slurm; adds the user slurmops with an authorized key. It is
+# idempotent: daemons already running are left alone, keys are generated once.
+# `stop` stops the daemons. `purge` stops them and removes what `start` created (the user,
+# the munge key and the config files only if `start` created them, the substrate folder);
+# the packages stay (`apt-get purge slurmctld slurmd slurm-client munge` removes them).
+# `--dry-run` prints what `stop` or `purge` would do and changes nothing.
 set -euo pipefail
-LAB=${LAB:-/tmp/npa-substrate}
+LAB=${NPA_SUBSTRATE_DIR:-${LAB:-/tmp/npa-substrate}}
 NODE=$(hostname -s)
 cmd=${1:-start}
+DRY=""
+[[ ${2:-} == --dry-run || ${1:-} == --dry-run ]] && DRY=1
+[[ $cmd == --dry-run ]] && cmd=${2:-start}
+MARK="# written by npa-sop-tui scripts/substrate.sh"
+CREATED=$LAB/created # what `start` created (so `purge` removes only that)
+
+# run CMD... or, with --dry-run, say it
+act() {
+  if [[ -n $DRY ]]; then
+    printf 'would run: %s\n' "$*"
+  else
+    printf '%s\n' "$*"
+    "$@"
+  fi
+}
+
+created() { [[ -f $CREATED ]] && grep -qx "$1" "$CREATED"; }
+remember() { created "$1" || echo "$1" >>"$CREATED"; }
 
 alive() { [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 stop_pidfile() {
-  [[ -s $1 ]] || return 0
+  alive "$1" || return 0
   local pid
   pid=$(cat "$1")
+  if [[ -n $DRY ]]; then
+    echo "would stop: pid $pid ($1)"
+    return 0
+  fi
+  echo "stopping pid $pid ($1)"
   kill -TERM "$pid" 2>/dev/null || return 0
   for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
 }
 
+stop_all() {
+  stop_pidfile "$LAB/sshd.pid"
+  stop_pidfile /run/slurm/slurmd.pid
+  stop_pidfile /run/slurm/slurmctld.pid
+  stop_pidfile /run/munge/munged.pid # munge last: slurm needs it to shut down cleanly
+}
+
+ours() { [[ -f $1 ]] && head -n1 "$1" | grep -qxF "$MARK"; }
+
+purge() {
+  stop_all
+  local conf_ours=""
+  ours /etc/slurm/slurm.conf && conf_ours=1
+  for conf in /etc/slurm/slurm.conf /etc/slurm/gres.conf; do
+    if ours "$conf"; then act rm -f "$conf"; fi
+  done
+  if [[ -n $conf_ours ]]; then # the state and logs of the cluster that config described
+    act find /var/lib/slurm/slurmctld /var/lib/slurm/slurmd -mindepth 1 -delete
+    act rm -f /var/log/slurm/slurmctld.log /var/log/slurm/slurmd.log
+  fi
+  if created munge-key; then act rm -f /etc/munge/munge.key; fi
+  if created user-slurmops && id slurmops >/dev/null 2>&1; then act userdel -r slurmops; fi
+  if [[ -d $LAB ]]; then act rm -rf "$LAB"; fi
+  echo "packages are left installed; apt-get purge slurmctld slurmd slurm-client munge removes them"
+}
+
 case $cmd in
   stop)
-    stop_pidfile "$LAB/sshd.pid"
-    stop_pidfile /run/slurm/slurmd.pid
-    stop_pidfile /run/slurm/slurmctld.pid
-    stop_pidfile /run/munge/munged.pid # munge last: slurm needs it to shut down cleanly
+    stop_all
+    exit 0
+    ;;
+  purge)
+    purge
     exit 0
     ;;
   status)
@@ -38,7 +100,7 @@ case $cmd in
     ;;
   start) ;;
   *)
-    echo "usage: $0 start|stop|status" >&2
+    echo "usage: $0 start|stop|status|purge [--dry-run]" >&2
     exit 2
     ;;
 esac
@@ -50,9 +112,11 @@ if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null \
   apt-get install -y -q --no-install-recommends slurmctld slurmd slurm-client munge openssh-server
 fi
 mkdir -p "$LAB"
+chmod 700 "$LAB" # the client's private key lives here
 
 # --- munge -------------------------------------------------------------------------------
 if [[ ! -s /etc/munge/munge.key ]]; then
+  remember munge-key
   mungekey --create --keyfile=/etc/munge/munge.key
   chown munge:munge /etc/munge/munge.key
   chmod 600 /etc/munge/munge.key
@@ -66,7 +130,9 @@ for _ in $(seq 50); do munge -n >/dev/null 2>&1 && break; sleep 0.1; done
 # --- slurm -------------------------------------------------------------------------------
 install -d -o slurm -g slurm /run/slurm /var/log/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd
 if ! alive /run/slurm/slurmctld.pid; then
+  remember slurm-state
   cat >/etc/slurm/slurm.conf <<EOF
+$MARK
 ClusterName=labcluster
 SlurmctldHost=localhost
 SlurmUser=slurm
@@ -94,7 +160,7 @@ NodeName=gpu-[001-003] NodeAddr=127.0.0.1 Port=6899 CPUs=128 RealMemory=1000000 
 PartitionName=main Nodes=${NODE},gpu-[001-003] Default=YES MaxTime=INFINITE State=UP
 PartitionName=debug Nodes=${NODE} MaxTime=00:30:00 DefaultTime=00:10:00 State=UP
 EOF
-  echo "NodeName=gpu-[001-003] Name=gpu Type=h100 Count=8" >/etc/slurm/gres.conf
+  printf '%s\n%s\n' "$MARK" "NodeName=gpu-[001-003] Name=gpu Type=h100 Count=8" >/etc/slurm/gres.conf
   /usr/sbin/slurmctld -c
 fi
 if ! alive /run/slurm/slurmd.pid; then
@@ -106,7 +172,10 @@ for _ in $(seq 60); do
 done
 
 # --- sshd on 127.0.0.1:2222 --------------------------------------------------------------
-id slurmops >/dev/null 2>&1 || useradd -m -s /bin/bash slurmops
+if ! id slurmops >/dev/null 2>&1; then
+  remember user-slurmops
+  useradd -m -s /bin/bash slurmops
+fi
 usermod -p '*' slurmops # useradd leaves the account locked ('!'); sshd without PAM refuses it
 [[ -f $LAB/host_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$LAB/host_ed25519"
 [[ -f $LAB/client_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -f "$LAB/client_ed25519"

@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine and run the whole suite:
 # Debian packages (slurm-wlm parts, munge, openssh-server, tmux), a venv with the test extra,
-# the local Slurm + sshd substrate, then pytest and ruff. Extra arguments go to pytest.
+# the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and pytest.
+# Extra arguments go to pytest.
+#
+# This changes the machine (root or sudo needed): apt installs slurmctld, slurmd,
+# slurm-client, munge, openssh-server, tmux and git (Debian enables the ssh, munge and slurm
+# services); scripts/substrate.sh writes /etc/slurm/slurm.conf and gres.conf, creates
+# /etc/munge/munge.key if missing and adds the user slurmops; its own files go to
+# $NPA_SUBSTRATE_DIR (default /tmp/npa-substrate). A substrate this script started is
+# stopped at the end; `bash scripts/substrate.sh purge` removes what it created.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -24,15 +32,13 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating .venv"
   python3 -m venv .venv
 fi
-echo "==> pip install -e .[test]"
-if ! .venv/bin/pip install -q --disable-pip-version-check -e '.[test]' >.venv/pip-install.log 2>&1; then
-  grep -v "is ignored: it is neither" .venv/pip-install.log >&2
-  echo "pip install failed (full log: .venv/pip-install.log)" >&2
-  exit 1
-fi
+echo "==> pip install -e .[test] (pip's progress below)"
+.venv/bin/pip install --disable-pip-version-check --progress-bar on -e '.[test]' 2>&1 \
+  | grep --line-buffered -v "is ignored: it is neither"
 .venv/bin/python -c "import npa_sop_tui, textual, kubernetes, asyncssh" # fail fast if the install broke
 
-echo "==> starting the local substrate (munge, slurmctld, slurmd, sshd on 127.0.0.1:2222)"
+echo "==> starting the local substrate (munge, slurmctld, slurmd, sshd on 127.0.0.1:2222;" \
+  "files in ${NPA_SUBSTRATE_DIR:-${LAB:-/tmp/npa-substrate}})"
 if bash scripts/substrate.sh status >/dev/null 2>&1; then
   echo "    (already running; left running afterwards)"
 else
@@ -42,6 +48,9 @@ fi
 
 echo "==> ruff"
 .venv/bin/ruff check .
+
+echo "==> import rules (lint-imports; contracts in pyproject.toml)"
+.venv/bin/lint-imports
 
 echo "==> pytest"
 set +e

@@ -1,22 +1,54 @@
-"""Fixtures shared by every test area."""
+"""Fixtures shared by every test folder: isolation, the local substrate, the fake kube API.
+
+Markers (registered in pyproject.toml): `terraform` runs real Terraform, `slurm` needs the
+Slurm/sshd substrate, `tui` drives the Textual app, `slow` takes more than ~5 s.
+`pytest -m "not terraform and not slurm"` needs neither Terraform runs nor the substrate.
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+from testkit.kube import CONTEXT
+from testkit.substrate import LAB, PrivateSshd, Substrate, substrate_missing
+
+if TYPE_CHECKING:
+    from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+
+# Read once at start-up: the isolation fixture strips NPA_* from every test's environment.
+REQUIRE_SUBSTRATE = bool(os.environ.get("NPA_REQUIRE_SUBSTRATE"))
+
+# Variables that would let a test see the user's own npa home, cloud, Terraform or cluster.
+STRIPPED_PREFIXES = ("NPA_", "TF_", "NEBIUS_", "AWS_")
+STRIPPED_NAMES = ("KUBECONFIG", "SSH_AUTH_SOCK")
+
+# Fixtures that reach the Slurm/sshd substrate: tests using them must be marked `slurm`.
+SUBSTRATE_FIXTURES = frozenset({"substrate", "private_sshd", "drained_node"})
 
 
 @pytest.fixture(autouse=True)
 def npa_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own npa home; the real ~/.npa is never touched."""
+    """Every test runs isolated: its own npa home and HOME, no inherited npa/cloud settings.
+
+    The environment loses NPA_*, TF_*, NEBIUS_*, AWS_*, KUBECONFIG and SSH_AUTH_SOCK; a test
+    that needs one sets it itself (monkeypatch restores everything afterwards). Returns the
+    npa home.
+    """
+    for name in list(os.environ):
+        if name.startswith(STRIPPED_PREFIXES) or name in STRIPPED_NAMES:
+            monkeypatch.delenv(name)
     home = tmp_path / "npa-home"
     home.mkdir()
     monkeypatch.setenv("NPA_HOME", str(home))
-    # Commands run in-process may enter the sandbox home; set-then-delete makes monkeypatch
-    # restore the variable's original state (usually absent) after the test.
-    monkeypatch.setenv("NPA_SANDBOX_HOME", "")
-    monkeypatch.delenv("NPA_SANDBOX_HOME")
+    user_home = tmp_path / "user-home"
+    user_home.mkdir()
+    monkeypatch.setenv("HOME", str(user_home))  # never the machine's ~/.ssh, ~/.kube, ~/.npa
     return home
 
 
@@ -29,3 +61,94 @@ def sandbox_in_home(npa_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """
     monkeypatch.setenv("NPA_SANDBOX_HOME", str(npa_home))
     return npa_home
+
+
+@pytest.fixture
+def fast_standin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stand-in recipe resources are created at once (the recipe's default is 1 s each)."""
+    monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
+
+
+# --- the Slurm/sshd substrate ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def substrate() -> Substrate:
+    """The substrate from scripts/substrate.sh. Skips only when NPA_REQUIRE_SUBSTRATE is unset."""
+    missing = substrate_missing()
+    if missing:
+        msg = f"substrate not running ({missing}); run `bash scripts/substrate.sh start`"
+        if REQUIRE_SUBSTRATE:
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return Substrate(LAB)
+
+
+@pytest.fixture
+def private_sshd(tmp_path: Path, substrate: Substrate) -> Iterator[PrivateSshd]:
+    d = tmp_path / "sshd"
+    d.mkdir()
+    sshd = PrivateSshd(d, substrate)
+    sshd.start()
+    try:
+        yield sshd
+    finally:
+        sshd.stop()
+
+
+@pytest.fixture
+def drained_node(substrate: Substrate) -> Iterator[tuple[str, str]]:
+    """Drain a fake GPU node with a health-check reason; always undrain afterwards."""
+    node, reason = "gpu-003", "[node_problem] gpu_health_check: XID 79 seen [hc_program]"
+    subprocess.run(
+        ["scontrol", "update", f"nodename={node}", "state=drain", f"reason={reason}"],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield node, reason
+    finally:
+        # The fake node never answers, so after SlurmdTimeout it is DOWN+DRAIN: undrain
+        # clears the drain, resume clears DOWN and the reason. Either may report an error
+        # depending on the state reached; the check below is what counts.
+        for state in ("undrain", "resume"):
+            subprocess.run(
+                ["scontrol", "update", f"nodename={node}", f"state={state}"], capture_output=True
+            )
+        out = subprocess.run(
+            ["sinfo", "-h", "-N", "-n", node, "-o", "%E"], capture_output=True, text=True
+        ).stdout
+        assert "node_problem" not in out, f"could not undrain {node}: {out}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that reaches the substrate without the `slurm` marker would run (and skip or
+    fail) under `-m "not slurm"`: refuse the run and name it."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if SUBSTRATE_FIXTURES & set(getattr(item, "fixturenames", ()))
+        and item.get_closest_marker("slurm") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(
+            "these tests use the Slurm/sshd substrate but are not marked "
+            "@pytest.mark.slurm:\n  " + "\n  ".join(unmarked)
+        )
+
+
+# --- the fake Kubernetes API server ------------------------------------------------------
+
+
+@pytest.fixture
+def fake_kube() -> Iterator[FakeKubeServer]:
+    from npa_sop_tui.sandbox.fake_kube import FakeKubeServer  # aiohttp: only when used
+
+    with FakeKubeServer(bookmark_interval=0.2) as srv:
+        yield srv
+
+
+@pytest.fixture
+def kubeconfig(fake_kube: FakeKubeServer, tmp_path: Path) -> Path:
+    """A real kubeconfig file whose context `nebius-demo-slurm` points at `fake_kube`."""
+    return fake_kube.write_kubeconfig(tmp_path / "kubeconfig", CONTEXT)

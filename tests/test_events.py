@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import typing
 
 import pytest
@@ -203,3 +204,9 @@ def test_long_destructive_lists_are_counted_not_spelled_out() -> None:
     last = describe(plan).splitlines()[-1]
     assert last.endswith(f"module.k8s.null_resource.n{ev.MAX_ADDRESSES_SAID - 1} and 3 more")
     assert f"n{ev.MAX_ADDRESSES_SAID}," not in last
+
+
+def test_events_round_trip_as_ndjson() -> None:
+    event = ev.Diagnostic(operation_id="op", severity="warning", summary="s", detail="d")
+    line = json.dumps(event.model_dump(mode="json"))
+    assert parse_event(line) == event

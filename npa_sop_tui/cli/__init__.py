@@ -1,61 +1,119 @@
-"""`npa` console entry: argument parsing and dispatch only.
+"""`npa` and `npa-sop` console entries: argument parsing and dispatch only.
 
 Each command group lives in its own module with a `register(subparsers)` function. Those
-modules import nothing heavy at import time (no Textual, kubernetes or asyncssh), so
-`npa soperator validate` stays fast; handlers import what they need when they run.
+modules import nothing heavy at import time (no Textual, kubernetes or asyncssh), and a call
+builds only the parser of the command it runs (`parser.py`), so `npa soperator validate`
+stays fast; handlers import what they need when they run.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from npa_sop_tui import __version__
-from npa_sop_tui.cli import (
-    agent_cmds,
-    config_cmds,
-    fleet_cmds,
-    lifecycle_cmds,
-    spec_cmds,
-    status_cmds,
-    tui_cmds,
-    workflow_cmds,
+from npa_sop_tui.cli.parser import (
+    NpaArgumentParser,
+    add_debug_flag,
+    build_parser,
+    command_path,
+    split_debug,
 )
-from npa_sop_tui.cli.common import run_handler
+
+__all__ = ["build_parser", "main", "tui_main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="npa",
-        description="Nebius Physical AI tools: Soperator (Slurm on Kubernetes) clusters.",
-    )
-    parser.add_argument("--version", action="version", version=f"npa-sop-tui {__version__}")
-    groups = parser.add_subparsers(dest="group", metavar="GROUP")
-    groups.required = True
+_PLUGINS_OFF = ("__all__", "1", "true")  # the values pydantic reads as "no plugins"
 
-    soperator = groups.add_parser(
-        "soperator",
-        help="Soperator clusters: validate, render, plan, deploy, status, destroy",
-        description="Stand up and watch Slurm clusters on Kubernetes (Nebius Soperator).",
-    )
-    commands = soperator.add_subparsers(dest="command", metavar="COMMAND")
-    commands.required = True
-    for module in (spec_cmds, lifecycle_cmds, status_cmds, config_cmds, tui_cmds, agent_cmds):
-        module.register(commands)
 
-    fleet_cmds.register(groups)
-    workflow_cmds.register(groups)
-    return parser
+def _skip_pydantic_plugins() -> None:
+    """Before pydantic builds the first model, turn its plugins off (npa uses none).
+
+    pydantic's plugin loader scans every installed distribution's entry points and, even
+    with plugins disabled, imports importlib.metadata (email, zipfile, csv …) when it is
+    first imported: together a large part of a cold `validate`. With plugins off its only
+    function returns nothing, so a stand-in module that does exactly that takes its place.
+    Setting PYDANTIC_DISABLE_PLUGINS yourself (even to "") keeps your choice.
+    """
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    name = "pydantic.plugin._loader"
+    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in _PLUGINS_OFF and name not in sys.modules:
+        import types
+
+        stand_in = types.ModuleType(name, "pydantic plugins are disabled (npa_sop_tui.cli)")
+        stand_in.get_plugins = lambda: ()  # type: ignore[attr-defined]
+        sys.modules[name] = stand_in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    return run_handler(args)
+    _skip_pydantic_plugins()
+    from npa_sop_tui.cli.interrupts import guard_std_streams
+
+    guard_std_streams()  # a closed stdout (`npa … | head`) must not crash a running deploy
+    raw = list(argv) if argv is not None else sys.argv[1:]
+    from npa_sop_tui.cli.completion_cmds import complete_if_requested
+
+    complete_if_requested(build_parser)
+    raw, debug = split_debug(raw)
+    NpaArgumentParser.argv = raw
+    args = build_parser(command_path(raw)).parse_args(raw)
+    return _run(args, raw, debug, program="npa")
 
 
 def tui_main(argv: Sequence[str] | None = None) -> int:
     """`npa-sop`: the Textual app (same as `npa soperator tui`)."""
-    args = list(argv) if argv is not None else sys.argv[1:]
-    return main(["soperator", "tui", *args])
+    _skip_pydantic_plugins()
+    raw = list(argv) if argv is not None else sys.argv[1:]
+    from npa_sop_tui.cli.completion_cmds import complete_if_requested
+
+    complete_if_requested(build_tui_parser)
+    raw, debug = split_debug(raw)
+    NpaArgumentParser.argv = raw
+    args = build_tui_parser().parse_args(raw)
+    return _run(args, raw, debug, program="npa-sop")
+
+
+def build_tui_parser() -> NpaArgumentParser:
+    from npa_sop_tui.cli import tui_cmds
+
+    parser = NpaArgumentParser(prog="npa-sop", description=tui_cmds.DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"npa-sop-tui {__version__}")
+    add_debug_flag(parser)
+    tui_cmds.configure(parser)
+    return parser
+
+
+def _run(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str) -> int:
+    from npa_sop_tui.cli.interrupts import signals_restored
+
+    with signals_restored():  # late stop signals are swallowed only while the command runs
+        return _run_command(args, raw, debug, program=program)
+
+
+def _run_command(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str) -> int:
+    from npa_sop_tui.cli.common import run_handler
+
+    if not (debug or _debug_env()):
+        return run_handler(args)
+    from npa_sop_tui import debuglog
+
+    args.debug = True
+    path = debuglog.start(raw, program=program)
+    try:
+        code = run_handler(args)
+        debuglog.log.info("exit %s", code)
+    except BaseException as exc:
+        debuglog.note_error(exc)
+        sys.stderr.write(f"debug log: {path}\n")
+        raise
+    finally:
+        debuglog.stop()
+    if code:
+        sys.stderr.write(f"debug log: {path}\n")
+    return code
+
+
+def _debug_env() -> bool:
+    return os.environ.get("NPA_DEBUG", "").strip().lower() in ("1", "true", "yes", "on")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,8 @@ def wants_json(args: argparse.Namespace) -> bool:
 
 def emit_json(obj: Any) -> None:
     """One JSON document (or NDJSON line) on stdout, flushed at once."""
+    import json  # here, not at the top: text-mode calls never need it
+
     sys.stdout.write(json.dumps(obj, default=str, sort_keys=False) + "\n")
     sys.stdout.flush()
 
@@ -53,9 +54,16 @@ def run_handler(args: argparse.Namespace) -> int:
             enter_sandbox_home()
         return handler(args)
     except NpaError as exc:
+        if getattr(args, "debug", False):
+            from npa_sop_tui.debuglog import note_error
+
+            note_error(exc)
+        from npa_sop_tui.redact import Redactor
+
+        mask = Redactor()  # secret-looking environment values never reach a terminal
         if wants_json(args):
-            emit_json({"ok": False, **exc.to_dict(), **_extra(exc)})
-        sys.stderr.write(f"error: {exc.render()}\n")
+            emit_json(mask.value({"ok": False, **exc.to_dict(), **_extra(exc)}))
+        sys.stderr.write(f"error: {mask.text(exc.render())}\n")
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
@@ -85,6 +93,15 @@ def capacity_flag(args: argparse.Namespace) -> dict[str, str]:
     return {**capacity_from_env(), **parse_capacity_assignments(given)}
 
 
+def add_state_bucket_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state-bucket",
+        metavar="BUCKET",
+        help="keep Terraform state, records and locks in this Object Storage bucket "
+        "(also NPA_STATE_BUCKET, config state.bucket); default: state.backend, else local",
+    )
+
+
 def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The settings this command's flags set explicitly (see `settings.resolve_settings`)."""
     flags = {
@@ -93,6 +110,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "capacity": capacity_flag(args) if getattr(args, "capacity_block_group", None) else None,
         "parallelism": getattr(args, "parallelism", None),
         "recipe.ref": getattr(args, "recipe_ref", None),
+        "state.bucket": getattr(args, "state_bucket", None),
     }
     return {key: value for key, value in flags.items() if value is not None}
 

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from npa_sop_tui.cli.common import (
     add_output_flag,
     add_recipe_ref_flag,
+    add_state_bucket_flag,
     capacity_flag,
     emit_json,
     open_environment,
@@ -66,10 +67,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     p = subparsers.add_parser(
         "list",
-        help="clusters in the local inventory",
-        description="List clusters in ~/.npa/soperator with region, context and last operation.",
+        help="clusters in the inventory (this machine's, or the team's state bucket)",
+        description="List clusters with region, context and the last operation: what, when, "
+        "its result and who ran it. With a state bucket (state.backend: s3), the team's.",
     )
     p.add_argument("--sandbox", action="store_true", help="list the sandbox's clusters")
+    add_state_bucket_flag(p)
     add_output_flag(p)
     p.set_defaults(handler=cmd_list)
 
@@ -82,6 +85,7 @@ def _common_args(p: argparse.ArgumentParser) -> None:
         "sandbox clusters live in ~/.npa/sandbox, shared with `npa-sop --sandbox`",
     )
     p.add_argument("--verbose", "-v", action="store_true", help="also show Terraform's log lines")
+    add_state_bucket_flag(p)
     add_output_flag(p)
 
 
@@ -127,23 +131,40 @@ def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
     return progress, progress
 
 
-def _run(factory: Callable[[Callable[[Any], None]], Awaitable[T]], args: argparse.Namespace) -> T:
-    """Run one lifecycle coroutine; each Ctrl-C cancels it (1st: graceful, 2nd: force)."""
+def _run(
+    factory: Callable[[Callable[[Any], None]], Awaitable[T]],
+    args: argparse.Namespace,
+    *,
+    final: bool = True,
+) -> T:
+    """Run one lifecycle coroutine; each Ctrl-C (or SIGTERM, SIGHUP) cancels it (1st:
+    graceful, 2nd: force). `final=False` for a preview that a prompt follows."""
     from npa_sop_tui.cli.interrupts import run_interruptible
+    from npa_sop_tui.config import IdentityError
 
     sink, progress = _sink(args)
+    if getattr(args, "debug", False):
+        from npa_sop_tui.debuglog import logging_sink
+
+        sink = logging_sink(sink)
 
     def run() -> T:
         return run_interruptible(
             lambda: factory(sink),
             interrupted="operation interrupted; Terraform stopped and the run was recorded",
+            final=final,
             **({"notify": progress.note} if progress is not None else {}),
         )
 
-    if progress is not None:
-        with progress:
-            return run()
-    return run()
+    try:
+        if progress is not None:
+            with progress:
+                return run()
+        return run()
+    except IdentityError as exc:
+        if not getattr(args, "sandbox", False):  # the library's hint, with this CLI's flag
+            exc.hint = f"{exc.hint} (add --sandbox to run the whole flow on this machine)"
+        raise
 
 
 def _options(args: argparse.Namespace) -> Any:
@@ -234,7 +255,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     spec = _load(args, capacity_flag(args))
     options = _options(args)
     if not args.yes and not wants_json(args) and _interactive():
-        preview = _run(lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args)
+        preview = _run(
+            lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args, final=False
+        )
         _print_plan(preview.changes, spec.name)
         if preview.changes.destructive and not args.allow_destructive:
             print(
@@ -270,7 +293,10 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     from npa_sop_tui import inventory, lifecycle
     from npa_sop_tui.paths import check_cluster_name
 
-    entry = inventory.require(check_cluster_name(args.name))
+    options = _options(args)
+    entry = inventory.require(
+        check_cluster_name(args.name), store=options.environment.state_store()
+    )
     if not args.yes:
         if not _interactive():
             raise UsageError(
@@ -287,7 +313,6 @@ def cmd_destroy(args: argparse.Namespace) -> int:
                 "the name did not match; nothing destroyed",
                 hint=f"type {args.name!r} exactly, or pass --yes from a script",
             )
-    options = _options(args)
     result = _run(
         lambda sink: _closing(
             options, lifecycle.destroy(args.name, options=options, on_event=sink)
@@ -304,11 +329,13 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from npa_sop_tui import inventory
 
+    store = open_environment(args).state_store()
     # A damaged record must not make a cluster silently vanish from the list: name it.
-    entries, damaged = inventory.scan()
+    entries, damaged = inventory.scan(store=store)
     if wants_json(args):
         emit_json(
             {
+                "store": store.describe(),
                 "clusters": [e.model_dump(mode="json") for e in entries],
                 "damaged": [{"path": str(d.path), "problems": d.problems} for d in damaged],
             }
@@ -317,12 +344,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     for problem in damaged:
         sys.stderr.write(f"warning: {problem.message}\n")
     if not entries:
-        print("No clusters in the inventory.")
+        print(f"No clusters in the inventory ({store.describe()}).")
         return 0
-    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN")]
+    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN", "BY")]
     for e in entries:
         last = e.last_operation
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started)) if last else "-"
+        by = f"{last.user}@{last.host}" if last is not None and last.user else "-"
         rows.append(
             (
                 e.name,
@@ -332,9 +360,13 @@ def cmd_list(args: argparse.Namespace) -> int:
                 last.kind if last else "-",
                 last.result if last else "-",
                 when,
+                by,
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    unsettled = [e for e in entries if e.state in ("interrupted", "failed", "destroy-incomplete")]
+    for e in unsettled:
+        print(f"next for {e.name}: {inventory.next_step(e)}")
     return 0

@@ -223,12 +223,18 @@ async def _status(
 
     policy = HostKeyPolicy.accept_new() if args.accept_new_host_key else HostKeyPolicy()
     try:
-        return await _show(args, environment.status_feed(settings, host_key_policy=policy))
+        feed = environment.status_feed(settings, host_key_policy=policy)
+        return await _show(args, feed, interval=settings.slurm_interval)
     finally:
         await environment.aclose()
 
 
-async def _show(args: argparse.Namespace, snapshots: AsyncIterator[ClusterStatus]) -> int:
+async def _show(
+    args: argparse.Namespace,
+    snapshots: AsyncIterator[ClusterStatus],
+    *,
+    interval: float | None = None,
+) -> int:
     """One snapshot (exit code from its verdict), or every change with --watch."""
     as_json = wants_json(args)
     if not args.watch:
@@ -240,7 +246,7 @@ async def _show(args: argparse.Namespace, snapshots: AsyncIterator[ClusterStatus
         async for snap in snapshots:
             emit_json(_json_doc(snap))
         return EXIT_OK
-    return await _watch_text(snapshots)
+    return await _watch_text(snapshots, interval=interval)
 
 
 def _json_doc(snap: ClusterStatus) -> dict[str, Any]:
@@ -258,16 +264,40 @@ def _emit(snap: ClusterStatus, as_json: bool) -> None:
     Console().print(render_status(snap))
 
 
-async def _watch_text(snapshots: AsyncIterator[ClusterStatus]) -> int:
+async def _watch_text(
+    snapshots: AsyncIterator[ClusterStatus], *, interval: float | None = None
+) -> int:
+    """Redraw on every snapshot and once a second in between, so ages keep counting."""
+    import asyncio
+    import contextlib
+
     from rich.console import Console
     from rich.live import Live
 
     from npa_sop_tui.status.render import render_status
 
     console = Console()
+    latest: list[ClusterStatus] = []
+
+    def draw(live: Live) -> None:
+        if latest:
+            live.update(render_status(latest[-1], interval=interval), refresh=True)
+
+    async def tick(live: Live) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            draw(live)
+
     with Live(console=console, auto_refresh=False, transient=False) as live:
-        async for snap in snapshots:
-            live.update(render_status(snap), refresh=True)
+        ticker = asyncio.create_task(tick(live))
+        try:
+            async for snap in snapshots:
+                latest[:] = [snap]
+                draw(live)
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
     return EXIT_OK
 
 
@@ -277,10 +307,17 @@ async def _watch_text(snapshots: AsyncIterator[ClusterStatus]) -> int:
 def ssh_command(
     settings: StatusSettings, host: str, *, accept_new: bool, remote: list[str]
 ) -> list[str]:
+    from npa_sop_tui.fsutil import ensure_dir
     from npa_sop_tui.paths import known_hosts_path
+    from npa_sop_tui.status.ssh import check_login_host, check_login_user
 
+    # Validated again here, whatever built the settings: a leading "-" would be an option.
+    user = check_login_user(settings.login_user)
+    host = check_login_host(host)
     kh = settings.known_hosts or known_hosts_path()
-    kh.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(kh.parent)
+    # ~/.ssh/config stays in force (ProxyJump, IdentityFile, …); only host-key checking is
+    # npa's own, so keys stay pinned in npa's known_hosts.
     cmd = [
         "ssh",
         "-p",
@@ -298,13 +335,19 @@ def ssh_command(
     ]
     if settings.identity_file is not None:
         cmd += ["-i", str(settings.identity_file), "-o", "IdentitiesOnly=yes"]
-    cmd.append(f"{settings.login_user}@{host}")
+    # The user as its own argument and `--` before the host: nothing after this point can
+    # be read as an option, whatever its value.
+    cmd += ["-l", user, "--", host]
     return cmd + remote
 
 
 def handle_ssh(args: argparse.Namespace) -> int:
     settings = build_settings(args)
     host = settings.login_host or _login_ip_from_kube(settings)
+    if host and not settings.login_host:
+        from npa_sop_tui.status.ssh import check_login_host
+
+        host = check_login_host(host, source="the login Service's address")
     if not host:
         raise OperationError(
             f"no login address for cluster {settings.name!r}: soperator-login-svc has no "
@@ -328,33 +371,6 @@ def handle_ssh(args: argparse.Namespace) -> int:
 
 
 def _login_ip_from_kube(settings: StatusSettings) -> str | None:
-    """Read the login Service once (blocking is fine here: nothing else runs)."""
-    from npa_sop_tui.status.kube import LOGIN_SERVICE, NAMESPACE
+    from npa_sop_tui.status.login_address import login_ip_once
 
-    try:
-        from kubernetes import client, config
-        from kubernetes.client.exceptions import ApiException
-
-        api = config.new_client_from_config(
-            config_file=str(settings.kubeconfig) if settings.kubeconfig else None,
-            context=settings.kube_context,
-        )
-        svc = client.CoreV1Api(api).read_namespaced_service(
-            LOGIN_SERVICE, NAMESPACE, _request_timeout=(5, 15)
-        )
-    except ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise OperationError(f"cannot read {LOGIN_SERVICE}: HTTP {exc.status}") from exc
-    except Exception as exc:
-        raise OperationError(
-            f"cannot read the login address from kube context {settings.kube_context}: "
-            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-            hint="pass --login-host, or fix the kube context (--kubeconfig/--context)",
-        ) from exc
-    for ing in (
-        svc.status.load_balancer.ingress if svc.status and svc.status.load_balancer else None
-    ) or []:
-        if ing.ip or ing.hostname:
-            return str(ing.ip or ing.hostname)
-    return None
+    return login_ip_once(settings)

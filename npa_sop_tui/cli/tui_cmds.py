@@ -10,16 +10,23 @@ from pathlib import Path
 
 from npa_sop_tui.errors import UsageError
 
+DESCRIPTION = (
+    "Open the npa-sop terminal app. With --sandbox everything runs on this machine: "
+    "the stand-in recipe through real Terraform, a simulated Kubernetes API and Slurm."
+)
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = subparsers.add_parser(
         "tui",
         help="the interactive app: wizard, deploy with live progress, status, destroy",
-        description=(
-            "Open the npa-sop terminal app. With --sandbox everything runs on this machine: "
-            "the stand-in recipe through real Terraform, a simulated Kubernetes API and Slurm."
-        ),
+        description=DESCRIPTION,
     )
+    configure(parser)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The app's arguments, shared by `npa soperator tui` and `npa-sop`."""
     parser.add_argument(
         "--sandbox",
         action="store_true",

@@ -16,8 +16,8 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.fleet.records import damage, fleet_root
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import npa_home
 
 NETWORK_FILE = ".npa-fleet-network.json"
 
@@ -62,10 +62,6 @@ class SandboxNetworks:
         return None
 
 
-def fleet_root(fleet: str) -> Path:
-    return npa_home() / "fleet" / fleet
-
-
 def project_root(fleet: str, project_key: str) -> Path:
     return fleet_root(fleet) / project_key
 
@@ -81,8 +77,6 @@ def read_record(fleet: str, project_key: str) -> NetworkRecord | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError, ValidationError) as exc:
-        from npa_sop_tui.fleet.state import damage
-
         raise UsageError(
             f"{path}: the fleet network record is damaged: {damage(exc)}",
             hint="restore it or remove it after checking the project's networks by hand",

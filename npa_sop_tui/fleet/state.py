@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fleet.network import fleet_root
+from npa_sop_tui.fleet.records import damage, fleet_root
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
 
 STATE_FILE = "fleet-state.json"
@@ -78,17 +78,6 @@ def load_state(fleet: str) -> FleetState:
             f"{path}: the fleet state file is damaged: {damage(exc)}",
             hint="restore it from a backup; the clusters' own inventories are untouched",
         ) from None
-
-
-def damage(exc: Exception) -> str:
-    """What is wrong with a JSON record file, in one line."""
-    if isinstance(exc, ValidationError):
-        problems = []
-        for err in exc.errors()[:3]:
-            where = ".".join(str(part) for part in err["loc"])
-            problems.append(f"{where}: {err['msg']}" if where else str(err["msg"]))
-        return "; ".join(problems)
-    return f"cannot read it: {exc}"
 
 
 def save_state(state: FleetState) -> None:

@@ -56,10 +56,14 @@ async def cluster_resources(name: str, options: LifecycleOptions | None = None) 
     from npa_sop_tui.lifecycle import steps
 
     options = options or LifecycleOptions()
-    entry = inventory.require(name)
+    environment = steps.environment_of(options)
+    store = environment.state_store()
+    entry = inventory.require(name, store=store)
     if not entry.install_dir:
         return []
-    environment = steps.environment_of(options)
+    if not Path(entry.install_dir).is_dir() and store.shared:
+        # deployed from another machine: read the state in the team's bucket
+        return store.resource_addresses(name) or []
     recorded = entry.recipe.path if entry.recipe is not None else None
     recipe = await environment.recipe(Path(recorded) if recorded else None)
     setup = await environment.terraform(recipe)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui import inventory
 from npa_sop_tui.events import Outputs
 from npa_sop_tui.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
@@ -17,7 +16,6 @@ from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DeployResult, LifecycleOptions
 from npa_sop_tui.recipe.source import Installation
 from npa_sop_tui.redact import Redactor
-from npa_sop_tui.terraform.state import resource_addresses
 
 if TYPE_CHECKING:
     from npa_sop_tui.spec.model import SoperatorSpec
@@ -34,7 +32,9 @@ async def deploy(
 
     options = options or LifecycleOptions()
     steps.check_spec(spec)
-    with operation("deploy", spec.name, on_event, Redactor(options.capacity.values())) as op:
+    steps.identity_preflight(spec, options)
+    redactor = Redactor(options.capacity.values())
+    with operation("deploy", spec.name, on_event, redactor, steps.store_of(options)) as op:
         ctx, install, rendered = await steps.prepare(op, spec, options)
         entry = op.entry or InventoryEntry(name=spec.name, kube_context=kube_context(spec.name))
         entry.region = rendered.env.get("TF_VAR_region", spec.region)
@@ -44,7 +44,7 @@ async def deploy(
         entry.state = "deploying"
         op.entry = entry
         op.save_entry()
-        inventory.save_spec(spec.name, dump_spec_yaml(spec))
+        op.store.save_spec(spec.name, dump_spec_yaml(spec))
 
         await steps.init(ctx, install)
         await _phase(ctx, install, op, allow_destructive, kubernetes=True)
@@ -53,7 +53,7 @@ async def deploy(
             outputs = await steps.outputs(ctx, install)
         outputs = op.redactor.value(outputs)
         op.emit(Outputs(operation_id=op.id, outputs=outputs))
-        resources = resource_addresses(install.dir)
+        resources = op.store.resource_addresses(spec.name, install.dir)
         if resources is None:
             resources = await steps.state_list(ctx, install)
         entry.outputs = outputs

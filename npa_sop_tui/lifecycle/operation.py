@@ -4,26 +4,28 @@
         ...                          # op.emit(...), op.phase(...), op.entry, op.applied
         op.message = "deployed …"
 
-Entering takes the cluster's lock (refused at once when someone else holds it) and opens the
-redacted NDJSON event log. Leaving — normally, by an error, or by cancellation — records the
-result (ok / failed / interrupted) in the inventory, emits exactly one `OperationFinished` and
-releases the lock. Files the operation must not leave changed (a plan's, or those of a deploy
-that ended before anything was applied) are restored first.
+Entering takes the cluster's lock (refused at once when someone else holds it), settles what
+a killed run left behind (recovery.py) and opens the redacted NDJSON event log. Leaving —
+normally, by an error, or by cancellation — records the result (ok / failed / interrupted)
+in the inventory, emits exactly one `OperationFinished` and releases the lock. Files the
+operation must not leave changed (a plan's, or those of a deploy that ended before anything
+was applied) are restored first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from npa_sop_tui import inventory
-from npa_sop_tui.errors import NpaError
+from npa_sop_tui.errors import NpaError, OperationError
 from npa_sop_tui.events import (
     Diagnostic,
     Event,
@@ -34,9 +36,13 @@ from npa_sop_tui.events import (
     PhaseChanged,
 )
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.lifecycle.results import DestructivePlanError
-from npa_sop_tui.locks import ClusterLock
 from npa_sop_tui.redact import Redactor
+from npa_sop_tui.terraform.runner import HeldLock
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 # Expected warnings of the two-phase deploy; shown as info so they don't alarm anyone.
 _EXPECTED = ("Resource targeting is in effect", "Applied changes may be incomplete")
@@ -46,14 +52,21 @@ Sink = Callable[[Event], None]
 
 
 class Operation:
-    def __init__(self, kind: OperationKind, name: str, on_event: Sink | None, redactor: Redactor):
+    def __init__(
+        self,
+        kind: OperationKind,
+        name: str,
+        on_event: Sink | None,
+        redactor: Redactor,
+        store: StateStore | None = None,
+    ):
         self.kind = kind
         self.name = name
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         self.id = f"{kind}-{stamp}-{secrets.token_hex(3)}"
         self.redactor = redactor
         self.started = time.time()
-        self.record = OperationRecord(id=self.id, kind=kind, started=self.started)
+        self.record = OperationRecord(id=self.id, kind=kind, started=self.started, pid=os.getpid())
         self.entry: InventoryEntry | None = None
         self.prev_state: str | None = None
         self.phases: list[str] = []
@@ -61,7 +74,9 @@ class Operation:
         self.applied = False  # a deploy that applied something keeps its new files
         self.rollback = Rollback()
         self._sinks: list[Sink] = [on_event] if on_event is not None else []
-        self._lock = ClusterLock(name, operation=kind)
+        # Records, logs and the lock live where the settings say: local, or the team's bucket.
+        self.store = store if store is not None else _default_store()
+        self._lock = self.store.lock(name, operation=kind)
         self._log: inventory.EventLog | None = None
 
     @property
@@ -71,6 +86,11 @@ class Operation:
     @property
     def log_path(self) -> str | None:
         return self.record.log
+
+    @property
+    def lock(self) -> HeldLock:
+        """Handed to each Terraform supervisor, so a Terraform outliving npa keeps it."""
+        return self._lock
 
     # -- events ----------------------------------------------------------------------------
 
@@ -96,40 +116,63 @@ class Operation:
     def note(self, text: str) -> None:
         self.emit(LogLine(operation_id=self.id, stream="npa", text=text))
 
+    def warn(self, text: str) -> None:
+        self.emit(Diagnostic(operation_id=self.id, severity="warning", summary=text))
+
     # -- records ---------------------------------------------------------------------------
 
     def save_entry(self) -> None:
         if self.entry is not None:
             self.entry.record(self.record)
-            inventory.save(self.entry)
+            self.store.save(self.entry)
 
     def _start(self) -> None:
-        self._lock.acquire()  # raises ClusterBusy at once when someone else holds it
+        # Raises ClusterBusy at once when someone else holds the lock; settles what a killed
+        # run left behind and checks the free disk space.
+        notes = recovery.begin(self._lock, self.name, self.store)
         try:
-            self._log = inventory.EventLog(self.name, self.id)
+            from npa_sop_tui.state.bucket_lock import whoami
+
+            self.record.user, self.record.host = whoami()
+            self._log = self.store.event_log(self.name, self.id)
             self.record.log = str(self._log.path)
-            self.entry = inventory.get(self.name)
+            self.entry = self.store.get(self.name)
             self.prev_state = self.entry.state if self.entry is not None else None
             self.emit(OperationStarted(operation_id=self.id, operation=self.kind, name=self.name))
+            for note in notes:
+                self.warn(note)
         except BaseException:
             self._lock.release()
             raise
 
     def _finish(self, exc: BaseException | None) -> None:
+        # A failure of the bookkeeping itself (the lock was broken, the state bucket could not
+        # be reached to record the result): reported in the final event, raised afterwards.
+        own: NpaError | None = None
         try:
             if self.kind == "plan" or (exc is not None and not self.applied):
                 # A plan changes nothing, not even local files; nor does a deploy that was
                 # refused or failed before any apply. Once an apply started, the new files
                 # describe the (partial) state and a re-run converges from them.
                 self.rollback.restore()
-            result, message = _outcome(exc, self.message)
+            if exc is None and self._lock.lost:
+                own = OperationError(self._lock.lost)
+            failure = exc if exc is not None else own
+            result, message = _outcome(failure, self.message)
             message = self.redactor.text(message)
             self.record.ended = time.time()
             self.record.result = result
             self.record.summary = message.splitlines()[0][:300] if message else result
             if self.entry is not None:
-                self._settle_state(exc, result)
-                self.save_entry()
+                self._settle_state(failure, result)
+                try:
+                    self.save_entry()
+                except NpaError as unsaved:
+                    result = "failed"
+                    message = f"{message}\n{unsaved.message}" if failure else unsaved.message
+                    own = own or (unsaved if exc is None else None)
+            if (log_problem := recovery.log_warning(self._log)) is not None:
+                self.warn(log_problem)
             self.phase("done", f"{self.kind} {result}")
             self.emit(
                 OperationFinished(
@@ -140,6 +183,8 @@ class Operation:
             if self._log is not None:
                 self._log.close()
             self._lock.release()
+        if own is not None and exc is None:
+            raise own
 
     def _settle_state(self, exc: BaseException | None, result: str) -> None:
         assert self.entry is not None
@@ -158,7 +203,8 @@ def _outcome(
     if exc is None:
         return "ok", message
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
-        return "interrupted", "interrupted by the user"
+        # The CLI cancels with the signal's name (cli/interrupts.py).
+        return "interrupted", f"interrupted by {exc.args[0] if exc.args else 'the user'}"
     if isinstance(exc, NpaError):
         return "failed", exc.message
     return "failed", f"internal error: {exc!r}"
@@ -166,19 +212,31 @@ def _outcome(
 
 @contextlib.contextmanager
 def operation(
-    kind: OperationKind, name: str, on_event: Sink | None, redactor: Redactor
+    kind: OperationKind,
+    name: str,
+    on_event: Sink | None,
+    redactor: Redactor,
+    store: StateStore | None = None,
 ) -> Iterator[Operation]:
     """Run one operation's body with its bookkeeping (see the module docstring)."""
-    op = Operation(kind, name, on_event, redactor)
+    op = Operation(kind, name, on_event, redactor, store)
     op._start()
     exc: BaseException | None = None
     try:
         yield op
     except BaseException as caught:
-        exc = caught
+        exc = recovery.translate_error(caught)  # a raw "no space left" becomes DiskFull
+        if exc is not caught:
+            raise exc from None
         raise
     finally:
         op._finish(exc)
+
+
+def _default_store() -> StateStore:
+    from npa_sop_tui.state import default_store
+
+    return default_store()
 
 
 class Rollback:

@@ -21,7 +21,9 @@ async def plan(
 ) -> PlanResult:
     options = options or LifecycleOptions()
     steps.check_spec(spec)
-    with operation("plan", spec.name, on_event, Redactor(options.capacity.values())) as op:
+    steps.identity_preflight(spec, options)
+    redactor = Redactor(options.capacity.values())
+    with operation("plan", spec.name, on_event, redactor, steps.store_of(options)) as op:
         ctx, install, _ = await steps.prepare(op, spec, options)
         await steps.init(ctx, install)
         plan_file, changes = await steps.plan(ctx, install, "plan", "Planning all changes", [])

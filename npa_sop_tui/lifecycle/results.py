@@ -105,6 +105,7 @@ class TerraformFailed(OperationError):
             hint=f"fix the problem and run it again; Terraform's folder is {install_dir}",
         )
         self.diagnostics = [d.model_dump(mode="json") for d in run.errors]
+        self.no_space, self.errored_state = run.no_space, run.errored_state  # recovery.py
 
     def json_extra(self) -> dict[str, Any]:
         return {"diagnostics": self.diagnostics}

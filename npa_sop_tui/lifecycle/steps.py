@@ -17,10 +17,13 @@ from npa_sop_tui.environment import Environment
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.events import Diagnostic, PlanSummary, RecipeResolved
 from npa_sop_tui.inventory import RecipeInfo
+from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.lifecycle.operation import Operation
 from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
 from npa_sop_tui.recipe.compat import check_recipe_for_spec
 from npa_sop_tui.recipe.source import Installation, Recipe
+from npa_sop_tui.redact import sensitive_variables
+from npa_sop_tui.state import backend as state_backend
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
 from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
 
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.recipe.render import Rendered
     from npa_sop_tui.settings import Settings
     from npa_sop_tui.spec.model import SoperatorSpec
+    from npa_sop_tui.state.store import StateStore
 
 
 def environment_of(options: LifecycleOptions) -> Environment:
@@ -35,6 +39,11 @@ def environment_of(options: LifecycleOptions) -> Environment:
     env = options.environment or Environment()
     flags = options.flags()
     return env.with_settings(env.settings.with_values(**flags)) if flags else env
+
+
+def store_of(options: LifecycleOptions) -> StateStore:
+    """Where the operation keeps its records, lock and Terraform state (local or a bucket)."""
+    return environment_of(options).state_store()
 
 
 @dataclass
@@ -57,7 +66,12 @@ class Context:
             on_event=self.op.emit,
             env=self.env,
             text_filter=self.op.redactor.text,
+            lock=self.op.lock,  # a Terraform that outlives npa keeps the cluster locked
         )
+
+    def mask_environment(self) -> None:
+        """Secrets in Terraform's environment are masked in every sink from now on."""
+        self.op.redactor.add_environment(self.env, sensitive_variables(self.recipe.example_dir))
 
     def recipe_info(self) -> RecipeInfo:
         return RecipeInfo(
@@ -127,6 +141,14 @@ def _capacity(spec: SoperatorSpec, capacity: dict[str, str]) -> dict[str, str]:
     return capacity
 
 
+def identity_preflight(spec: SoperatorSpec, options: LifecycleOptions) -> None:
+    """Say what identity is missing before the operation takes the lock or writes its log,
+    so a mistake in the input leaves nothing behind (where the environment can tell without
+    resolving the recipe; otherwise `prepare` checks once it is resolved)."""
+    if options.identity is None:
+        environment_of(options).identity_before_recipe(spec)
+
+
 async def prepare(
     op: Operation, spec: SoperatorSpec, options: LifecycleOptions
 ) -> tuple[Context, Installation, Rendered]:
@@ -137,9 +159,6 @@ async def prepare(
     from npa_sop_tui.recipe.render import render
 
     environment = environment_of(options)
-    if options.identity is None and environment.will_clone():
-        # Say what identity is missing before spending a minute cloning the recipe.
-        environment.identity(spec)
     ctx = await context_for(
         op, environment, options, terraform_dir=None, spec_version=spec.slurm_operator_version
     )
@@ -160,6 +179,7 @@ async def prepare(
     )
     op.redactor.add(*rendered.secrets, *capacity.values())
     ctx.env = {**rendered.env, **ctx.env}
+    ctx.mask_environment()
     target = source.installation_dir(ctx.recipe, spec.name)
     op.rollback.keep(
         target / "terraform.tfvars.json",
@@ -169,6 +189,7 @@ async def prepare(
     install = await asyncio.to_thread(
         source.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
     )
+    use_state_backend(ctx, install)
     op.observe(await environment.observer(spec.name, spec))
     ctx.announce(install.dir)
     return ctx, install, rendered
@@ -178,15 +199,37 @@ async def prepare(
 # Terraform steps
 
 
+def use_state_backend(ctx: Context, install: Installation) -> None:
+    """Point the installation's Terraform at the configured state backend (local or s3)."""
+    store = ctx.op.store
+    state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
+    if store.shared:  # Terraform reads the same access key from its environment
+        import os
+
+        ctx.op.redactor.add(*filter(None, [os.environ.get("AWS_SECRET_ACCESS_KEY")]))
+
+
 async def init(ctx: Context, install: Installation) -> None:
     ctx.op.phase("init", "Preparing Terraform (init)")
+    if not ctx.op.store.shared:  # a local state cut short by a full disk (recovery.py)
+        recovery.restore_state_file(install.dir, ctx.op.warn)
+    backend_args = state_backend.init_args(install.dir, ctx.op.store, install.name)
     run = await ctx.runner().run(
-        ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
+        ["init", "-input=false", "-no-color", *backend_args], cwd=install.dir, json_ui=False
     )
     if not run.ok:  # name the recipe: init fails on its providers and module sources
+        bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "init")
+        if bucket_down:
+            raise bucket_down
         raise TerraformFailed(
             f"init (recipe {ctx.recipe.root}, ref {ctx.recipe.ref})", run, install.dir
         )
+    # State Terraform could not save last time goes back before anything else: into the
+    # team's bucket (state/backend.py), or, for local state, after a full disk (recovery.py).
+    if ctx.op.store.shared:
+        await state_backend.push_errored(ctx.runner(), install.dir, ctx.op.store, ctx.op.note)
+    else:
+        await recovery.push_errored_state(ctx.runner().capture, install.dir, ctx.op.warn)
 
 
 def _plan_dir(install: Installation) -> Path:
@@ -210,6 +253,9 @@ async def plan(
     runner = ctx.runner()
     run = await runner.run([*args, *_parallelism(ctx)], cwd=install.dir)
     if not run.ok:
+        bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "plan")
+        if bucket_down:
+            raise bucket_down
         raise TerraformFailed("plan", run, install.dir)
     code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
     if code != 0:
@@ -230,6 +276,9 @@ async def apply(
     finally:
         plan_file.unlink(missing_ok=True)
     if not run.ok:
+        bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "apply")
+        if bucket_down:
+            raise bucket_down
         raise TerraformFailed("apply", run, install.dir)
     return run
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.recipe.table import SHA_RE, load_table
+from npa_sop_tui.recipe.table import DEFAULT_RECIPE_REF, SHA_RE, load_table
 
 EXAMPLE = Path("installations") / "example"
 _VERSION = re.compile(r'slurm_operator_version"?\s*[=:]\s*"([^"]+)"')
@@ -51,7 +51,6 @@ def ref_for(spec_version: str, explicit: str | None = None, configured: str | No
         return check_ref(explicit)
     table = load_table()
     entry = table.versions.get(spec_version)
-    from npa_sop_tui.recipe.source import DEFAULT_RECIPE_REF
 
     if configured and configured != DEFAULT_RECIPE_REF:  # the default decides nothing
         info = table.commit(configured)
@@ -132,8 +131,6 @@ def render_ref(explicit: str | None, configured: str | None) -> str | None:
     ref; a configured pin only where the table has a contract for it (an old default pin of
     another version must not change what a spec renders for); else None (the spec's version
     picks)."""
-    from npa_sop_tui.recipe.source import DEFAULT_RECIPE_REF
-
     if explicit:
         return check_ref(explicit)
     if not configured or configured == DEFAULT_RECIPE_REF:

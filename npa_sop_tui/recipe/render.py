@@ -94,8 +94,8 @@ def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[
     for pool in spec.workers:
         if pool.name in capacity:
             resolved[pool.name] = capacity[pool.name]
-        elif pool.capacity_block_group:
-            resolved[pool.name] = pool.capacity_block_group
+        elif pool.capacity_block_group_id:
+            resolved[pool.name] = pool.capacity_block_group_id
         elif pool.capacity_block_group_name:
             raise UsageError(
                 f"worker pool {pool.name!r}: a capacity block name must be resolved to an ID "

@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import cluster_dir, soperator_root
+from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text, ensure_dir, tighten_tree
+from npa_sop_tui.paths import cluster_dir, npa_home, soperator_root
 from npa_sop_tui.recipe.compat import recipe_version
+from npa_sop_tui.recipe.table import DEFAULT_RECIPE_REF
 
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
-# The commit used when nothing picks one: the recipe table's default for Soperator 4.1.6.
-# Deploys pick the commit for the spec's version (recipe/compat.py); a config may pin one.
-DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 EXAMPLE = Path("installations") / "example"
 STANDIN_MARKER = ".npa-standin"
+EU_API_ENDPOINT = "api.eu.nebius.cloud:443"  # what the recipe's terraform.tf hard-codes
+GLOBAL_API_ENDPOINT = "api.nebius.cloud:443"
 # Files of the example that never belong in a cluster's installation.
 _SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
 _SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
@@ -81,30 +81,6 @@ class RecipeSettings:
     path: str | None = None
     url: str | None = None
     ref: str | None = None
-
-
-def settings_from_config(config: Any) -> RecipeSettings:
-    """Read recipe settings from an NpaConfig-like object or dict, whatever its exact shape."""
-    if config is None:
-        return RecipeSettings()
-    recipe = _get(config, "recipe")
-    if recipe is None:
-        return RecipeSettings(
-            path=_get(config, "recipe_path"),
-            url=_get(config, "recipe_url"),
-            ref=_get(config, "recipe_ref"),
-        )
-    if isinstance(recipe, str):
-        return RecipeSettings(path=recipe)
-    return RecipeSettings(
-        path=_get(recipe, "path"), url=_get(recipe, "url"), ref=_get(recipe, "ref")
-    )
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,7 +192,7 @@ def clone_recipe(url: str, ref: str) -> Path:
             f"the cached recipe {target} is at {head}, not {ref}",
             hint=f"remove {target} to fetch the recipe again",
         )
-    target.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=target.parent))
     try:
         steps = [
@@ -298,7 +274,7 @@ def prepare_installation(
     Terraform's own files (.terraform, state, lock file) are kept, so re-running converges.
     """
     target = installation_dir(recipe, name)
-    target.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target)
     if not target.is_relative_to(recipe.root):
         _link_siblings(recipe.root, target.parent.parent)
     for item in recipe.example_dir.iterdir():
@@ -307,8 +283,11 @@ def prepare_installation(
         dest = target / item.name
         if item.is_dir():
             shutil.copytree(item, dest, dirs_exist_ok=True)
+            if target.is_relative_to(npa_home()):
+                tighten_tree(dest)  # copytree copied the package's 0755 folders
         else:
             shutil.copy2(item, dest)
+    _point_provider_at_region(target / "terraform.tf", env.get("TF_VAR_region"))
     atomic_write_text(
         target / "terraform.tfvars.json",
         json.dumps(tfvars, indent=2, sort_keys=True) + "\n",
@@ -319,6 +298,23 @@ def prepare_installation(
     )
     protect_state_files(target)
     return Installation(name=name, dir=target, recipe=recipe)
+
+
+def api_endpoint(region: str | None) -> str:
+    """The Nebius API the provider must use: the recipe hard-codes the `eu` one, which only
+    serves regions whose name starts with `eu`."""
+    return EU_API_ENDPOINT if region is None or region.startswith("eu") else GLOBAL_API_ENDPOINT
+
+
+def _point_provider_at_region(terraform_tf: Path, region: str | None) -> None:
+    try:
+        text = terraform_tf.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return
+    wanted = api_endpoint(region)
+    fixed = text.replace(EU_API_ENDPOINT, wanted)
+    if fixed != text:
+        terraform_tf.write_text(fixed, encoding="utf-8")
 
 
 def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:
@@ -345,7 +341,7 @@ def protect_state_files(install_dir: Path) -> None:
 
 def _link_siblings(recipe_root: Path, install_root: Path) -> None:
     """Make `install_root/<x>` point at `recipe_root/<x>` for everything but installations/."""
-    install_root.mkdir(parents=True, exist_ok=True)
+    ensure_dir(install_root)
     for item in recipe_root.iterdir():
         if item.name == "installations" or item.name.startswith("."):
             continue

@@ -16,6 +16,9 @@ import yaml
 from npa_sop_tui.errors import UsageError
 
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+# The commit used when nothing picks one: the recipe table's default for Soperator 4.1.6.
+# Deploys pick the commit for the spec's version (compat.py); a config may pin one.
+DEFAULT_RECIPE_REF = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,9 @@ from npa_sop_tui.environment import (
     TerraformSetup,
     placeholder_identity,
 )
+from npa_sop_tui.errors import UsageError
 from npa_sop_tui.sandbox.cluster import SimulatedCluster
+from npa_sop_tui.sandbox.slurm_sim import simulated_slurm_state
 from npa_sop_tui.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
     from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus
     from npa_sop_tui.status.watch import StatusSettings
@@ -57,6 +60,9 @@ class SandboxEnvironment(Environment):
         self.clusters: dict[str, SimulatedCluster] = {}
 
     # -- recipe and Terraform ----------------------------------------------------------------
+
+    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+        """Nothing to check: the sandbox needs no cloud identity."""
 
     async def recipe(
         self, terraform_dir: Path | None = None, *, spec_version: str | None = None
@@ -149,7 +155,7 @@ class SandboxEnvironment(Environment):
         return self.kube
 
     async def _cluster(self, name: str, spec: SoperatorSpec | None) -> SimulatedCluster | None:
-        spec = spec or _deployed_spec(name)
+        spec = spec or await asyncio.to_thread(_deployed_spec, self.state_store(), name)
         if spec is None:
             return None
         kube = await self._ensure_kube()
@@ -158,7 +164,8 @@ class SandboxEnvironment(Environment):
             cluster = SimulatedCluster(name, spec, kube)
             self.clusters[name] = cluster
             # a cluster deployed by another process comes back from its Terraform state
-            cluster.restore(await asyncio.to_thread(_state_addresses, name))
+            store = self.state_store()
+            cluster.restore(await asyncio.to_thread(_state_addresses, store, name))
         cluster.spec = spec
         kube.write_kubeconfig(self.kubeconfig_path(), self.status_settings(name).kube_context)
         return cluster
@@ -175,7 +182,7 @@ class SandboxEnvironment(Environment):
         from npa_sop_tui.spec.catalog import load_catalog
         from npa_sop_tui.status.model import Freshness
         from npa_sop_tui.status.verdict import compute_verdict
-        from npa_sop_tui.status.watch import StatusWatcher
+        from npa_sop_tui.status.watch import StatusWatcher, verdict_context_for
 
         cluster = await self._cluster(status.name, None)
         if cluster is None:
@@ -186,21 +193,44 @@ class SandboxEnvironment(Environment):
                 "kubeconfig": self.kubeconfig_path(),
                 "slurm_enabled": status.slurm_enabled and not simulated,
                 "watch_timeout": 30,
+                "sandbox": True,
             }
         )
         catalog = load_catalog()
+        context = await asyncio.to_thread(verdict_context_for, status)
         async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
             async for snap in watcher.snapshots(initial_timeout=initial_timeout):
                 if simulated:
-                    snap.slurm = cluster.slurm_state(catalog)
-                    snap.freshness["slurm"] = Freshness(state="fresh", updated_at=time.time())
+                    snap.slurm = simulated_slurm_state(status.name, cluster.slurm_state(catalog))
+                    snap.freshness["slurm"] = Freshness(
+                        state="fresh", updated_at=time.time(), note="simulated"
+                    )
                     snap.verdict = compute_verdict(
                         kube=snap.kube,
                         slurm=snap.slurm,
                         freshness=dict(snap.freshness),
                         workers=snap.workers,
+                        context=context,
                     )
                 yield snap
+
+    async def slurm_ops(
+        self, status: StatusSettings, *, host_key_policy: HostKeyPolicy | None = None
+    ) -> Any:
+        """The cluster's simulated Slurm (sandbox/slurm_sim.py); over SSH with a login.host."""
+        if status.login_host is not None:
+            return await super().slurm_ops(status, host_key_policy=host_key_policy)
+        from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm
+        from npa_sop_tui.spec.catalog import load_catalog
+
+        cluster = await self._cluster(status.name, None)
+        if cluster is None:
+            raise UsageError(f"sandbox cluster {status.name!r} has no deployed spec")
+        catalog = load_catalog()
+        accounting = bool(cluster.spec.accounting)
+        return SimulatedSlurm(
+            status.name, lambda: cluster.slurm_state(catalog), accounting=accounting
+        )
 
     async def aclose(self) -> None:
         if self.kube is not None:
@@ -210,26 +240,24 @@ class SandboxEnvironment(Environment):
         self._home.leave()
 
 
-def _state_addresses(name: str) -> list[str]:
-    from npa_sop_tui import inventory
-    from npa_sop_tui.terraform.state import resource_addresses
+def _state_addresses(store: StateStore, name: str) -> list[str]:
+    from npa_sop_tui.errors import NpaError
 
-    entry = inventory.get(name)
-    if entry is None or not entry.install_dir:
+    try:
+        return store.resource_addresses(name, managed_only=True) or []
+    except NpaError:  # an unreachable bucket: the simulated cluster starts empty
         return []
-    return resource_addresses(Path(entry.install_dir), managed_only=True) or []
 
 
-def _deployed_spec(name: str) -> SoperatorSpec | None:
-    """The spec a cluster was last deployed with, from its inventory folder."""
-    from npa_sop_tui import inventory
+def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec | None:
+    """The spec a cluster was last deployed with, from the state store."""
     from npa_sop_tui.errors import NpaError
     from npa_sop_tui.spec.model import load_spec
 
-    path = paths.cluster_dir(name) / inventory.SPEC_FILE
-    if not path.is_file():
-        return None
     try:
+        path = store.spec_file(name)
+        if path is None:
+            return None
         return load_spec(path, validate=False).spec
     except NpaError:
         return None

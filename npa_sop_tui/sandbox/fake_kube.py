@@ -119,8 +119,12 @@ class FakeKubeServer:
             self._runner = None
 
     def start(self) -> FakeKubeServer:
-        """Serve from a background thread (for the blocking client and sync tests)."""
+        """Serve from a background thread (for the blocking client and sync tests).
+
+        May be called again after `stop()`: the same port and objects come back (an outage).
+        """
         error: list[BaseException] = []
+        self._ready.clear()
 
         def run() -> None:
             loop = asyncio.new_event_loop()

@@ -19,7 +19,7 @@ from importlib.metadata import PackageNotFoundError, files
 from pathlib import Path
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
 from npa_sop_tui.paths import npa_home
 
 NULL_VERSION = "2.1.2"
@@ -85,7 +85,7 @@ def prepare(home: Path | None = None) -> LocalTerraform:
     if not target.is_file() or target.stat().st_size != provider.stat().st_size:
         # Several targets (fleet, parallel tests) may build the mirror at once: each copies
         # to its own temp name, and the rename makes the last complete copy win.
-        target_dir.mkdir(parents=True, exist_ok=True)
+        ensure_dir(target_dir)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{provider.name}.", dir=target_dir)
         os.close(fd)
         try:

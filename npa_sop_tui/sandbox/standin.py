@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from npa_sop_tui.fsutil import ensure_dir, tighten_tree
 from npa_sop_tui.paths import npa_home
 from npa_sop_tui.recipe.contract import Contract, load_contract
 from npa_sop_tui.recipe.source import STANDIN_MARKER as MARKER
@@ -39,7 +40,7 @@ def standin_recipe_dir(commit: str, version: str | None = None) -> Path:
     target = base / f"{version}-{commit[:12]}-{digest}" / "soperator"
     if (target / MARKER).is_file():
         return target
-    base.mkdir(parents=True, exist_ok=True)
+    ensure_dir(base)  # 0700 under the npa home
     tmp = Path(tempfile.mkdtemp(prefix=".standin.", dir=base))
     try:
         root = tmp / "soperator"
@@ -48,7 +49,8 @@ def standin_recipe_dir(commit: str, version: str | None = None) -> Path:
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        target.parent.parent.mkdir(parents=True, exist_ok=True)
+        tighten_tree(tmp)  # copytree copied the package's 0755 folders
+        ensure_dir(target.parent.parent)
         try:
             os.replace(tmp, target.parent)
         except OSError:

@@ -9,12 +9,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 ROLES = ("system", "controller", "login", "accounting", "nfs", "worker")
+
+# Soperator versions the recipe supports -> the generation whose variable shapes they use.
+# Here, below the model and the rules, so both can read it without importing each other.
+SUPPORTED_VERSIONS: dict[str, str] = {
+    "4.1.6": "4.1.6",
+    "4.1.7": "4.1.6",
+    "4.1.12": "4.1.12",
+    "4.1.13": "4.1.12",
+}
 
 
 @dataclass(frozen=True)
@@ -168,6 +177,9 @@ def _build(raw: dict[str, Any]) -> Catalog:
 @cache
 def load_catalog() -> Catalog:
     """The packaged catalog, parsed once per process."""
-    text = resources.files("npa_sop_tui.spec.data").joinpath("catalog.yaml").read_text("utf-8")
+    # The file beside this module, read directly: importlib.resources costs more to import
+    # than the whole parse, on every cold `validate`. (setuptools installs package data as
+    # plain files; the package is never imported from a zip.)
+    text = (Path(__file__).parent / "data" / "catalog.yaml").read_text("utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     return _build(yaml.load(text, Loader=loader))

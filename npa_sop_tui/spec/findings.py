@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
@@ -71,6 +70,8 @@ def warnings_of(findings: Iterable[Finding]) -> list[Finding]:
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     """A `did you mean 'x'?` hint when one choice is close enough, else None."""
+    import difflib  # only when there is a mistake to hint at
+
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean {matches[0]!r}?" if matches else None
 

@@ -8,7 +8,6 @@ real YAML booleans, numbers real numbers, and unknown keys are errors with a did
 
 from __future__ import annotations
 
-import difflib
 import functools
 import operator
 import re
@@ -17,9 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    SecretStr,
+    ValidationError,
+    field_serializer,
+    field_validator,
+)
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, errors_of, summary_line, warning
 from npa_sop_tui.spec.yaml_positions import (
     MAX_BYTES,
@@ -31,7 +40,8 @@ from npa_sop_tui.spec.yaml_positions import (
 
 API_VERSION = "npa.soperator/v0.0.1"
 DEFAULT_OPERATOR_VERSION = "4.1.6"
-# Per recipe generation: the example tfvars' k8s / node-group versions (upstream-recipe §0).
+# Per recipe generation: the k8s / node-group versions of upstream's example tfvars
+# (`installations/example/terraform.tfvars`).
 DEFAULT_K8S_VERSION = {"4.1.6": "1.34", "4.1.12": "1.36"}
 DEFAULT_NODE_GROUP_VERSION = {"4.1.6": "72", "4.1.12": "75"}
 VERSION_FIELDS = ("slurm_operator_version", "k8s_version", "node_group_version")
@@ -40,9 +50,35 @@ CapacityMode = Literal["reserved", "preemptible", "on-demand"]
 SelectorKind = Literal["id", "name", ""]
 
 
+class _NoName:
+    """Marks "no positional name given" (None is a value pydantic must see and reject)."""
+
+    def __repr__(self) -> str:
+        return "<or name=...>"
+
+
+_NO_NAME: Any = _NoName()
+
+
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
+
+
+REVEAL_SECRETS = "reveal_secrets"  # serialization context key: dump secret values as they are
+
+
+class _NamedModel(_Model):
+    """A model whose `name` may also be given first, positionally, as npa's SDK allows:
+    `SoperatorSpec("demo", region=...)`, `WorkerPoolSpec("cpu", size=2)`. The value is
+    validated exactly like the keyword (strict: a non-string name is an error)."""
+
+    def __init__(self, name: str = _NO_NAME, /, **data: Any) -> None:
+        if name is not _NO_NAME:
+            if "name" in data:
+                raise TypeError(f"{type(self).__name__}() got the name twice")
+            data["name"] = name
+        super().__init__(**data)
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -88,7 +124,7 @@ def capacity_mode_of(*, reserved: bool, preemptible: bool) -> CapacityMode:
     return "preemptible" if preemptible else "on-demand"
 
 
-class WorkerPoolSpec(_Model):
+class WorkerPoolSpec(_NamedModel):
     """One pool of identical Slurm worker nodes (one `slurm_nodeset_workers` entry)."""
 
     name: str
@@ -101,7 +137,9 @@ class WorkerPoolSpec(_Model):
     docker_cache: bool = False
     docker_cache_gib: int = 372
     docker_cache_disk_type: str = "NETWORK_SSD_IO_M3"
-    capacity_block_group: str | None = Field(
+    # A secret: masked in repr, str and JSON dumps; `reveal_secrets` in the serialization
+    # context (dump_spec_yaml(include_secrets=True), the wizard's own mapping) shows it.
+    capacity_block_group: SecretStr | None = Field(
         default=None, description="capacity block group ID; prefer supplying it at run time"
     )
     capacity_block_group_name: str | None = Field(
@@ -112,9 +150,29 @@ class WorkerPoolSpec(_Model):
     local_nvme_device_count: int | None = Field(default=None, description="gpu-gb300 only")
     local_nvme_device_gb: int | None = Field(default=None, description="gpu-gb300 only, in GB")
 
-    _strip = field_validator("fabric", "capacity_block_group", "capacity_block_group_name")(
-        _blank_to_none
-    )
+    _strip = field_validator("fabric", "capacity_block_group_name")(_blank_to_none)
+
+    @field_validator("capacity_block_group", mode="before")
+    @classmethod
+    def _strip_secret(cls, value: Any) -> Any:
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        return _blank_to_none(value) if isinstance(value, str) or value is None else value
+
+    @field_serializer("capacity_block_group")
+    def _dump_secret(self, value: SecretStr | None, info: FieldSerializationInfo) -> Any:
+        if value is None:
+            return None
+        if info.context and info.context.get(REVEAL_SECRETS):
+            return value.get_secret_value()
+        # Python dumps keep the SecretStr, so a model built from them is the same model.
+        return value if info.mode == "python" else str(value)
+
+    @property
+    def capacity_block_group_id(self) -> str | None:
+        """The reservation ID itself (render only; never show it)."""
+        cbg = self.capacity_block_group
+        return cbg.get_secret_value() if cbg is not None else None
 
     @property
     def is_gpu(self) -> bool:
@@ -151,7 +209,7 @@ class WorkerPoolSpec(_Model):
         }
 
 
-class SoperatorSpec(_Model):
+class SoperatorSpec(_NamedModel):
     """A Slurm-on-Kubernetes cluster, in npa's compact `npa.soperator/v0.0.1` form."""
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
@@ -255,16 +313,9 @@ def kube_context(name: str) -> str:
     return f"nebius-{name.lower().replace(' ', '-')}-slurm"
 
 
-SUPPORTED_VERSIONS: dict[str, str] = {
-    "4.1.6": "4.1.6",
-    "4.1.7": "4.1.6",
-    "4.1.12": "4.1.12",
-    "4.1.13": "4.1.12",
-}
-
-
 def recipe_generation(version: str) -> str | None:
-    """Which variable shapes a Soperator version uses (upstream-recipe §0.1), or None."""
+    """Which variable shapes a Soperator version uses, or None: 4.1.6 and 4.1.7 share one,
+    4.1.12 and 4.1.13 another."""
     return SUPPORTED_VERSIONS.get(version)
 
 
@@ -379,7 +430,7 @@ def findings_from_validation_error(
             hint = "quote the value"
         elif kind == "literal_error" and path == "apiVersion":
             # Other files (workflows) reuse this; name the version *their* model expects.
-            field = next(f for f in root.model_fields.values() if f.alias == "apiVersion")
+            field = next(f for n, f in root.model_fields.items() if path in (n, f.alias))
             expected = " or ".join(typing.get_args(field.annotation))
             message = f"unsupported apiVersion {_show(value)}; expected {expected}"
             hint = f"use apiVersion: {expected}"
@@ -483,6 +534,7 @@ def _rules_despite_model_errors(
     left out.
     """
     import copy
+    import difflib
 
     from npa_sop_tui.spec.validate import validate_spec
 
@@ -616,7 +668,12 @@ def dump_spec_yaml(spec: SoperatorSpec, *, include_secrets: bool = False) -> str
     """
     import yaml
 
-    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    data = spec.model_dump(
+        mode="json",
+        by_alias=True,
+        exclude_unset=True,
+        context={REVEAL_SECRETS: include_secrets},
+    )
     ordered = {"apiVersion": API_VERSION, "name": spec.name}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     if not include_secrets:

@@ -9,19 +9,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from npa_sop_tui.spec.catalog import Catalog, load_catalog
+from npa_sop_tui.capacity import CAPACITY_ID_PREFIX
+from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS, Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
-from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, WorkerPoolSpec
+from npa_sop_tui.spec.identity import IDENTITY_PREFIX, identity_shape_problems
 from npa_sop_tui.sshkeys import KeyProblem, check_public_key
+
+if TYPE_CHECKING:
+    # types only: the model runs these rules when it loads a spec (no import cycle)
+    from npa_sop_tui.spec.model import SoperatorSpec, WorkerPoolSpec
 
 COMPANY_NAME_RE = re.compile(r"^[a-z][a-z\d-]*[a-z\d]+$")
 POOL_NAME_RE = re.compile(r"^[a-z]([a-z\d-]*[a-z\d])?$")
 SEMVER_RE = re.compile(r"^[1-9]\d*\.\d+\.\d+$")
 K8S_RE = re.compile(r"^\d+\.\d+$")
 NODE_GROUP_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.]*$")
-CAPACITY_ID_PREFIX = "capacityblockgroup-"
-# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions (upstream-recipe §3.4).
+# driver_presets.tf at 4.1.12 (9a187732) only has these k8s versions.
 K8S_VERSIONS_4_1_12 = ("1.35", "1.36")
 MAX_POOL_NAME = 40
 
@@ -49,6 +54,7 @@ def validate_spec(
     return [
         *_name(spec),
         *_region(spec, cat),
+        *_identity(spec),
         *_versions(spec),
         *_keys(spec),
         *_control_plane(spec, cat),
@@ -82,6 +88,19 @@ def _region(spec: SoperatorSpec, cat: Catalog) -> list[Finding]:
             f"unknown region {spec.region!r}",
             one_of_hint(spec.region, sorted(cat.regions)),
         )
+    ]
+
+
+def _identity(spec: SoperatorSpec) -> list[Finding]:
+    values = {name: getattr(spec, name) for name in IDENTITY_PREFIX}
+    return [
+        error(
+            name,
+            message,
+            f"copy the ID as Nebius shows it ({IDENTITY_PREFIX[name]}e00…), or leave {name} "
+            "out and set it in config.yaml or the environment at deploy time",
+        )
+        for name, message in identity_shape_problems(values)
     ]
 
 
@@ -538,7 +557,7 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
                 "set preemptible: false to use a capacity block",
             )
         )
-    if has_id and not str(pool.capacity_block_group).startswith(CAPACITY_ID_PREFIX):
+    if has_id and not str(pool.capacity_block_group_id).startswith(CAPACITY_ID_PREFIX):
         out.append(
             warning(
                 f"{base}.capacity_block_group",

@@ -1,6 +1,6 @@
-"""npa's `workers[]` / `capacity_status` from the local Terraform state of an installation.
+"""npa's `workers[]` / `capacity_status` from a cluster's Terraform state (via the state store).
 
-Same rules as npa (npa-anchor.md §3.3): `nebius_mk8s_v1_node_group` resources named
+Same rules as the existing npa: `nebius_mk8s_v1_node_group` resources named
 `worker_v2`; pool = node-group name without its trailing `-<digits>`; mode `reserved` for
 STRICT reservation policy with IDs, `preemptible` when `template.preemptible` is set, else
 `on-demand`; nodes = Σ fixed_node_count.
@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.paths import cluster_dir
 from npa_sop_tui.status.model import WorkerCapacity
 from npa_sop_tui.terraform.state import STATE_FILE, instances, read_state
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 _SUFFIX = re.compile(r"-\d+$")
 
@@ -23,8 +25,26 @@ def workers_from_tfstate(path: Path) -> list[WorkerCapacity]:
     doc = read_state(path)
     if doc is None:
         raise ValueError(f"{path}: not a readable Terraform state")
+    return workers_from_state(doc)
+
+
+def workers_from_state(doc: dict[str, Any]) -> list[WorkerCapacity]:
+    items = list(instances(doc))
+    pools = _mk8s_pools(items) or _standin_pools(items)
+    return [
+        WorkerCapacity(
+            name=name, capacity_mode=v["mode"], node_groups=v["groups"], nodes=v["nodes"]
+        )
+        for name, v in sorted(pools.items())
+    ]
+
+
+Instances = list[tuple[dict[str, Any], dict[str, Any]]]
+
+
+def _mk8s_pools(items: Instances) -> dict[str, dict[str, Any]]:
     pools: dict[str, dict[str, Any]] = {}
-    for res, inst in instances(doc):
+    for res, inst in items:
         if res.get("type") != "nebius_mk8s_v1_node_group" or res.get("name") != "worker_v2":
             continue
         attrs = inst.get("attributes") or {}
@@ -42,39 +62,63 @@ def workers_from_tfstate(path: Path) -> list[WorkerCapacity]:
             entry["mode"] = "reserved"
         elif template.get("preemptible") is not None and entry["mode"] != "reserved":
             entry["mode"] = "preemptible"
-    return [
-        WorkerCapacity(
-            name=name, capacity_mode=v["mode"], node_groups=v["groups"], nodes=v["nodes"]
+    return pools
+
+
+def _standin_pools(items: Instances) -> dict[str, dict[str, Any]]:
+    """The sandbox's stand-in recipe has no Nebius provider: its worker node groups are
+    `null_resource.worker_v2` whose triggers carry the group name and capacity mode, and
+    the node count lives in `null_resource.worker_v2_size` (so a resize is not a replace)."""
+    sizes: dict[str, int] = {}
+    groups: list[dict[str, Any]] = []
+    for res, inst in items:
+        if res.get("type") != "null_resource" or res.get("mode", "managed") != "managed":
+            continue
+        triggers = (inst.get("attributes") or {}).get("triggers") or {}
+        if res.get("name") == "worker_v2_size":
+            sizes[str(triggers.get("name"))] = int(triggers.get("size") or 0)
+        elif res.get("name") == "worker_v2":
+            groups.append(triggers)
+    pools: dict[str, dict[str, Any]] = {}
+    for triggers in groups:
+        group = str(triggers.get("name") or "")
+        entry = pools.setdefault(
+            _SUFFIX.sub("", group), {"groups": 0, "nodes": 0, "mode": "on-demand"}
         )
-        for name, v in sorted(pools.items())
-    ]
+        entry["groups"] += 1
+        entry["nodes"] += sizes.get(group, 0)
+        if triggers.get("capacity") in ("reserved", "preemptible"):
+            entry["mode"] = triggers["capacity"]
+    return pools
 
 
 def find_tfstate(name: str, terraform_dir: Path | None = None) -> Path | None:
-    """The installation's terraform.tfstate: explicit dir, the inventory, else cluster_dir."""
-    candidates: list[Path] = []
-    if terraform_dir is not None:
-        candidates.append(Path(terraform_dir) / STATE_FILE)
-    from npa_sop_tui import inventory
+    """A local terraform.tfstate of the cluster: explicit dir, the inventory, else cluster_dir."""
+    from npa_sop_tui.state.local import LocalStore
+
+    return LocalStore().tfstate_path(name, terraform_dir)
+
+
+def capacity_for(
+    name: str, terraform_dir: Path | None = None, store: StateStore | None = None
+) -> tuple[list[WorkerCapacity], str]:
+    """Worker pools as applied: from an explicit folder's state, else from wherever the state
+    store keeps the cluster's state (local files, or the team's bucket)."""
     from npa_sop_tui.errors import NpaError
 
-    try:  # the inventory knows the installation folder
-        entry = inventory.get(name)
-    except NpaError:  # a damaged record is reported by `list`
-        entry = None
-    if entry is not None and entry.install_dir:
-        candidates.append(Path(entry.install_dir) / STATE_FILE)
-    root = cluster_dir(name)
-    if root.is_dir():
-        candidates.extend(sorted(root.glob(f"**/{STATE_FILE}")))
-    return next((c for c in candidates if c.is_file()), None)
+    doc = read_state(Path(terraform_dir) / STATE_FILE) if terraform_dir is not None else None
+    if doc is None:
+        try:
+            if store is None:
+                from npa_sop_tui.state import default_store
 
-
-def capacity_for(name: str, terraform_dir: Path | None = None) -> tuple[list[WorkerCapacity], str]:
-    path = find_tfstate(name, terraform_dir)
-    if path is None:
+                store = default_store()
+            doc = store.read_tfstate(name)
+        except NpaError:  # unreachable bucket, damaged record: capacity is just unknown
+            doc = None
+    if doc is None:
         return [], "unknown"
-    try:
-        return workers_from_tfstate(path), "applied"
-    except (OSError, ValueError):
-        return [], "unknown"
+    workers = workers_from_state(doc)
+    # A state without worker node groups (a phase-1 apply, a destroyed cluster) says nothing
+    # about capacity: "applied" always comes with the pools it describes.
+    return workers, "applied" if workers else "unknown"

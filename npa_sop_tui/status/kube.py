@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import random
 import threading
 import time
 from collections.abc import Callable
@@ -44,8 +45,8 @@ NODESET_LABEL = "slurm.nebius.ai/nodeset"
 NODESET_NAME_LABEL = "slurm.nebius.ai/nodeset-name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 
-# Node conditions worth a line in the dashboard (soperator-runtime.md §2.1), shown when they
-# are "True" (for Ready: when not True).
+# Node conditions worth a line in the dashboard (Soperator's health-check and GPU
+# conditions), shown when they are "True" (for Ready: when not True).
 NOTABLE_NODE_CONDITIONS = frozenset(
     {
         "SlurmNodeDrain",
@@ -216,6 +217,12 @@ class _Informer:
     def _sleep(self, seconds: float) -> None:
         self._stop.wait(seconds)
 
+    def _backoff(self, step: float) -> None:
+        """Wait `step` capped at `backoff_max`, minus up to half of it at random (jitter:
+        informers that failed together do not retry together)."""
+        capped = min(step, self._settings.backoff_max)
+        self._sleep(capped * (1 - 0.5 * random.random()))
+
     def _watch_forever(self, rv: str) -> None:
         """Resume watches from the last version seen; one dropped stream is retried at once."""
         self._rv = rv
@@ -247,7 +254,7 @@ class _Informer:
                 with self._lock:
                     self.state.watches_with_events = 0
                 if gone_streak > 1:
-                    self._sleep(min(s.backoff_initial * 2 ** (gone_streak - 2), s.backoff_max))
+                    self._backoff(s.backoff_initial * 2 ** (gone_streak - 2))
                 continue
             except ApiFailure as exc:
                 if exc.status == 404 and self._optional:
@@ -265,7 +272,7 @@ class _Informer:
                     break
                 self._fail(f"{self.state.key}: {_short(exc)}")
             delay = s.backoff_initial if delay == 0 else min(delay * 2, s.backoff_max)
-            self._sleep(delay)
+            self._backoff(delay)
 
 
 class KubeCollector:

@@ -185,7 +185,7 @@ class SlurmState(_Model):
 
 # --- Verdict ----------------------------------------------------------------------------
 
-VerdictState = Literal["ready", "progressing", "degraded", "failed", "unknown"]
+VerdictState = Literal["ready", "progressing", "degraded", "failed", "destroyed", "unknown"]
 
 
 class Hint(_Model):

@@ -15,15 +15,27 @@ from npa_sop_tui.settings import Settings
 from npa_sop_tui.status.watch import StatusSettings
 
 
+def _where(settings: Settings, key: str, flag: str) -> str:
+    source = settings.source(key)
+    return flag if source == "flag" else f"{key} ({source})"
+
+
 def status_settings(name: str, settings: Settings, **overrides: Any) -> StatusSettings:
+    from npa_sop_tui.status.ssh import check_login_host, check_login_user
+
     host = settings["login.host"]
+    if host:  # a value starting with "-" would be an ssh option: refuse it, naming its source
+        host = check_login_host(str(host), source=_where(settings, "login.host", "--login-host"))
+    user = check_login_user(
+        str(settings["login.user"]), source=_where(settings, "login.user", "--login-user")
+    )
     key = settings["ssh_private_key_path"]
     values: dict[str, Any] = {
         "name": name,
         "context": _inventory_context(name),
         "login_host": host or None,
         "login_port": int(settings["login.port"]),
-        "login_user": str(settings["login.user"]),
+        "login_user": user,
         "login_source": ("flag" if settings.source("login.host") == "flag" else "config")
         if host
         else "none",

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from npa_sop_tui.status.freshness import view
 from npa_sop_tui.status.model import ClusterStatus, Freshness
 
 VERDICT_STYLE = {
@@ -20,29 +19,20 @@ VERDICT_STYLE = {
 SEVERITY_STYLE = {"info": "cyan", "warning": "yellow", "error": "red"}
 
 
-def _age(ts: float | None) -> str:
-    if ts is None:
-        return "never"
-    secs = max(0, int(time.time() - ts))
-    return f"{secs}s ago" if secs < 120 else f"{secs // 60}m ago"
-
-
-def freshness_text(name: str, f: Freshness) -> Text:
-    style = {"fresh": "green", "stale": "yellow", "error": "red"}.get(f.state, "dim")
+def freshness_text(name: str, f: Freshness, *, interval: float | None = None) -> Text:
+    """`slurm: STALE 41s (connection refused)`: age since the last successful collection."""
+    shown = view(f, interval=interval)
+    style = {"fresh": "green", "stale": "yellow", "error": "red"}.get(shown.state, "dim")
     text = Text(f"{name}: ", style="bold")
-    label = f.state
-    if f.state == "fresh":
-        label += f" ({_age(f.updated_at)})"
-    elif f.state == "stale":
-        label += f" since {_age(f.stale_since)}"
-    text.append(label, style=style)
-    detail = f.error or f.note
-    if detail:
-        text.append(f" — {detail}", style="dim")
+    head = shown.label()
+    reason = f" ({shown.reason})" if shown.reason else ""
+    text.append(head[: len(head) - len(reason)], style=style)
+    if shown.reason:
+        text.append(f" — {shown.reason}", style="dim")
     return text
 
 
-def render_status(snap: ClusterStatus) -> RenderableType:
+def render_status(snap: ClusterStatus, *, interval: float | None = None) -> RenderableType:
     parts: list[RenderableType] = []
     head = Text()
     head.append(f"{snap.name}", style="bold")
@@ -60,7 +50,7 @@ def render_status(snap: ClusterStatus) -> RenderableType:
         )
     )
     for name, f in snap.freshness.items():
-        parts.append(freshness_text(name, f))
+        parts.append(freshness_text(name, f, interval=interval if name == "slurm" else None))
 
     kube = snap.kube
     if kube is not None:

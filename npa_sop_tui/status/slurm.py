@@ -425,7 +425,7 @@ def diff_nodes(old: Iterable[SlurmNode], new: Iterable[SlurmNode]) -> NodeDiff:
         prev = before.get(name)
         if prev is None:
             out.added.append(name)
-        elif prev != node:
+        elif prev is not node and prev != node:  # memoised parses reuse unchanged nodes
             out.changed.append(name)
     out.removed = [name for name in before if name not in after]
     return out
@@ -442,69 +442,34 @@ class _Runner(Protocol):
     async def run(self, command: str, *, timeout: float = ...) -> Any: ...
 
 
-async def collect_slurm(
-    runner: _Runner, *, host: str, fmt: str = "auto", timeout: float = 30.0
-) -> SlurmState:
-    """Run sinfo (nodes, partitions, plain text) over one connection, concurrently.
-
-    `fmt`: "json", "delimited", or "auto" (JSON, falling back to delimited if this Slurm has
-    no usable `--json`). The chosen format is in `SlurmState.source_format`.
+async def collect_json(runner: _Runner, *, host: str, timeout: float = 30.0) -> SlurmState:
+    """Nodes from `sinfo --json`, plus the partition table and plain sinfo (three calls,
+    concurrently: JSON carries no partition availability or time limit). A Slurm without a
+    usable `--json` is an error here; the default format (status/sinfo_summary.py) needs none.
     """
     import asyncio
 
-    want_json = fmt in ("auto", "json")
-    node_cmd = NODES_JSON_CMD if want_json else NODES_DELIMITED_CMD
     nodes_res, parts_res, plain_res = await asyncio.gather(
-        runner.run(node_cmd, timeout=timeout),
+        runner.run(NODES_JSON_CMD, timeout=timeout),
         runner.run(PARTITIONS_CMD, timeout=timeout),
         runner.run(PLAIN_CMD, timeout=timeout),
     )
     _check(parts_res, PARTITIONS_CMD)
-    if want_json:
-        try:
-            _check(nodes_res, node_cmd)
-        except SlurmCommandFailed:
-            if fmt == "json":
-                raise
-            # no usable --json on this Slurm: ask for the delimited table instead
-            nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
-            _check(nodes_res, NODES_DELIMITED_CMD)
-            want_json = False
-    else:
-        _check(nodes_res, node_cmd)
+    _check(nodes_res, NODES_JSON_CMD)
+    plain = plain_res.stdout if plain_res.exit_status == 0 else ""  # shown only, never parsed
     # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop.
-    try:
-        return await asyncio.to_thread(
-            _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, want_json
-        )
-    except SinfoParseError:
-        if not (want_json and fmt == "auto"):
-            raise
-    nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
-    _check(nodes_res, NODES_DELIMITED_CMD)
-    return await asyncio.to_thread(
-        _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, False
-    )
+    return await asyncio.to_thread(_assemble, nodes_res.stdout, parts_res.stdout, plain, host)
 
 
-def _assemble(
-    nodes_text: str, parts_text: str, plain_res: Any, host: str, is_json: bool
-) -> SlurmState:
-    version: str | None = None
-    source = "delimited"
-    if is_json:
-        parsed = parse_sinfo_json(nodes_text)
-        nodes, version, source = parsed.nodes, parsed.version, parsed.source_format
-    else:
-        nodes = parse_nodes_delimited(nodes_text)
-    partitions = enrich_partitions(parse_partitions_delimited(parts_text), nodes)
+def _assemble(nodes_json: str, parts_text: str, plain_text: str, host: str) -> SlurmState:
+    parsed = parse_sinfo_json(nodes_json)
     return SlurmState(
         host=host,
-        version=version,
-        source_format=source,
-        partitions=partitions,
-        nodes=sorted(nodes, key=lambda n: n.name),
-        sinfo_text=plain_res.stdout if plain_res.exit_status == 0 else "",
+        version=parsed.version,
+        source_format=parsed.source_format,
+        partitions=enrich_partitions(parse_partitions_delimited(parts_text), parsed.nodes),
+        nodes=sorted(parsed.nodes, key=lambda n: n.name),
+        sinfo_text=plain_text,
     )
 
 

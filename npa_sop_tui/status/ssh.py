@@ -3,18 +3,27 @@
 sshd's default `MaxSessions 10` makes unbounded concurrency fail with "open failed", so a
 semaphore caps channels. A dropped connection is noticed on the next command; the session
 then reconnects, waiting `backoff` between failed attempts so a dead login node is not
-hammered. Host keys go through `hostkeys.KnownHosts` + `HostKeyPolicy`.
+hammered, but never longer than the refresh interval: data comes back within two intervals
+of the login node's return. Host keys go through `hostkeys.KnownHosts` + `HostKeyPolicy`,
+whatever ~/.ssh/config says; the rest of ~/.ssh/config (ProxyJump to a bastion,
+IdentityFile) is honoured.
+
+Login users and hosts are validated wherever they come from (flag, config, the login
+Service's address): a value starting with `-` would be read as an option by `ssh`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import random
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.errors import OperationError
+from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.status.hostkeys import (
     HostKeyChanged,
     HostKeyEntry,
@@ -30,13 +39,53 @@ MAX_CHANNELS = 8
 CHANNEL_RETRY_DELAYS = (0.1, 0.3, 0.8)  # seconds between retries of a refused channel
 
 
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$")
+_LABEL = r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+_HOSTNAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*\.?$")
+
+
+def check_login_user(user: str, *, source: str = "login user") -> str:
+    """`user` if it is a plain login name; `UsageError` otherwise (never an ssh option)."""
+    if not _USER.fullmatch(user or ""):
+        raise UsageError(
+            f"{source} {user!r} is not a valid login name",
+            hint="use letters, digits, '_', '.', '-' (not first), at most 32 characters; "
+            "for example root",
+        )
+    return user
+
+
+def check_login_host(host: str, *, source: str = "login host") -> str:
+    """`host` if it is a host name or an IP address; `UsageError` otherwise."""
+    bare = (host or "").strip()
+    if bare.startswith("[") and bare.endswith("]"):
+        bare = bare[1:-1]
+    try:
+        ipaddress.ip_address(bare)
+        return bare
+    except ValueError:
+        pass
+    if not _HOSTNAME.fullmatch(bare):
+        raise UsageError(
+            f"{source} {host!r} is not a host name or IP address",
+            hint="for example 203.0.113.10 or login.example.com",
+        )
+    return bare
+
+
 @dataclass(frozen=True)
 class SshTarget:
     host: str
     port: int = 22
     user: str = "root"
-    identity_file: Path | None = None  # None: the SSH agent / default keys
+    identity_file: Path | None = None  # None: the SSH agent / ~/.ssh/config / default keys
     connect_timeout: float = 10.0
+    # OpenSSH client config files; None: ~/.ssh/config when it exists.
+    ssh_config: tuple[Path, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "host", check_login_host(self.host))
+        check_login_user(self.user)
 
 
 @dataclass
@@ -50,15 +99,29 @@ class SshUnavailable(OperationError):
     """The login node could not be reached or the command could not run."""
 
 
+MIN_BACKOFF_CAP = 1.0  # seconds: the cap never goes below this, however short the interval
+
+
+def backoff_cap(interval: float, maximum: float = 30.0) -> float:
+    """The longest wait between retries: the refresh interval (at least 1 s, at most
+    `maximum`), so a source that comes back shows up within two intervals."""
+    return max(MIN_BACKOFF_CAP, min(interval, maximum))
+
+
 @dataclass
 class Backoff:
+    """Exponential backoff with jitter: each wait is drawn from [half, all] of the current
+    step, and the step never exceeds `maximum`; clients that failed together do not retry
+    in lockstep."""
+
     initial: float = 0.5
     maximum: float = 30.0
     current: float = field(default=0.0)
+    jitter: float = 0.5  # the share of the step that is random
 
     def failed(self) -> float:
         self.current = self.initial if self.current == 0 else min(self.current * 2, self.maximum)
-        return self.current
+        return self.current * (1 - self.jitter * random.random())
 
     def reset(self) -> None:
         self.current = 0.0
@@ -110,12 +173,14 @@ class SshSession:
             "host": t.host,
             "port": t.port,
             "username": t.user,
+            # Pinned keys only: ~/.ssh/config's known-hosts settings do not apply here.
             "known_hosts": lambda h, a, p: (keys, [], []),
             "client_factory": _Recorder,
-            "config": [],  # ignore ~/.ssh/config: the same settings every time
             "connect_timeout": t.connect_timeout,
             "keepalive_interval": 15,
         }
+        if t.ssh_config is not None:  # else asyncssh reads ~/.ssh/config (ProxyJump, keys)
+            options["config"] = [str(p) for p in t.ssh_config]
         if t.identity_file is not None:
             options["client_keys"] = [str(t.identity_file)]
             options["agent_path"] = None

@@ -1,6 +1,6 @@
 """Readiness verdict and hints, following Soperator's own notion of a ready cluster.
 
-Rules (soperator-runtime.md §1.1, §1.2, §5, §7):
+Rules, as the Soperator operator reports readiness:
 - control plane: SlurmCluster phase `Available` and ControllersAvailable, LoginAvailable,
   SConfigControllerAvailable True (CommonAvailable/AccountingAvailable True if present;
   "accounting is disabled" is not a failure). Workers are not part of the phase;
@@ -26,6 +26,7 @@ from npa_sop_tui.status.model import (
     Verdict,
     WorkerCapacity,
 )
+from npa_sop_tui.status.verdict_context import VerdictContext, apply_context
 
 REQUIRED_CLUSTER_CONDITIONS = (
     "ControllersAvailable",
@@ -54,6 +55,19 @@ def compute_verdict(
     slurm: SlurmState | None,
     freshness: dict[str, Freshness],
     workers: list[WorkerCapacity] | None = None,
+    context: VerdictContext | None = None,
+) -> Verdict:
+    """The live verdict, then what npa knows besides (last operation, sandbox) on top."""
+    live = _live_verdict(kube=kube, slurm=slurm, freshness=freshness, workers=workers)
+    return apply_context(live, context)
+
+
+def _live_verdict(
+    *,
+    kube: KubeState | None,
+    slurm: SlurmState | None,
+    freshness: dict[str, Freshness],
+    workers: list[WorkerCapacity] | None,
 ) -> Verdict:
     hints: list[Hint] = []
     waiting: list[bool] = []  # something is still coming up

@@ -34,9 +34,12 @@ from npa_sop_tui.status.model import (
     SlurmState,
     WorkerCapacity,
 )
-from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed, collect_slurm
-from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable
+from npa_sop_tui.status.sinfo_memo import SinfoMemo
+from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed
+from npa_sop_tui.status.slurm_poll import collect_slurm
+from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable, backoff_cap
 from npa_sop_tui.status.verdict import compute_verdict
+from npa_sop_tui.status.verdict_context import VerdictContext
 
 Source = Literal["kube", "slurm"]
 
@@ -62,6 +65,7 @@ class StatusSettings(BaseModel):
     ssh_backoff_max: float = Field(default=30.0, gt=0)
     command_timeout: float = Field(default=30.0, gt=0)
     terraform_dir: Path | None = None
+    sandbox: bool = False  # a sandbox cluster: hints speak of the sandbox, not a cloud
 
     @property
     def kube_context(self) -> str:
@@ -91,7 +95,11 @@ class StatusWatcher:
         self._workers: list[WorkerCapacity] = []
         self._capacity_status: Literal["applied", "unknown"] = "unknown"
         self.polls = 0
+        self.successes = 0
+        """Successful Slurm polls so far (a new one is a new snapshot even if nothing changed)."""
         self._closing: set[asyncio.Task[None]] = set()
+        self._context: VerdictContext | None = None
+        self._sinfo_memo = SinfoMemo()
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -112,11 +120,16 @@ class StatusWatcher:
             capacity_for, self.settings.name, self.settings.terraform_dir
         )
         self._capacity_status = "applied" if status == "applied" else "unknown"
+        self._context = await asyncio.to_thread(verdict_context_for, self.settings)
         s = self.settings
         if s.kube_enabled:
             self._kube = KubeCollector(
                 KubeSettings(
-                    context=s.kube_context, kubeconfig=s.kubeconfig, watch_timeout=s.watch_timeout
+                    context=s.kube_context,
+                    kubeconfig=s.kubeconfig,
+                    watch_timeout=s.watch_timeout,
+                    # Retries never wait longer than the refresh interval (at least 1 s).
+                    backoff_max=backoff_cap(s.slurm_interval),
                 ),
                 on_change=self._on_kube_change,
             )
@@ -146,6 +159,12 @@ class StatusWatcher:
             raise ValueError(f"interval for {source} must be positive, got {seconds}")
         self._intervals[source] = seconds
         if source == "slurm":
+            # Backoff follows the refresh interval, so data returns within two of them.
+            cap = backoff_cap(seconds, self.settings.ssh_backoff_max)
+            if self._session is not None:
+                self._session.backoff.maximum = cap
+            if self._kube is not None:
+                self._kube.settings.backoff_max = backoff_cap(seconds)
             self._poll_now.set()  # start the new rhythm now, not after the old wait
 
     def interval(self, source: Source) -> float:
@@ -162,15 +181,18 @@ class StatusWatcher:
     # --- snapshots -----------------------------------------------------------------------
 
     async def snapshots(self, *, initial_timeout: float = 10.0) -> AsyncIterator[ClusterStatus]:
-        """Yield the first complete snapshot, then one per change, until `close()`."""
+        """Yield the first complete snapshot, then one per change and one per successful Slurm
+        poll (so `freshness.updated_at` is always the last success), until `close()`."""
         await self.start()
         await self._wait_initial(initial_timeout)
         last: str | None = None
+        last_success = -1
         while not self._closed:
             # Building and fingerprinting a 10,000-node snapshot takes ~0.2 s: use a thread.
+            success = self.successes
             snap, key = await asyncio.to_thread(self._snapshot_and_key)
-            if key != last:
-                last = key
+            if key != last or success != last_success:
+                last, last_success = key, success
                 yield snap
             self._wake.clear()
             await self._wake.wait()
@@ -203,7 +225,11 @@ class StatusWatcher:
             "slurm": self._slurm_fresh.model_copy(),
         }
         verdict = compute_verdict(
-            kube=kube_state, slurm=self._slurm, freshness=dict(freshness), workers=self._workers
+            kube=kube_state,
+            slurm=self._slurm,
+            freshness=dict(freshness),
+            workers=self._workers,
+            context=self._context,
         )
         return ClusterStatus(
             name=self.settings.name,
@@ -288,7 +314,9 @@ class StatusWatcher:
                 target,
                 policy=self.policy,
                 known_hosts=KnownHosts(self.settings.known_hosts),
-                backoff=Backoff(maximum=self.settings.ssh_backoff_max),
+                backoff=Backoff(
+                    maximum=backoff_cap(self._intervals["slurm"], self.settings.ssh_backoff_max)
+                ),
             )
         return self._session
 
@@ -322,6 +350,7 @@ class StatusWatcher:
                     host=login.host,
                     fmt=self.settings.slurm_format,
                     timeout=self.settings.command_timeout,
+                    memo=self._sinfo_memo,
                 )
             except (HostKeyChanged, HostKeyUnknown, SshUnavailable) as exc:
                 self._slurm_failed(exc.render())
@@ -332,6 +361,7 @@ class StatusWatcher:
             else:
                 self._slurm = state
                 self._slurm_fresh = Freshness(state="fresh", updated_at=time.time())
+                self.successes += 1
             self._wake.set()
 
     def _slurm_failed(self, message: str) -> None:
@@ -343,3 +373,22 @@ class StatusWatcher:
         self._slurm_fresh = Freshness(
             state="stale", updated_at=prev.updated_at, stale_since=since, error=message
         )
+
+
+def verdict_context_for(settings: StatusSettings) -> VerdictContext:
+    """The inventory's record of the cluster (state, last operation) and the sandbox flag."""
+    from npa_sop_tui import inventory
+
+    try:
+        entry = inventory.get(settings.name)
+    except Exception:  # a damaged inventory must not stop status: it reports that itself
+        entry = None
+    last = entry.last_operation if entry is not None else None
+    kubeconfig = str(settings.kubeconfig) if settings.kubeconfig else None
+    return VerdictContext(
+        state=entry.state if entry is not None else None,
+        last_operation=last.kind if last is not None else None,
+        last_message=(last.summary if last is not None else "")[:200],
+        sandbox=settings.sandbox,
+        kubeconfig=kubeconfig,
+    )

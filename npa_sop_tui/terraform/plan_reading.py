@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from npa_sop_tui.events import PoolChange
 
 # Replacements that are safe to apply without asking: local bookkeeping resources upstream
-# re-creates on purpose (npa-anchor.md §3.1 step 12), and the stand-in's model of an in-place
-# node-group resize (null_resource can only express change by replacement).
+# re-creates on purpose (the kubectl context and the login script's address), and the
+# stand-in's model of an in-place node-group resize (null_resource can only express
+# change by replacement).
 SAFE_REPLACEMENTS = (
     re.compile(r"^module\.k8s\.terraform_data\.kubectl_cluster_context(\[.*\])?$"),
     re.compile(r"^module\.login_script\.terraform_data\.lb_service_ip(\[.*\])?$"),

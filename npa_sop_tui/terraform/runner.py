@@ -1,10 +1,12 @@
-"""Terraform: finding a usable binary, and an async runner over the `-json` machine UI.
+"""The async runner over Terraform's `-json` machine UI (binary discovery: binary.py).
 
 The runner turns Terraform's JSON lines into `events` models and keeps only counters and
-bounded buffers, so a multi-hour apply does not grow memory. Cancelling the task that awaits
-`TerraformRunner.run` interrupts Terraform the way a terminal Ctrl-C would: SIGINT to its
-process group (Terraform 1.0 runs under panicwrap, so signalling only the PID we started is
-ignored). A second cancel while Terraform shuts down kills the group.
+bounded buffers, so a multi-hour apply does not grow memory. Every command runs under the
+supervisor (supervision.py), which keeps Terraform alive and drained until it has saved its
+state even if npa dies. Cancelling the task that awaits `TerraformRunner.run` interrupts
+Terraform the way a terminal Ctrl-C would: SIGINT to its process group (Terraform 1.0 runs
+under panicwrap, so signalling only the PID we started is ignored). A second cancel while
+Terraform shuts down kills the group.
 """
 
 from __future__ import annotations
@@ -12,19 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import re
-import shutil
-import signal
-import subprocess
+import logging
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import (
     Diagnostic,
     Event,
@@ -35,150 +32,46 @@ from npa_sop_tui.events import (
     ResourceProgress,
     ResourceStarted,
 )
+from npa_sop_tui.terraform import supervision
+from npa_sop_tui.terraform.binary import (  # re-exported: callers import them from here
+    TerraformBinary,
+    clean_env,
+    find_terraform,
+    parse_version,
+    required_version,
+    satisfies,
+    terraform_environment,
+)
+
+__all__ = [
+    "RunResult",
+    "TerraformBinary",
+    "TerraformRunner",
+    "clean_env",
+    "find_terraform",
+    "first_error_block",
+    "parse_version",
+    "required_version",
+    "satisfies",
+    "terraform_environment",
+]
 
 LOG_TAIL = 200
 MAX_DIAGNOSTICS = 100
-# Files Terraform creates (state, backups, saved plans, .terraform/) are private: 0600/0700.
-STATE_UMASK = 0o077
-
-# ---------------------------------------------------------------------------------------------
-# Versions and discovery
+NO_SPACE = "no space left on device"
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    match = re.match(r"\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", text)
-    if not match:
-        raise ValueError(f"not a version: {text!r}")
-    major, minor, patch = (int(g) if g else 0 for g in match.groups())
-    return major, minor, patch
+log = logging.getLogger(__name__)
 
 
-def satisfies(version: str, constraint: str) -> bool:
-    """Terraform's version-constraint syntax: `>= 1.0, < 2`, `~> 1.2`, `= 1.0.3`, `!= 1.1`."""
-    have = parse_version(version)
-    for part in (p.strip() for p in constraint.split(",")):
-        if not part:
-            continue
-        match = re.match(r"(>=|<=|!=|~>|=|>|<)?\s*(.+)", part)
-        assert match is not None  # the pattern matches any non-empty string
-        op, raw = match.group(1) or "=", match.group(2).strip()
-        want = parse_version(raw)
-        if op == "~>":
-            pieces = len(raw.lstrip("v").split("."))
-            upper = (want[0] + 1, 0, 0) if pieces <= 2 else (want[0], want[1] + 1, 0)
-            ok = want <= have < upper
-        else:
-            ok = {
-                "=": have == want,
-                "!=": have != want,
-                ">": have > want,
-                ">=": have >= want,
-                "<": have < want,
-                "<=": have <= want,
-            }[op]
-        if not ok:
-            return False
-    return True
+class HeldLock(Protocol):
+    """The cluster lock as the runner sees it: handed to the supervisor, told its pid."""
 
+    def fileno(self) -> int: ...
 
-def required_version(recipe_example_dir: Path) -> str | None:
-    """The `required_version` constraint of a recipe installation (terraform.tf or any .tf)."""
-    candidates = [recipe_example_dir / "terraform.tf", *sorted(recipe_example_dir.glob("*.tf"))]
-    for path in candidates:
-        if not path.is_file():
-            continue
-        match = re.search(r'required_version\s*=\s*"([^"]+)"', path.read_text(encoding="utf-8"))
-        if match:
-            return match.group(1)
-    return None
+    def note_child(self, pid: int, args: list[str]) -> None: ...
 
-
-@dataclass(frozen=True)
-class TerraformBinary:
-    path: str
-    version: str
-    source: str  # where it was found: env, config, PATH, explicit
-
-
-def _probe_version(path: str) -> str:
-    env = clean_env({})
-    try:
-        done = subprocess.run(
-            [path, "version", "-json"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-            check=False,
-        )
-    except OSError as exc:
-        raise UsageError(
-            f"cannot run Terraform at {path}: {exc.strerror}",
-            hint="configure terraform_bin to a working terraform binary",
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"{path} version -json did not answer within 60 s") from None
-    try:
-        return str(json.loads(done.stdout)["terraform_version"])
-    except (ValueError, KeyError, TypeError):
-        # Terraform before 0.13 has no -json for `version`; its first line is "Terraform vX.Y.Z".
-        match = re.search(r"Terraform v(\d+\.\d+\.\d+)", done.stdout)
-        if match:
-            return match.group(1)
-    raise UsageError(f"{path} does not look like Terraform (`version -json` gave no version)")
-
-
-def find_terraform(
-    *,
-    required: str | None = None,
-    configured: str | None = None,
-    source: str = "settings",
-) -> TerraformBinary:
-    """The Terraform to use: the configured binary (`source` says where it was set), else PATH.
-
-    Raises `UsageError` naming what the recipe needs when none is found or it is too old.
-    """
-    need = f"the recipe requires Terraform {required}" if required else "Terraform is required"
-    if configured:
-        path = shutil.which(configured) if os.sep not in configured else configured
-        if not path or not os.access(path, os.X_OK) or not os.path.isfile(path):
-            raise UsageError(
-                f"Terraform binary from {source} not found or not executable: {configured}",
-                hint=f"{need}; fix {source} or unset it to use terraform from PATH",
-            )
-        return _checked(path, source, required, need)
-    found = shutil.which("terraform")
-    if not found:
-        raise UsageError(
-            "no terraform binary found (none configured, none on PATH)",
-            hint=f"{need}; install it or configure terraform_bin",
-        )
-    return _checked(found, "PATH", required, need)
-
-
-def _checked(path: str, source: str, required: str | None, need: str) -> TerraformBinary:
-    version = _probe_version(path)
-    if required and not satisfies(version, required):
-        raise UsageError(
-            f"Terraform {version} at {path} (from {source}) is too old or not allowed: {need}",
-            hint="install a matching Terraform and configure terraform_bin to it",
-        )
-    return TerraformBinary(path=path, version=version, source=source)
-
-
-def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
-    """The environment Terraform runs with: ours, never a broken inherited CLI config."""
-    env = dict(os.environ)
-    cli_config = env.get("TF_CLI_CONFIG_FILE")
-    if cli_config and not Path(cli_config).is_file():
-        del env["TF_CLI_CONFIG_FILE"]  # a dangling path makes every init fail
-    env.update(CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1", TF_INPUT="0")
-    env.update(extra)
-    return env
-
-
-# ---------------------------------------------------------------------------------------------
-# The runner
+    def clear_child(self) -> None: ...
 
 
 _ACTIONS: dict[str, ResourceAction] = {
@@ -215,6 +108,8 @@ class RunResult:
     failed: list[str] = field(default_factory=list)
     errors: list[Diagnostic] = field(default_factory=list)
     log_tail: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_TAIL))
+    errored_state: str | None = None  # where Terraform's emergency state dump was saved
+    no_space: bool = False  # Terraform reported "no space left on device"
 
     @property
     def ok(self) -> bool:
@@ -244,7 +139,11 @@ def first_error_block(lines: Sequence[str] | deque[str]) -> str:
 
 
 class TerraformRunner:
-    """Runs one Terraform command at a time for one operation, emitting events."""
+    """Runs one Terraform command at a time for one operation, emitting events.
+
+    `lock` (the cluster lock) is inherited by each supervisor, so a Terraform that outlives
+    npa keeps the cluster locked until it has exited, and the lock's holder record names it.
+    """
 
     def __init__(
         self,
@@ -254,33 +153,38 @@ class TerraformRunner:
         on_event: Callable[[Event], None],
         env: Mapping[str, str] | None = None,
         text_filter: Callable[[str], str] = lambda s: s,
+        lock: HeldLock | None = None,
     ) -> None:
         self.binary = binary
         self.operation_id = operation_id
         self._emit = on_event
         self._env = clean_env(env or {})
         self._filter = text_filter
+        self._lock = lock
         self._in_flight: dict[str, float] = {}
+
+    async def _spawn(self, args: Sequence[str], cwd: Path) -> supervision.Supervised:
+        lock = self._lock
+        return await supervision.spawn(
+            self.binary,
+            args,
+            cwd=cwd,
+            env=self._env,
+            spool=supervision.spool_path(cwd, self.operation_id),
+            hold_fds=(lock.fileno(),) if lock is not None else (),
+            on_spawn=lock.note_child if lock is not None else None,
+        )
+
+    def _spawned_done(self) -> None:
+        if self._lock is not None:
+            self._lock.clear_child()
 
     async def run(self, args: Sequence[str], *, cwd: Path, json_ui: bool = True) -> RunResult:
         """Run `terraform <args>` in `cwd`; cancel the awaiting task to interrupt it."""
         started = time.monotonic()
         result = RunResult(args=list(args), returncode=-1, duration=0.0)
-        proc = await asyncio.create_subprocess_exec(
-            self.binary,
-            *args,
-            cwd=str(cwd),
-            env=self._env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            # Terraform's state, backups and plans can hold secrets (reservation IDs,
-            # passwords, cluster credentials): whatever it creates is for this user only.
-            umask=STATE_UMASK,
-            limit=16 * 1024 * 1024,  # a show -json line can be large
-        )
-        assert proc.stdout is not None and proc.stderr is not None
+        log.debug("terraform %s (in %s)", " ".join(args), cwd)
+        proc = await self._spawn(args, cwd)
         out_task = asyncio.create_task(self._pump_stdout(proc.stdout, result, json_ui))
         err_task = asyncio.create_task(self._pump_stderr(proc.stderr, result))
         pumps = asyncio.gather(out_task, err_task)
@@ -293,37 +197,39 @@ class TerraformRunner:
         finally:
             result.duration = time.monotonic() - started
             self._in_flight.clear()
+            self._spawned_done()
+            log.debug(
+                "terraform %s: exit %s after %.1fs%s",
+                args[0] if args else "",
+                result.returncode,
+                result.duration,
+                " (interrupted)" if result.interrupted else "",
+            )
         return result
 
     async def capture(self, args: Sequence[str], *, cwd: Path) -> tuple[int, str, str]:
         """Run a short command whose stdout we need whole (show -json, state list, output)."""
-        proc = await asyncio.create_subprocess_exec(
-            self.binary,
-            *args,
-            cwd=str(cwd),
-            env=self._env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            umask=STATE_UMASK,
-        )
+        proc = await self._spawn(args, cwd)
+        # Not communicate(): it would close stdin, the supervisor's lifeline.
+        reads = asyncio.gather(proc.stdout.read(), proc.stderr.read())
         try:
-            out, err = await proc.communicate()
+            out, err = await asyncio.shield(reads)
+            code = await proc.wait()
         except asyncio.CancelledError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
+            proc.kill()  # read-only commands: nothing to save
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(proc.wait())
             raise
-        return proc.returncode or 0, out.decode(errors="replace"), err.decode(errors="replace")
+        finally:
+            self._spawned_done()
+        return code, out.decode(errors="replace"), err.decode(errors="replace")
 
     async def _interrupt(
-        self, proc: asyncio.subprocess.Process, pumps: asyncio.Future[Any], result: RunResult
+        self, proc: supervision.Supervised, pumps: asyncio.Future[Any], result: RunResult
     ) -> None:
         result.interrupted = True
         self._log("npa", "interrupt: asking Terraform to stop gracefully (SIGINT)")
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGINT)
+        proc.interrupt()
         try:
             await asyncio.shield(pumps)
             result.returncode = await proc.wait()
@@ -342,15 +248,11 @@ class TerraformRunner:
                     ),
                 )
             )
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            proc.kill()
             # The kill is immediate; this wait cannot hang, so it is safe to finish it.
             with contextlib.suppress(asyncio.CancelledError):
                 result.returncode = await asyncio.shield(proc.wait())
                 await asyncio.shield(pumps)
-            # Providers started by Terraform share the group, but a stray one may linger.
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
 
     def _log(self, stream: str, text: str) -> None:
         self._emit(LogLine(operation_id=self.operation_id, stream=stream, text=text))  # type: ignore[arg-type]
@@ -435,8 +337,12 @@ class TerraformRunner:
             output = self._filter(str(hook.get("output", "")))
             if output:
                 self._log("terraform", f"{addr}: {output}")
+        elif kind == "npa_errored_state":
+            self._errored_state(msg, result)
         elif kind == "diagnostic":
             diag = msg.get("diagnostic") or {}
+            if NO_SPACE in str(diag.get("detail", "")) + str(diag.get("summary", "")):
+                result.no_space = True
             severity = {"error": "error", "warning": "warning"}.get(
                 str(diag.get("severity")), "info"
             )
@@ -469,3 +375,49 @@ class TerraformRunner:
                 self._log("terraform", text)
         # version, planned_change, provision_start/complete/errored, resource_drift:
         # planned changes come from `show -json` on the saved plan; the rest repeats apply_*.
+
+    def _errored_state(self, msg: dict[str, Any], result: RunResult) -> None:
+        """Terraform could not write its state and printed it; the supervisor saved it."""
+        path = msg.get("path")
+        oid = self.operation_id
+        if path:
+            result.errored_state = str(path)
+            detail = (
+                f"npa saved the state Terraform printed to {path} (0600, {msg.get('bytes')} "
+                "bytes). Nothing is lost: free disk space, then run the same command again; "
+                "npa pushes that state back into Terraform (`terraform state push`) before "
+                "anything else."
+            )
+        else:
+            # Nowhere on disk took it: name what Terraform created, so nothing is untracked.
+            state = msg.get("state") or {}
+            created = _state_resources(state)
+            detail = (
+                "npa could not save the state Terraform printed anywhere ("
+                + "; ".join(str(e) for e in msg.get("errors") or [])
+                + "). Resources in it: "
+                + (", ".join(created) or "none")
+                + ". Free disk space and run `terraform import` for each, or restore state."
+            )
+        event = Diagnostic(
+            operation_id=oid,
+            severity="error",
+            summary="Terraform could not save its state (kept by npa)",
+            detail=self._filter(detail),
+        )
+        if len(result.errors) < MAX_DIAGNOSTICS:
+            result.errors.insert(0, event)
+        self._emit(event)
+
+
+def _state_resources(state: dict[str, Any]) -> list[str]:
+    """`address (id)` of every resource instance in a raw state document."""
+    found: list[str] = []
+    for res in state.get("resources") or []:
+        prefix = f"{res['module']}." if res.get("module") else ""
+        base = f"{prefix}{res.get('type')}.{res.get('name')}"
+        for inst in res.get("instances") or []:
+            key = inst.get("index_key")
+            addr = base if key is None else f"{base}[{json.dumps(key)}]"
+            found.append(f"{addr} ({(inst.get('attributes') or {}).get('id', '?')})")
+    return found

@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
@@ -20,11 +20,16 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.theme_setting import follow_theme
 
 APP_TITLE = "npa-sop"
+ERROR_BURST = 5
+"""This many unexpected errors within ERROR_BURST_SECONDS end the app instead of opening modals."""
+ERROR_BURST_SECONDS = 10.0
 
 
-class NpaSopApp(App[int]):
+class NpaSopApp(Guarded, App[int]):
     """Stand up and watch Soperator (Slurm on Kubernetes) clusters."""
 
     CSS_PATH = "app.tcss"
@@ -58,6 +63,7 @@ class NpaSopApp(App[int]):
         keymap: dict[str, str] | None = None,
         theme: str | None = None,
         status_interval: float | None = None,
+        config_path: Path | None = None,
     ) -> None:
         super().__init__()
         self._status_interval = status_interval
@@ -65,6 +71,11 @@ class NpaSopApp(App[int]):
         self.spec_path = spec_path
         self._keymap_config = dict(keymap or {})
         self._theme_config = theme
+        self.unexpected_errors: list[BaseException] = []
+        """Exceptions that escaped a handler and were shown in an error modal (tests read it)."""
+        self._error_times: list[float] = []
+        self._config_path = config_path
+        """The config.yaml the app read; a theme picked in the palette is saved there."""
 
     @property
     def status_interval(self) -> float:
@@ -82,8 +93,7 @@ class NpaSopApp(App[int]):
     def on_mount(self) -> None:
         if self._keymap_config:
             self.set_keymap(self._keymap_config)
-        if self._theme_config and self._theme_config in self.available_themes:
-            self.theme = self._theme_config
+        follow_theme(self, self._theme_config, self._config_path)
         self._update_titles()
         from npa_sop_tui.screens.home import HomeScreen
 
@@ -120,6 +130,51 @@ class NpaSopApp(App[int]):
             return
         error = event.worker.error
         self.show_error(error, title=f"{event.worker.group or 'operation'} failed")
+
+    last_key_at: float = 0.0
+    """time.monotonic() of the last key press: busy widgets hold back redraws right after one."""
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            import time
+
+            self.last_key_at = time.monotonic()
+        await super().on_event(event)
+
+    def report_unexpected(self, error: BaseException, *, where: str = "") -> None:
+        """An exception escaped a handler of ours: show it over the screen, keep the state.
+
+        The traceback goes to NPA_HOME/logs/tui-errors.log. A burst of errors (or one while
+        the error modal itself is up) means the app cannot recover: Textual's own handling
+        ends it, with a non-zero exit code.
+        """
+        import time
+
+        from npa_sop_tui.screens.modals import ErrorModal
+
+        now = time.monotonic()
+        self.unexpected_errors.append(error)
+        self._error_times = [t for t in self._error_times if now - t < ERROR_BURST_SECONDS]
+        self._error_times.append(now)
+        log = _log_traceback(error, where)
+        burst = len(self._error_times) >= ERROR_BURST
+        if burst or isinstance(self.screen, ErrorModal) or not self.is_running:
+            self._handle_exception(error if isinstance(error, Exception) else RuntimeError(error))
+            return
+        where_text = f" in {where}" if where else ""
+        self.push_screen(
+            ErrorModal(
+                f"Unexpected error{where_text}",
+                f"{type(error).__name__}: {error}",
+                "Nothing was lost: the screen behind this message keeps its state. This is a "
+                f"bug in npa-sop; please report it with the traceback in {log}.",
+            )
+        )
+
+    def notify(self, message: str, **kwargs: Any) -> None:  # type: ignore[override]
+        """Notifications are plain text: they often quote names, paths and errors."""
+        kwargs["markup"] = False
+        super().notify(message, **kwargs)
 
     def show_error(self, error: BaseException | None, *, title: str = "Error") -> None:
         from npa_sop_tui.errors import NpaError
@@ -235,7 +290,7 @@ class NpaSopApp(App[int]):
         from npa_sop_tui.screens.wizard import WizardScreen
 
         try:
-            mapping = self.backend.load_spec(path)
+            mapping, document = self.backend.open_document(path)
         except NpaError as exc:
             findings = getattr(exc, "findings", None)
             message = exc.message
@@ -243,7 +298,7 @@ class NpaSopApp(App[int]):
                 message = "\n".join(f.render() for f in findings)
             self.show_error(NpaError(message, hint=exc.hint), title=f"Cannot open {path}")
             return
-        self.push_screen(WizardScreen(mapping, path=path))
+        self.push_screen(WizardScreen(mapping, path=path, document=document))
 
     def deploy(self, spec: Any, *, spec_path: Path | None = None, replace: bool = False) -> None:
         """Open the deploy screen; `replace` swaps it for the current screen (the wizard)."""
@@ -315,6 +370,28 @@ def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:
         spec_path=spec_path,
         keymap=dict(settings.config.tui.keys),
         theme=settings["tui.theme"],
+        config_path=settings.config_file,
     )
     result = app.run()
+    if app.return_code:  # the app died of an error Textual could not hand to a modal
+        return int(app.return_code)
     return int(result or 0)
+
+
+def _log_traceback(error: BaseException, where: str) -> str:
+    """Append the traceback to NPA_HOME/logs/tui-errors.log; returns where it went."""
+    import time
+    import traceback
+
+    try:
+        from npa_sop_tui.paths import npa_home
+
+        path = npa_home() / "logs" / "tui-errors.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = "".join(traceback.format_exception(error))
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"--- {stamp} in {where or 'the app'}\n{text}\n")
+        return str(path)
+    except Exception:  # logging must never turn one error into two
+        return "the terminal output"

@@ -24,6 +24,7 @@ from npa_sop_tui.spec.findings import Finding
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
     from npa_sop_tui.events import EventSink, PlanSummary
+    from npa_sop_tui.spec.model import SoperatorSpec
 
 
 # ---------------------------------------------------------------------------------------
@@ -108,23 +109,29 @@ class Backend:
     # -- identity and inventory ------------------------------------------------------------
 
     def has_cloud_identity(self) -> bool:
-        """True when the settings name a tenant and project (so a real deploy could run)."""
+        """True when the settings name a tenant, project and subnet (so a real deploy could
+        run; the spec may still set its own region)."""
         if self.sandbox:
             return False
         settings = self.environment.settings
-        return bool(settings["tenant_id"] and settings["project_id"])
+        return bool(settings["tenant_id"] and settings["project_id"] and settings["subnet_id"])
 
     def list_clusters(self) -> list[ClusterRow]:
+        """The clusters of the state store the settings select: this machine's, or the
+        team's bucket (then each row says who ran the last operation)."""
         from npa_sop_tui import inventory
         from npa_sop_tui.paths import cluster_dir
 
+        store = self.environment.state_store()
         rows: list[ClusterRow] = []
-        for entry in inventory.list_clusters():
+        for entry in inventory.list_clusters(store=store):
             last = entry.last_operation
             last_text = "—"
             if last is not None:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started))
                 last_text = f"{last.kind} {last.result} {when}"
+                if last.user:
+                    last_text += f" by {last.user}@{last.host}"
             spec_path = cluster_dir(entry.name) / inventory.SPEC_FILE
             rows.append(
                 ClusterRow(
@@ -141,13 +148,13 @@ class Backend:
     def spec_for_cluster(self, name: str) -> dict[str, Any]:
         """The spec as last deployed, as a mapping for the wizard/deploy screens."""
         from npa_sop_tui import inventory
-        from npa_sop_tui.paths import cluster_dir
 
-        inventory.require(name)
-        path = cluster_dir(name) / inventory.SPEC_FILE
-        if not path.is_file():
+        store = self.environment.state_store()
+        inventory.require(name, store=store)
+        path = store.spec_file(name)
+        if path is None:
             raise UsageError(
-                f"cluster {name!r} has no recorded spec ({path})",
+                f"cluster {name!r} has no recorded spec ({store.describe()})",
                 hint="open its cluster.yaml with `o` instead",
             )
         return self.load_spec(path)
@@ -160,12 +167,8 @@ class Backend:
         return kube_context(name)
 
     def default_spec_path(self, name: str) -> Path:
-        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml; the sandbox
-        keeps its specs beside its state, not in whatever folder the app started from."""
-        if self.sandbox:
-            from npa_sop_tui.paths import npa_home
-
-            return npa_home() / "specs" / f"{name or 'cluster'}.yaml"
+        """Where the wizard offers to write a new cluster's spec: ./cluster.yaml, in the
+        sandbox too (the file is the user's; only the cluster's state is sandboxed)."""
         return Path.cwd() / "cluster.yaml"
 
     def example_mapping(self) -> dict[str, Any]:
@@ -187,9 +190,43 @@ class Backend:
         loaded = load_spec(Path(path), validate=False)
         return self.to_mapping(loaded.spec)
 
+    def open_document(self, path: Path) -> tuple[dict[str, Any], Any]:
+        """(mapping for the form, the file's round-trip document) of an existing spec."""
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        mapping = self.load_spec(path)
+        return mapping, SpecDocument.read(path)
+
+    def edited_text(
+        self, document: Any, before: Mapping[str, Any], after: Mapping[str, Any]
+    ) -> tuple[str, str]:
+        """(new text, unified diff) of an opened file with the form's changes applied.
+
+        Only the fields that differ between `before` and `after` are edited, so the rest of
+        the file (comments, order, quoting, flow style) stays byte for byte.
+        """
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        doc = SpecDocument.parse(document.original, document.path)
+        doc.apply_changes(before, after)
+        return doc.render(), doc.diff()
+
+    def write_text(self, path: Path, text: str) -> Any:
+        """Write spec text atomically; returns the document of what is now on disk."""
+        from npa_sop_tui.fsutil import atomic_write_text
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        atomic_write_text(Path(path), text)
+        return SpecDocument.parse(text, Path(path))
+
     def to_mapping(self, spec: Any) -> dict[str, Any]:
-        # exclude_unset: the file written back has what the user set, no more
-        return spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        from npa_sop_tui.spec.model import REVEAL_SECRETS
+
+        # exclude_unset: the file written back has what the user set, no more; secrets kept
+        # as they are (a capacity block ID in the file must survive a round trip).
+        return spec.model_dump(
+            mode="json", by_alias=True, exclude_unset=True, context={REVEAL_SECRETS: True}
+        )
 
     def check(self, mapping: Mapping[str, Any]) -> tuple[Any | None, list[Finding]]:
         """Parse and validate a mapping: (spec or None, every finding)."""
@@ -211,24 +248,19 @@ class Backend:
 
         return dump_spec_yaml(spec)
 
-    def write_spec(self, path: Path, spec: Any) -> None:
-        from npa_sop_tui.fsutil import atomic_write_text
-
-        atomic_write_text(Path(path), self.dump_yaml(spec))
-
-    def totals(self, spec: Any) -> Totals:
+    def totals(self, spec: SoperatorSpec) -> Totals:
         cat = self.catalog()
         nodes = vcpu = gpus = disk = 0
-        for pool in getattr(spec, "workers", []) or []:
+        for pool in spec.workers:
             preset = cat.preset(pool.platform, pool.preset)
             size = int(pool.size)
             nodes += size
             if preset is not None:
                 vcpu += size * preset.vcpu
                 gpus += size * preset.gpus
-            disk += size * int(getattr(pool, "boot_disk_gib", 0) or 0)
-            if getattr(pool, "docker_cache", False):
-                disk += size * int(getattr(pool, "docker_cache_gib", 0) or 0)
+            disk += size * int(pool.boot_disk_gib or 0)
+            if pool.docker_cache:
+                disk += size * int(pool.docker_cache_gib or 0)
         return Totals(nodes=nodes, vcpu=vcpu, gpus=gpus, disk_gib=disk)
 
     def catalog(self) -> CatalogView:
@@ -298,6 +330,25 @@ class Backend:
             settings, host_key_policy=_policy(confirm_host_key), initial_timeout=3.0
         ):
             yield snapshot
+
+    async def slurm_ops(self, name: str, *, confirm_host_key: HostKeyConsent | None = None) -> Any:
+        """The cluster's operator actions (status/slurm_ops.SlurmOps; simulated in the sandbox).
+
+        The caller closes it (`aclose`)."""
+        settings = self.status_settings(name, interval=30.0)
+        return await self.environment.slurm_ops(settings, host_key_policy=_policy(confirm_host_key))
+
+    def pool_capacity(self, name: str) -> dict[str, str]:
+        """Capacity mode (reserved / preemptible / on-demand) of each pool, from the spec the
+        cluster was last deployed with; {} when npa has none recorded."""
+        from npa_sop_tui.errors import NpaError
+
+        try:
+            spec, _ = self.check(self.spec_for_cluster(name))
+        except NpaError:
+            return {}
+        capacity = self.environment.settings["capacity"] or {}
+        return {p.name: p.capacity_mode(capacity) for p in spec.workers} if spec else {}
 
     async def close(self) -> None:
         """Release whatever the environment started (the sandbox stops its fake API server)."""
@@ -445,3 +496,43 @@ def _state_from(operation: str, result: str) -> str:
     if operation == "deploy" and result == "ok":
         return "deployed"
     return f"{operation} {result}"
+
+
+# ---------------------------------------------------------------------------------------
+# Operation logs (the viewer reads them; lifecycle writes them)
+
+LOG_VIEW_LIMIT = 20_000
+"""Lines of an operation log the viewer holds (the newest); the file on disk has them all."""
+
+
+def operation_log(name: str, operation_id: str | None = None) -> tuple[Path | None, list[Any]]:
+    """(path, (level, text) lines) of one operation's event log: the given operation, else
+    the cluster's latest one. Lines are worded by `events.describe`, like the live log."""
+    import json
+    from collections import deque
+
+    from npa_sop_tui import inventory
+    from npa_sop_tui.events import describe, level_of, parse_event
+
+    entry = inventory.get(name)
+    if entry is None:
+        return None, []
+    records = [op for op in entry.operations if op.log]
+    if operation_id is not None:
+        records = [op for op in records if op.id == operation_id]
+    if not records:
+        return None, []
+    path = Path(str(records[-1].log))
+    lines: deque[tuple[str, str]] = deque(maxlen=LOG_VIEW_LIMIT)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for raw in handle:
+                try:
+                    event = parse_event(json.loads(raw))
+                except (ValueError, TypeError):
+                    lines.append(("warning", raw.rstrip("\n")))  # unreadable: shown as is
+                    continue
+                lines.append((level_of(event), describe(event)))
+    except OSError as exc:
+        return path, [("error", f"cannot read {path}: {exc.strerror or exc}")]
+    return path, list(lines)

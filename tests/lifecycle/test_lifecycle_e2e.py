@@ -17,11 +17,11 @@ from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import parse_event
 from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked
 
-pytestmark = pytest.mark.integration
-
 SECRET_ID = "capacityblockgroup-e2esecret42"
 
 
+@pytest.mark.terraform
+@pytest.mark.slow
 async def test_lifecycle_plan_deploy_list_destroy(
     make_spec: Any, sandbox_options: Any, recorder: Any
 ) -> None:
@@ -93,6 +93,7 @@ async def test_lifecycle_plan_deploy_list_destroy(
     assert [o.kind for o in entry.operations] == ["deploy", "deploy", "destroy"]
 
 
+@pytest.mark.terraform
 async def test_lifecycle_terraform_validation_failure_is_a_diagnostic(
     make_spec: Any, sandbox_options: Any, recorder: Any
 ) -> None:
@@ -122,6 +123,8 @@ async def test_lifecycle_lock_contention_refuses_at_once(
     assert recorder.events == []  # refused before anything started
 
 
+@pytest.mark.terraform
+@pytest.mark.slow
 async def test_lifecycle_destructive_plan_refused_then_allowed(
     make_spec: Any, sandbox_options: Any, recorder: Any
 ) -> None:
@@ -189,6 +192,7 @@ def _spec_file(tmp_path: Path, name: str, key: str) -> Path:
     return path
 
 
+@pytest.mark.terraform
 def test_lifecycle_cli_deploy_json_list_destroy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,12 +11,6 @@ from npa_sop_tui import lifecycle
 from npa_sop_tui.errors import NpaError, UsageError
 
 
-@pytest.fixture(autouse=True)
-def _no_identity_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("NPA_REGION", "NPA_TENANT_ID", "NPA_PROJECT_ID", "NPA_SUBNET_ID"):
-        monkeypatch.delenv(var, raising=False)
-
-
 async def test_missing_identity_is_reported_before_cloning_the_recipe(
     make_spec: Any, npa_home: Path
 ) -> None:
@@ -25,9 +19,8 @@ async def test_missing_identity_is_reported_before_cloning_the_recipe(
     text = caught.value.render()
     for field in ("tenant_id", "project_id", "subnet_id"):
         assert field in text
-    # Nothing was cloned, installed or locked for a run that could never succeed.
-    assert not (npa_home / "soperator" / "recipes").exists()
-    assert not (npa_home / "soperator" / "noid" / "install").exists()
+    # Nothing was cloned, installed, locked or logged for a run that could never succeed.
+    assert not (npa_home / "soperator").exists()
 
 
 async def test_identity_from_env_passes_the_precheck(
@@ -44,3 +37,22 @@ async def test_identity_from_env_passes_the_precheck(
         await lifecycle.deploy(make_spec("envid"), options=lifecycle.LifecycleOptions())
     assert "identity is incomplete" not in caught.value.render()
     assert "could not fetch the recipe" in caught.value.render()
+
+
+@pytest.mark.parametrize("command", ["plan", "deploy"])
+def test_cli_without_identity_suggests_the_sandbox_and_leaves_nothing(
+    command: str, npa_home: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from npa_sop_tui.cli import main
+
+    spec = Path(__file__).resolve().parents[2] / "assets" / "cpu-minimal.yaml"
+    argv = ["soperator", command, "--spec", str(spec), *(["--yes"] if command == "deploy" else [])]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "tenant_id is not set" in err and "add --sandbox" in err
+    assert list(npa_home.iterdir()) == []  # no lock, no event log, no cluster folder
+    # a terraform_dir that is a real recipe checkout is checked just as early
+    real = tmp_path / "nebius-solutions-library"
+    (real / "soperator").mkdir(parents=True)
+    assert main([*argv, "--terraform-dir", str(real)]) == 2
+    assert list(npa_home.iterdir()) == []

@@ -23,7 +23,7 @@ from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.events import Event
 from npa_sop_tui.locks import is_locked
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("sandbox_in_home")]
+pytestmark = [pytest.mark.terraform, pytest.mark.usefixtures("sandbox_in_home")]
 
 SEED = int(os.environ.get("NPA_TEST_SEED", time.time_ns() % 10_000))
 
@@ -77,6 +77,7 @@ async def _interrupted_deploy(
     return events
 
 
+@pytest.mark.slow
 async def test_lifecycle_interrupt_at_several_points_converges(
     make_spec: Any, sandbox_options: Any
 ) -> None:

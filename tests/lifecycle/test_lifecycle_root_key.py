@@ -13,24 +13,15 @@ from npa_sop_tui import lifecycle
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.sshkeys import fingerprint
 
+# The machine's own ~/.ssh and NPA_* keys never leak in: tests/conftest.py isolates HOME and env.
+pytestmark = pytest.mark.terraform
+
 OTHER_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHv2tNQ0ERRmI3r4Qj2b5Z0ljTy0cSM2aGm1s1yHqC4v other"
 
 
 def _rendered_keys(result: Any) -> list[str]:
     tfvars = Path(result.install_dir) / "terraform.tfvars.json"
     return json.loads(tfvars.read_text())["slurm_login_ssh_root_public_keys"]
-
-
-@pytest.fixture(autouse=True)
-def _no_user_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # The machine's own ~/.ssh and env must not leak into the resolution under test.
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    for var in (
-        "NPA_SOPERATOR_ROOT_LOGIN_SSH_PUBLIC_KEY",
-        "NPA_SOPERATOR_ROOT_LOGIN_SSH_PUBLIC_KEY_FILE",
-        "NPA_SSH_PUBLIC_KEY",
-    ):
-        monkeypatch.delenv(var, raising=False)
 
 
 async def test_sandbox_without_any_key_generates_a_private_pair(

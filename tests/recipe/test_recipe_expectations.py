@@ -7,7 +7,7 @@ Two independent sources:
   rendered name is declared, every required one is rendered or comes from TF_VAR_*, and no
   object carries an attribute its type does not declare.
 
-The golden files in tests/spec/golden pin the whole output; these say what it must mean.
+The golden files in tests/recipe/golden pin the whole output; these say what it must mean.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ CLUSTER = {
             "size": 2,
             "resource": {"platform": "gpu-b200-sxm", "preset": "8gpu-160vcpu-1792gb"},
             "boot_disk": boot(512),
-            "gpu_cluster": {"infiniband_fabric": "us-central1-b"},
+            "gpu_cluster": {"infiniband_fabric": "us-central1-a"},
             "preemptible": {},
             "reservation_policy": None,
             "node_local_image_disk": cache(372),

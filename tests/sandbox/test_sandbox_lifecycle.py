@@ -37,7 +37,7 @@ def test_sandbox_cluster_survives_status_redeploy_resize_and_destroy(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
-    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # no ~/.ssh keys: the sandbox's own
+    # HOME is an empty folder (tests/conftest.py): no ~/.ssh keys, so the sandbox's own
     spec = tmp_path / "cluster.yaml"
     spec.write_text(SPEC.format(size=2))
     deploy = ["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "-o", "json"]

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers_sdk import spec_mapping
 
 from npa.sdk import soperator
 from npa_sop_tui.events import Event
 
-pytestmark = pytest.mark.integration
+from testkit.fleets import spec_mapping
+
+pytestmark = pytest.mark.usefixtures("fast_standin")
 
 
 def _assert_ordered(events: list[Event], operation: str) -> None:
@@ -59,6 +60,7 @@ def test_validate_is_typed_and_positions_come_from_the_file(tmp_path: Path) -> N
     assert info.value.exit_code == 2
 
 
+@pytest.mark.terraform
 def test_plan_deploy_list_destroy_typed_with_ordered_events(identity: Any) -> None:
     events: list[Event] = []
     lines: list[str] = []
@@ -97,6 +99,7 @@ def test_plan_deploy_list_destroy_typed_with_ordered_events(identity: Any) -> No
     assert soperator.list()[0].state == "destroyed"
 
 
+@pytest.mark.terraform
 async def test_async_iterator_yields_events_then_result(identity: Any) -> None:
     stream = soperator.plan_events(spec_mapping("sdk-iter"), sandbox=True, identity=identity)
     with pytest.raises(soperator.UsageError, match="has not finished"):
@@ -114,6 +117,7 @@ async def test_sync_call_inside_a_loop_points_at_the_async_variant(identity: Any
     await asyncio.sleep(0)  # the refused coroutine was closed, not left pending
 
 
+@pytest.mark.terraform
 async def test_failed_operation_raises_our_error_after_the_events(identity: Any) -> None:
     # The stand-in's Terraform validation rejects an unknown region: a real plan failure.
     bad = identity.model_copy(update={"region": "xx-nowhere1"})

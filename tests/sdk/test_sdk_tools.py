@@ -8,11 +8,12 @@ from typing import Any
 
 import jsonschema
 import pytest
-from helpers_sdk import spec_mapping
 
 from npa_sop_tui import tools
 from npa_sop_tui.cli import main
 from npa_sop_tui.errors import UsageError
+
+from testkit.fleets import spec_mapping
 
 EXPECTED = {
     "infra.soperator.validate",

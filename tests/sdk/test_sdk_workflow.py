@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers_sdk import ROOT_KEY
 
 from npa_sop_tui import inventory
 from npa_sop_tui.cli import main
 from npa_sop_tui.workflow import WorkflowError, load_workflow
+
+from testkit.fleets import ROOT_KEY
 
 CLUSTER = f"""\
 apiVersion: npa.soperator/v0.0.1
@@ -76,7 +77,8 @@ def test_dry_run_checks_every_step_and_runs_nothing(
     assert inventory.list_clusters() == []
 
 
-@pytest.mark.integration
+@pytest.mark.terraform
+@pytest.mark.usefixtures("fast_standin")
 def test_workflow_deploys_and_destroys_the_standin_through_the_registry(
     workflow_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from helpers_spec import KEY, MINIMAL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from npa_sop_tui.recipe.render import recipe_problems, render
 from npa_sop_tui.spec.model import SpecError, parse_spec_text, spec_from_mapping
+
+from testkit.specs import KEY, MINIMAL
 
 FIELDS = [
     "apiVersion",

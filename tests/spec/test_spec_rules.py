@@ -6,12 +6,13 @@ import copy
 from typing import Any
 
 import pytest
-from helpers_spec import KEY
 
 from npa_sop_tui.spec.catalog import load_catalog
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.spec.model import SoperatorSpec
 from npa_sop_tui.spec.validate import slug, validate_spec
+
+from testkit.specs import KEY
 
 BASE: dict[str, Any] = {
     "apiVersion": "npa.soperator/v0.0.1",
@@ -353,3 +354,18 @@ def test_gb300_pools_need_whole_racks_and_local_nvme_layout() -> None:
         local_nvme_device_gb=3840,
     )
     assert not {k for k in errors_at(spec_with(workers=[ok])) if k.startswith("workers")}
+
+
+def test_identity_ids_must_have_their_kind_prefix() -> None:
+    good = spec_with(
+        tenant_id="tenant-e00abc", project_id="project-e00abc", subnet_id="vpcsubnet-e00abc"
+    )
+    assert errors_at(good) == {}
+    bad = errors_at(spec_with(tenant_id="e00abc", project_id="tenant-x", subnet_id="subnet-1"))
+    assert bad == {
+        "tenant_id": "tenant_id 'e00abc' must start with 'tenant-'",
+        "project_id": "project_id 'tenant-x' must start with 'project-'",
+        "subnet_id": "subnet_id 'subnet-1' must start with 'vpcsubnet-'",
+    }
+    hint = next(f.hint for f in findings(spec_with(subnet_id="s")) if f.path == "subnet_id")
+    assert hint is not None and "vpcsubnet-e00…" in hint

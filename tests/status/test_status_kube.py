@@ -18,7 +18,8 @@ from npa_sop_tui.sandbox.fake_kube import (
 from npa_sop_tui.status.kube import KubeCollector, KubeSettings
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
-from .conftest import CONTEXT, eventually
+from testkit.kube import CONTEXT
+from testkit.wait import eventually
 
 
 def collector(kubeconfig: Path, **kw: object) -> KubeCollector:

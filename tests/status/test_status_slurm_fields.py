@@ -16,13 +16,12 @@ import pytest
 
 from npa_sop_tui.status.model import SlurmPartition
 from npa_sop_tui.status.slurm import (
-    NODES_DELIMITED_CMD,
     NODES_JSON_CMD,
     PARTITIONS_CMD,
     PLAIN_CMD,
     SinfoParseError,
     SlurmCommandFailed,
-    collect_slurm,
+    collect_json,
     diff_nodes,
     display_state,
     enrich_partitions,
@@ -32,6 +31,7 @@ from npa_sop_tui.status.slurm import (
     parse_sinfo_json,
     state_from_text,
 )
+from npa_sop_tui.status.slurm_poll import collect_slurm
 
 
 @pytest.mark.parametrize(
@@ -392,7 +392,7 @@ def test_diff_names_added_removed_and_changed_nodes() -> None:
     assert diff_nodes(before, before).empty
 
 
-# --- collecting ---------------------------------------------------------------------------
+# --- collecting (the --json format) ----------------------------------------------------
 
 
 @dataclass
@@ -406,109 +406,74 @@ class Result:
 class Runner:
     """Answers each command from a table; records what it was asked and with which timeout."""
 
-    answers: dict[str, list[Result]]
+    answers: dict[str, Result]
     asked: list[tuple[str, float]] = field(default_factory=list)
 
     async def run(self, command: str, *, timeout: float = 0) -> Result:
         self.asked.append((command, timeout))
-        queue = self.answers[command]
-        return queue.pop(0) if len(queue) > 1 else queue[0]
+        return self.answers[command]
 
 
-NODES_TEXT = "w-0|main*|idle|0/4/0/4|100|gpu:1|ib|none\n"
 PARTS_TEXT = "main*|up|infinite|1|0/1/0/1\n"
 NODES_JSON = json.dumps(
-    {"meta": {"slurm": {"release": "24.05"}}, "sinfo": [_group(["IDLE"], ["w-0"])]}
+    {
+        "meta": {"slurm": {"release": "24.05"}},
+        "sinfo": [_group(["IDLE"], ["w-1"]), _group(["IDLE"], ["w-0"])],
+    }
 )
 
 
-def runner(**answers: Result | list[Result]) -> Runner:
+def runner(**answers: Result) -> Runner:
     table = {
-        NODES_JSON_CMD: [Result(stdout=NODES_JSON)],
-        NODES_DELIMITED_CMD: [Result(stdout=NODES_TEXT)],
-        PARTITIONS_CMD: [Result(stdout=PARTS_TEXT)],
-        PLAIN_CMD: [Result(stdout="PARTITION AVAIL\nmain* up\n")],
+        NODES_JSON_CMD: Result(stdout=NODES_JSON),
+        PARTITIONS_CMD: Result(stdout=PARTS_TEXT),
+        PLAIN_CMD: Result(stdout="PARTITION AVAIL\nmain* up\n"),
     }
-    names = {
-        "json": NODES_JSON_CMD,
-        "delimited": NODES_DELIMITED_CMD,
-        "parts": PARTITIONS_CMD,
-        "plain": PLAIN_CMD,
-    }
+    names = {"json": NODES_JSON_CMD, "parts": PARTITIONS_CMD, "plain": PLAIN_CMD}
     for key, value in answers.items():
-        table[names[key]] = value if isinstance(value, list) else [value]
+        table[names[key]] = value
     return Runner(table)
 
 
-async def test_collect_prefers_json() -> None:
+async def test_collect_json_nodes_partitions_and_text() -> None:
     r = runner()
-    await collect_slurm(r, host="login")
-    assert {timeout for _, timeout in r.asked} == {30.0}  # the default per command
+    await collect_json(r, host="login")
+    assert sorted(r.asked) == sorted((c, 30.0) for c in (NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD))
     r = runner()
-    state = await collect_slurm(r, host="login", timeout=7)
+    state = await collect_json(r, host="login", timeout=7)
     assert (state.host, state.version, state.source_format) == ("login", "24.05", "json-v0.0.41+")
-    assert [n.name for n in state.nodes] == ["w-0"]
+    assert [n.name for n in state.nodes] == ["w-0", "w-1"]  # sorted by name
     assert [(p.name, p.default, p.nodes, p.nodes_total) for p in state.partitions] == [
-        ("main", True, ["w-0"], 1)
+        ("main", True, ["w-1", "w-0"], 2)
     ]
     assert state.sinfo_text == "PARTITION AVAIL\nmain* up\n"
-    assert sorted(r.asked) == sorted([(NODES_JSON_CMD, 7), (PARTITIONS_CMD, 7), (PLAIN_CMD, 7)])
+    assert sorted(r.asked) == sorted((c, 7) for c in (NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD))
 
 
-async def test_collect_falls_back_when_json_is_refused() -> None:
-    r = runner(json=Result(1, "", "sinfo: unrecognized option '--json'"))
-    state = await collect_slurm(r, host="h", timeout=3)
-    assert (state.version, state.source_format) == (None, "delimited")
-    assert [(n.name, n.gres, n.features) for n in state.nodes] == [("w-0", "gpu:1", ["ib"])]
-    assert r.asked[-1] == (NODES_DELIMITED_CMD, 3)
-    assert [c for c, _ in r.asked].count(NODES_DELIMITED_CMD) == 1
-
-
-async def test_collect_falls_back_when_json_does_not_parse() -> None:
-    r = runner(json=Result(stdout="not json"))
-    state = await collect_slurm(r, host="h", timeout=4)
-    assert state.source_format == "delimited" and [n.name for n in state.nodes] == ["w-0"]
-    assert r.asked[-1] == (NODES_DELIMITED_CMD, 4)
-
-
-async def test_collect_asked_for_json_reports_its_failure() -> None:
+async def test_collect_json_reports_each_failure() -> None:
     with pytest.raises(SlurmCommandFailed) as info:
-        await collect_slurm(runner(json=Result(2, "", "\nno json\nmore")), host="h", fmt="json")
+        await collect_json(runner(json=Result(2, "", "\nno json\nmore")), host="h")
     assert str(info.value) == "`sinfo -a --json` exited 2: no json"
-    with pytest.raises(SinfoParseError):
-        await collect_slurm(runner(json=Result(stdout="[")), host="h", fmt="json")
-
-
-async def test_collect_delimited_only_never_asks_for_json() -> None:
-    r = runner()
-    state = await collect_slurm(r, host="h", fmt="delimited", timeout=30)
-    assert state.source_format == "delimited"
-    assert NODES_JSON_CMD not in [c for c, _ in r.asked]
     with pytest.raises(SlurmCommandFailed) as info:
-        await collect_slurm(runner(delimited=Result(1, "out only", "")), host="h", fmt="delimited")
-    assert str(info.value) == f"`{NODES_DELIMITED_CMD}` exited 1: out only"
-
-
-async def test_collect_a_failing_fallback_is_reported() -> None:
-    r = runner(json=Result(stdout="{"), delimited=Result(3, "", ""))
+        await collect_json(runner(json=Result(1, "out only", "")), host="h")
+    assert str(info.value) == "`sinfo -a --json` exited 1: out only"
     with pytest.raises(SlurmCommandFailed) as info:
-        await collect_slurm(r, host="h")
-    assert str(info.value) == f"`{NODES_DELIMITED_CMD}` exited 3: no output"
-    r = runner(json=Result(1, "", "x"), delimited=Result(3, "", "down"))
+        await collect_json(runner(json=Result(3, "", "")), host="h")
+    assert str(info.value) == "`sinfo -a --json` exited 3: no output"
     with pytest.raises(SlurmCommandFailed) as info:
-        await collect_slurm(r, host="h")
-    assert str(info.value) == f"`{NODES_DELIMITED_CMD}` exited 3: down"
-
-
-async def test_collect_partition_failure_and_plain_sinfo_failure() -> None:
-    with pytest.raises(SlurmCommandFailed) as info:
-        await collect_slurm(runner(parts=Result(1, "", "slurm_load_partitions: error")), host="h")
+        await collect_json(runner(parts=Result(1, "", "slurm_load_partitions: error")), host="h")
     assert str(info.value) == f"`{PARTITIONS_CMD}` exited 1: slurm_load_partitions: error"
-    state = await collect_slurm(runner(plain=Result(1, "half", "err")), host="h")
-    assert state.sinfo_text == ""
+    with pytest.raises(SinfoParseError):
+        await collect_json(runner(json=Result(stdout="[")), host="h")
 
 
-async def test_collected_nodes_are_sorted_by_name() -> None:
-    text = "b|main|idle|0/1/0/1|1|(null)|(null)|none\na|main|idle|0/1/0/1|1|(null)|(null)|none\n"
-    state = await collect_slurm(runner(delimited=Result(stdout=text)), host="h", fmt="delimited")
-    assert [n.name for n in state.nodes] == ["a", "b"]
+async def test_collect_json_keeps_going_without_the_plain_text() -> None:
+    state = await collect_json(runner(plain=Result(1, "half", "err")), host="h")
+    assert state.sinfo_text == "" and [n.name for n in state.nodes] == ["w-0", "w-1"]
+
+
+async def test_the_poll_picks_the_json_collector_only_when_asked() -> None:
+    r = runner()
+    state = await collect_slurm(r, host="h", fmt="json", timeout=5)
+    assert state.source_format == "json-v0.0.41+"
+    assert sorted(c for c, _ in r.asked) == sorted([NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD])

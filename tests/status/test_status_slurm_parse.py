@@ -16,7 +16,7 @@ from npa_sop_tui.status.slurm import (
     state_from_text,
 )
 
-# The substrate's captured output (test-substrate.md §3), with %C and %f added.
+# Output captured from the local Slurm substrate, with %C and %f added.
 DELIMITED = """\
 gpu-001|main*|unknown*|0/128/0/128|1000000|gpu:h100:8|gpu_h100_sxm,network_ssd|none
 gpu-002|main*|drained*|0/0/128/128|1000000|gpu:h100:8|gpu_h100_sxm,network_ssd|REASON
@@ -253,3 +253,45 @@ def test_diff_nodes() -> None:
     d = diff_nodes(before, parse_nodes_delimited(after_text))
     assert (d.added, d.removed, d.changed) == (["gpu-004"], ["gpu-001"], ["gpu-003"])
     assert diff_nodes(before, parse_nodes_delimited(DELIMITED)).empty
+
+
+def test_host_lists_compress_like_slurm() -> None:
+    from npa_sop_tui.status.sinfo_summary import hostlist
+
+    assert hostlist(["gpu-001", "gpu-002", "gpu-003"]) == "gpu-[001-003]"
+    assert hostlist(["gpu-003", "gpu-001", "gpu-007", "login-0"]) == "gpu-[001,003,007],login-0"
+    assert hostlist(["vm"]) == "vm" and hostlist(["worker-9", "worker-10"]) == "worker-9,worker-10"
+
+
+def test_summary_rows_make_nodes_partitions_and_plain_text() -> None:
+    from npa_sop_tui.status.sinfo_summary import parse_summary
+
+    text = (
+        "w-1|main*|up|infinite|mix|mixed|4/4/0/8|2000|(null)|(null)|none\n"
+        "w-2|main*|up|infinite|drain|drained|0/0/8/8|2000|(null)|(null)|hc: a|b\n"
+        "w-3|main*|up|infinite|idle|idle|0/8/0/8|2000|(null)|(null)|none\n"
+        "w-3|short|up|30:00|idle|idle|0/8/0/8|2000|(null)|(null)|none\n"
+    )
+    nodes, parts, plain = parse_summary(text)
+    assert [n.name for n in nodes] == ["w-1", "w-2", "w-3"]
+    assert next(n for n in nodes if n.name == "w-2").reason == "hc: a|b"  # "|" in a reason
+    main, short = parts
+    assert (main.default, main.timelimit, short.default, short.timelimit) == (
+        True,
+        "infinite",
+        False,
+        "30:00",
+    )
+    assert (main.nodes_allocated, main.nodes_idle, main.nodes_other, main.nodes_total) == (
+        1,
+        1,
+        1,
+        3,
+    )
+    assert plain.splitlines() == [
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST",
+        "main*        up   infinite      1    mix w-1",
+        "main*        up   infinite      1  drain w-2",
+        "main*        up   infinite      1   idle w-3",
+        "short        up      30:00      1   idle w-3",
+    ]

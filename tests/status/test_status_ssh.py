@@ -10,20 +10,20 @@ import pytest
 
 from npa_sop_tui.paths import known_hosts_path
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
+from npa_sop_tui.status.sinfo_summary import SUMMARY_CMD, VERSION_CMD
 from npa_sop_tui.status.slurm import (
     NODES_DELIMITED_CMD,
     NODES_JSON_CMD,
     SlurmCommandFailed,
-    collect_slurm,
     parse_nodes_delimited,
     parse_sinfo_json,
 )
+from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
-from .conftest import PrivateSshd, Substrate, eventually
-
-pytestmark = pytest.mark.integration
+from testkit.substrate import PrivateSshd, Substrate
+from testkit.wait import eventually
 
 
 def session(sub: Substrate, *, port: int | None = None, accept: bool = True) -> SshSession:
@@ -31,13 +31,14 @@ def session(sub: Substrate, *, port: int | None = None, accept: bool = True) -> 
     return SshSession(target, policy=HostKeyPolicy.accept_new() if accept else HostKeyPolicy())
 
 
+@pytest.mark.slurm
 async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) -> None:
     s = session(substrate)
     try:
         state = await collect_slurm(s, host=substrate.host)
-        # The substrate runs Slurm 22.05 → the v0.0.38 JSON shape.
+        # The substrate runs Slurm 22.05 (`sinfo -V`, asked once per connection).
         assert state.version and state.version.startswith("22.05")
-        assert state.source_format == "json-v0.0.38"
+        assert state.source_format == "delimited"
         parts = {p.name: p for p in state.partitions}
         assert set(parts) == {"main", "debug"}
         assert parts["main"].default and not parts["debug"].default
@@ -49,7 +50,7 @@ async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) 
         assert gpu.features == ["gpu_h100_sxm", "network_ssd"]
         assert "NOT_RESPONDING" in gpu.flags or gpu.state == "unknown"  # never answers
         real = [n for n in state.nodes if not n.name.startswith("gpu-")]
-        assert len(real) == 1 and real[0].partitions == ["main", "debug"]
+        assert len(real) == 1 and sorted(real[0].partitions) == ["debug", "main"]
         assert real[0].state in ("idle", "mixed", "allocated")
         assert "PARTITION" in state.sinfo_text
         assert s.connects == 1
@@ -60,6 +61,7 @@ async def test_sinfo_over_ssh_parses_partitions_and_nodes(substrate: Substrate) 
         await s.close()
 
 
+@pytest.mark.slurm
 async def test_json_and_delimited_agree_on_the_live_cluster(
     substrate: Substrate, drained_node: tuple[str, str]
 ) -> None:
@@ -77,6 +79,7 @@ async def test_json_and_delimited_agree_on_the_live_cluster(
         await s.close()
 
 
+@pytest.mark.slurm
 async def test_drained_node_shows_its_reason_and_a_hint(
     substrate: Substrate, drained_node: tuple[str, str]
 ) -> None:
@@ -102,6 +105,7 @@ async def test_drained_node_shows_its_reason_and_a_hint(
         assert snap.verdict.state == "degraded"
 
 
+@pytest.mark.slurm
 async def test_unknown_host_key_is_refused_then_accepted_with_consent(
     substrate: Substrate,
 ) -> None:
@@ -134,6 +138,7 @@ async def test_unknown_host_key_is_refused_then_accepted_with_consent(
         await again.close()
 
 
+@pytest.mark.slurm
 async def test_changed_host_key_is_refused_even_with_accept_new(
     substrate: Substrate, private_sshd: PrivateSshd
 ) -> None:
@@ -154,6 +159,7 @@ async def test_changed_host_key_is_refused_even_with_accept_new(
     assert known_hosts_path().read_text() == before  # nothing auto-accepted
 
 
+@pytest.mark.slurm
 async def test_sshd_stopped_mid_watch_marks_slurm_stale_and_recovers(
     substrate: Substrate, private_sshd: PrivateSshd
 ) -> None:
@@ -192,6 +198,7 @@ async def test_sshd_stopped_mid_watch_marks_slurm_stale_and_recovers(
     assert phases[0] == "fresh" and "stale" in phases and phases[-1] == "fresh"
 
 
+@pytest.mark.slurm
 async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
     settings = StatusSettings(
         name="lab",
@@ -213,7 +220,7 @@ async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
             await asyncio.sleep(0)
         assert w.polls == 1  # 60 s interval: no second poll yet
         w.set_interval("slurm", 0.1)
-        await eventually(lambda: w.polls >= 4, timeout=5, what="faster polls")
+        await eventually(lambda: w.polls >= 4, what="faster polls")
         with pytest.raises(ValueError):
             w.set_interval("slurm", 0)
 
@@ -242,6 +249,7 @@ def test_known_hosts_reads_hashed_entries(tmp_path: Path) -> None:
     assert kh.lookup("10.0.0.3", 2222) == []
 
 
+@pytest.mark.slurm
 async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
     substrate: Substrate,
 ) -> None:
@@ -254,7 +262,7 @@ async def test_auto_format_falls_back_to_delimited_when_json_is_unsupported(
 
     try:
         state = await collect_slurm(OldSlurm(), host=substrate.host, fmt="auto")
-        assert state.source_format == "delimited" and state.version is None
+        assert state.source_format == "delimited"  # auto never needed --json
         assert {n.name for n in state.nodes} >= {"gpu-001", "gpu-002", "gpu-003"}
         with pytest.raises(SlurmCommandFailed, match="no-such-json-flag"):
             await collect_slurm(OldSlurm(), host=substrate.host, fmt="json")
@@ -289,19 +297,20 @@ async def test_connect_failures_back_off_instead_of_hammering(
         with pytest.raises(SshUnavailable, match="cannot reach"):
             await sess.run("true")
         assert attempts == 1
-        now[0] += 0.39
+        now[0] += 0.19
         with pytest.raises(SshUnavailable):
-            await sess.run("true")  # inside the backoff window: no new attempt
+            await sess.run("true")  # inside the backoff window (jitter takes ≤ half): none
         assert attempts == 1
-        now[0] += 0.02
+        now[0] += 0.22
         with pytest.raises(SshUnavailable, match="cannot reach"):
-            await sess.run("true")  # window over: tried again
+            await sess.run("true")  # past the whole step: tried again
         assert attempts == 2 and sess.connects == 0
     finally:
         server.close()
         await server.wait_closed()
 
 
+@pytest.mark.slurm
 async def test_refused_channels_are_retried_on_the_same_connection(
     tmp_path: Path, substrate: Substrate
 ) -> None:
@@ -320,3 +329,50 @@ async def test_refused_channels_are_retried_on_the_same_connection(
     finally:
         await s.close()
         sshd.stop()
+
+
+@pytest.mark.slurm
+async def test_one_sinfo_per_refresh_gives_what_three_gave(substrate: Substrate) -> None:
+    """The single call's partitions and plain text match sinfo's own, and a refresh after the
+    connection's first runs exactly one command."""
+    from npa_sop_tui.status.slurm import PARTITIONS_CMD, parse_partitions_delimited
+
+    s = session(substrate)
+    commands: list[str] = []
+
+    class Counting:
+        async def run(self, command: str, *, timeout: float = 30.0) -> object:
+            commands.append(command)
+            return await s.run(command, timeout=timeout)
+
+    runner = Counting()
+    try:
+        await collect_slurm(runner, host=substrate.host)
+        assert sorted(commands) == sorted([SUMMARY_CMD, VERSION_CMD])
+        for _ in range(3):  # a state change between two commands would be a false alarm
+            commands.clear()
+            state, plain, parts = await asyncio.gather(
+                collect_slurm(runner, host=substrate.host), s.run("sinfo"), s.run(PARTITIONS_CMD)
+            )
+            real_parts = parse_partitions_delimited(parts.stdout)
+            if sorted(state.sinfo_text.splitlines()) == sorted(plain.stdout.splitlines()):
+                break
+        assert commands == [SUMMARY_CMD]
+        assert sorted(state.sinfo_text.splitlines()) == sorted(plain.stdout.splitlines())
+        ours = {p.name: p for p in state.partitions}
+        for real in real_parts:
+            mine = ours[real.name]
+            assert (mine.default, mine.available, mine.timelimit) == (
+                real.default,
+                real.available,
+                real.timelimit,
+            )
+            counts = (mine.nodes_allocated, mine.nodes_idle, mine.nodes_other, mine.nodes_total)
+            assert counts == (
+                real.nodes_allocated,
+                real.nodes_idle,
+                real.nodes_other,
+                real.nodes_total,
+            )
+    finally:
+        await s.close()

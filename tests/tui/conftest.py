@@ -1,36 +1,13 @@
-"""TUI test helpers: an app factory, a sandbox factory and small Pilot utilities."""
+"""TUI test fixtures: a spec file and a sandbox backend."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CPU_SPEC = """\
-apiVersion: npa.soperator/v0.0.1
-name: demo
-region: eu-north1
-control_plane:
-  system: {min_size: 3}
-  login: {preset: 16vcpu-64gb}
-workers:
-  - name: cpu
-    platform: cpu-d3
-    preset: 8vcpu-32gb
-    size: 2
-"""
-
-
-async def wait_for(pilot: Any, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
-    """Let the app run until `predicate()` holds; fail with a clear message otherwise."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {predicate}")
-        await pilot.pause(0.1)
+from testkit.tui import CPU_SPEC
 
 
 @pytest.fixture
@@ -46,3 +23,22 @@ def sandbox_backend(npa_home: Path) -> Any:
     from npa_sop_tui.tui.backend import sandbox_backend
 
     return sandbox_backend(sleep_seconds=0)
+
+
+@pytest.fixture(autouse=True)
+def unexpected_errors(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Any:
+    """Every exception the app turned into an error modal; a test fails on any it did not
+    provoke on purpose (`@pytest.mark.unexpected_errors_expected`)."""
+    from npa_sop_tui.tui.app import NpaSopApp
+
+    seen: list[tuple[str, BaseException]] = []
+    original = NpaSopApp.report_unexpected
+
+    def record(self: NpaSopApp, error: BaseException, *, where: str = "") -> None:
+        seen.append((where, error))
+        original(self, error, where=where)
+
+    monkeypatch.setattr(NpaSopApp, "report_unexpected", record)
+    yield seen
+    if not request.node.get_closest_marker("unexpected_errors_expected"):
+        assert not seen, f"unexpected errors shown in modals: {seen!r}"

@@ -7,9 +7,6 @@ consent modal must appear; accepting it lets the real `sinfo` rows in.
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -23,35 +20,10 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 
-from .conftest import wait_for
+from testkit.substrate import Substrate
+from testkit.tui import click, wait_for
 
-pytestmark = pytest.mark.integration
-LAB = Path(os.environ.get("LAB", "/tmp/npa-substrate"))
-
-
-def _missing() -> str | None:
-    if shutil.which("sinfo") is None:
-        return "sinfo is not installed"
-    if not (LAB / "client_ed25519").is_file():
-        return f"no lab keys in {LAB}"
-    try:
-        socket.create_connection(("127.0.0.1", 2222), timeout=1).close()
-    except OSError:
-        return "nothing listens on 127.0.0.1:2222"
-    if subprocess.run(["sinfo", "-h"], capture_output=True, timeout=15).returncode != 0:
-        return "slurmctld does not answer"
-    return None
-
-
-@pytest.fixture
-def substrate() -> Path:
-    missing = _missing()
-    if missing:
-        msg = f"substrate not running ({missing}); run `bash scripts/substrate.sh start`"
-        if os.environ.get("NPA_REQUIRE_SUBSTRATE"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return LAB
+pytestmark = [pytest.mark.slurm, pytest.mark.tui]
 
 
 class LocalSlurmBackend(Backend):
@@ -76,18 +48,18 @@ class LocalSlurmBackend(Backend):
 
 
 async def test_dashboard_with_local_slurm_asks_for_the_host_key_then_shows_sinfo_rows(
-    substrate: Path, tmp_path: Path
+    substrate: Substrate, tmp_path: Path
 ) -> None:
     expected = subprocess.run(
         ["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, check=True
     ).stdout.split()
     with FakeKubeServer(bookmark_interval=0.5) as srv:
         kubeconfig = srv.write_kubeconfig(tmp_path / "kubeconfig", "nebius-local-slurm")
-        app = NpaSopApp(LocalSlurmBackend(kubeconfig, substrate), status_interval=2.0)
+        app = NpaSopApp(LocalSlurmBackend(kubeconfig, substrate.lab), status_interval=2.0)
         async with app.run_test(size=(120, 40)) as pilot:
             app.show_status("local")
             await wait_for(pilot, lambda: isinstance(app.screen, HostKeyModal), timeout=30)
-            await pilot.click("#yes")
+            await click(pilot, "#yes")
             await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
             screen = app.screen
             await wait_for(

@@ -34,7 +34,7 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     ResourceTable,
 )
 
-from .conftest import wait_for
+from testkit.tui import wait_for
 
 pytestmark = [pytest.mark.terraform, pytest.mark.tui, pytest.mark.slow]
 
@@ -113,7 +113,7 @@ async def test_deploy_screen_shows_a_real_sandbox_stream(
             state, duration, action, resource = (str(c) for c in table.get_row(addr))
             assert (state, action, resource) == ("done", done.action, addr)
             assert duration == f"{done.ts - started[addr].ts:.0f}s"
-        assert table.counts() == {"in flight": 0, "done": len(finished), "failed": 0}
+        assert table.counts() == {"in flight": 0, "done": len(finished), "failed": 0, "stopped": 0}
 
         bar = screen.query_one(PhaseBar)
         assert bar.done == bar.total == len(finished)

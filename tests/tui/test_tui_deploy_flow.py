@@ -21,9 +21,9 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import PhaseBar, ResourceTable
 
-from .conftest import wait_for
+from testkit.tui import click, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.terraform, pytest.mark.tui]
 
 
 def _spec(backend: Any, path: Path) -> Any:
@@ -38,9 +38,11 @@ async def _plan_and_apply(pilot: Any, app: NpaSopApp, spec: Any) -> DeployScreen
     screen = app.screen
     await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED, timeout=90)
     assert screen.plan is not None and screen.plan.add > 0
-    await pilot.press("a")
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-    await pilot.click("#yes")
+    summary = str(screen.query_one("#plan-summary", Static).render())
+    assert f"{screen.plan.add} to add" in summary and "Press a to apply this plan" in summary
+    await pilot.press("a")  # the one confirmation: no question after it for a safe plan
+    await wait_for(pilot, lambda: screen.stage != OperationStage.PLANNED)
+    assert app.screen is screen
     return screen
 
 
@@ -74,7 +76,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         )
         groups = status.query_one("#node-groups", DataTable)
         rows = {
-            str(groups.get_row_at(i)[0]): str(groups.get_row_at(i)[2])
+            str(groups.get_row_at(i)[0]): str(groups.get_row_at(i)[1])
             for i in range(groups.row_count)
         }
         assert rows["cpu"] == "2/2" and rows["system"] == "3/3"
@@ -85,14 +87,25 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
         ]
         assert "SANDBOX" in app.title
 
+        # no login node in the sandbox: it says so rather than offer an ssh command that
+        # reaches nothing
+        from npa_sop_tui.screens.modals import TextModal
+
+        await pilot.press("l")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        body = str(app.screen.query_one("#text-body", Static).render())
+        assert body.startswith("The sandbox has no login node") and "ssh root@" not in body
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is status)
+
         # destroy with the wrong name does nothing
         await pilot.press("x")
         await wait_for(pilot, lambda: isinstance(app.screen, DestroyScreen))
         destroy = app.screen
         destroy.query_one("#confirm-name").value = "demo-typo"
-        await pilot.click("#destroy")
-        await pilot.pause(0.5)
-        assert "Nothing was destroyed" in str(destroy.query_one("#destroy-error", Static).render())
+        await click(pilot, "#destroy")
+        error = destroy.query_one("#destroy-error", Static)
+        await wait_for(pilot, lambda: "Nothing was destroyed" in str(error.render()))
         assert destroy.outcome is None and not destroy.running
         entry = inventory.get("demo")
         assert entry is not None and entry.state == "deployed"
@@ -100,7 +113,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
 
         # the right name destroys, and the fake cluster empties as Terraform deletes
         destroy.query_one("#confirm-name").value = "demo"
-        await pilot.click("#destroy")
+        await click(pilot, "#destroy")
         await wait_for(pilot, lambda: destroy.outcome is not None, timeout=90)
         assert destroy.outcome.result == "ok", destroy.outcome  # type: ignore[union-attr]
         assert inventory.get("demo").state == "destroyed"  # type: ignore[union-attr]
@@ -120,7 +133,7 @@ async def test_cancel_mid_apply_leaves_a_consistent_state(npa_home: Path, spec_f
         await wait_for(pilot, lambda: table.counts()["in flight"] > 0, timeout=60)
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.click("#yes")
+        await click(pilot, "#yes")
         await wait_for(pilot, lambda: deploy.stage == OperationStage.DONE, timeout=60)
         assert deploy.outcome is not None and deploy.outcome.result == "interrupted"
         assert "Interrupted" in str(deploy.query_one("#op-result", Static).render())

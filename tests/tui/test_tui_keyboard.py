@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Input, Select, Static
 
 from npa_sop_tui.cli import main as npa_main
@@ -21,8 +22,10 @@ from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolTable
 
-from .conftest import wait_for
-from .test_tui_snapshots import FixedBackend
+from .fakes import FixedBackend
+from testkit.tui import home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
 
 
 def _footer_keys(app: NpaSopApp) -> dict[str, bool]:
@@ -50,7 +53,7 @@ async def _new_wizard(pilot: Any, name: str, region_downs: int) -> WizardScreen:
 async def test_pools_step_keys_open_the_editor_focused_and_footer_lists_them() -> None:
     app = NpaSopApp(FixedBackend())
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         wizard = await _new_wizard(pilot, "keys", region_downs=1)  # eu-north1
         assert wizard.data["region"] == "eu-north1"
         await pilot.press("ctrl+n", "ctrl+n")
@@ -118,7 +121,7 @@ async def test_pools_step_keys_open_the_editor_focused_and_footer_lists_them() -
 async def test_region_and_platform_choices_say_what_they_offer() -> None:
     app = NpaSopApp(FixedBackend())
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         wizard = await _new_wizard(pilot, "offer", region_downs=7)  # us-central1
         assert wizard.data["region"] == "us-central1"
         region = wizard.query_one("#region", Select)
@@ -134,12 +137,14 @@ async def test_region_and_platform_choices_say_what_they_offer() -> None:
         assert "gpu-h100-sxm" not in offered  # not in this region
 
 
+@pytest.mark.terraform  # deploys the written file up to the plan
 async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_deploy(
-    sandbox_backend: Any,
+    sandbox_backend: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)
     app = NpaSopApp(sandbox_backend)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         await _new_wizard(pilot, "bykeys", region_downs=1)
         await pilot.press("ctrl+n")  # control plane: the defaults are fine
         await pilot.press("ctrl+n")  # pools
@@ -152,19 +157,17 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         await pilot.press("ctrl+n", "ctrl+n")  # options → review
         wizard = pilot.app.screen
         assert isinstance(wizard, WizardScreen) and wizard.step == "review"
-        # the sandbox writes beside its own state, and says where
-        target = sandbox_backend.environment.home / "specs" / "bykeys.yaml"
+        # a new cluster goes to ./cluster.yaml (in the sandbox too), and it says where
+        target = tmp_path / "cluster.yaml"
         assert wizard.query_one("#out-path", Input).value == str(target)
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
         assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmModal))
-        offer = str(pilot.app.screen.query_one("#question", Static).render())
-        assert str(target) in offer and "Deploy bykeys" in offer
-        assert pilot.app.screen.focused is pilot.app.screen.query_one("#yes")
-        await pilot.press("n")  # not now: stay on the review step, deploy offered there
-        await wait_for(pilot, lambda: pilot.app.screen is wizard)
-        assert target.is_file()
+        await wait_for(pilot, lambda: target.is_file())
+        # no question after writing: the review step says where and how to deploy
+        assert pilot.app.screen is wizard
+        note = str(wizard.query_one("#out-note", Static).render())
+        assert f"Written to {target}. Press d to deploy it." in note
         assert npa_main(["soperator", "validate", "--spec", str(target)]) == 0
         assert wizard.focused is wizard.query_one("#deploy")
         assert _footer_keys(app)["wizard.deploy"] is True
@@ -182,7 +185,7 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
 async def test_leaving_or_quitting_the_wizard_with_unwritten_changes_asks() -> None:
     app = NpaSopApp(FixedBackend())
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen))
         wizard = app.screen
@@ -213,7 +216,7 @@ async def test_leaving_or_quitting_the_wizard_with_unwritten_changes_asks() -> N
 async def test_dashboard_keys_filter_esc_help_and_ssh() -> None:
     app = NpaSopApp(FixedBackend())
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         app.show_status("demo")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
         screen = app.screen
@@ -240,7 +243,7 @@ async def test_dashboard_keys_filter_esc_help_and_ssh() -> None:
 
 
 async def test_apply_moves_focus_off_the_log_filter_so_c_cancels(tmp_path: Path) -> None:
-    from .conftest import CPU_SPEC
+    from testkit.tui import CPU_SPEC
 
     path = tmp_path / "cluster.yaml"
     path.write_text(CPU_SPEC)
@@ -251,10 +254,9 @@ async def test_apply_moves_focus_off_the_log_filter_so_c_cancels(tmp_path: Path)
         await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
         screen = app.screen
         await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
-        assert screen.focused is screen.query_one("#apply")
-        await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.press("y")
+        # the plan hands focus to Apply (deferred until the button is enabled)
+        await wait_for(pilot, lambda: screen.focused is screen.query_one("#apply"))
+        await pilot.press("a")  # a safe plan applies at once: the summary was the question
         await wait_for(pilot, lambda: screen.stage == OperationStage.APPLYING)
         await pilot.pause()
         assert isinstance(screen.focused, ResourceTable)
@@ -263,3 +265,37 @@ async def test_apply_moves_focus_off_the_log_filter_so_c_cancels(tmp_path: Path)
         await pilot.press("n")  # keep going
         await wait_for(pilot, lambda: app.screen is screen)
         assert screen.stage == OperationStage.APPLYING
+
+
+async def test_a_destructive_plan_still_asks_naming_what_it_loses(tmp_path: Path) -> None:
+    from npa_sop_tui.events import PlanSummary
+
+    from testkit.tui import CPU_SPEC
+
+    class Destructive(FixedBackend):
+        async def plan(self, spec: Any, sink: Any) -> PlanSummary:
+            return PlanSummary(
+                operation_id="op",
+                phase="plan",
+                add=1,
+                change=0,
+                remove=1,
+                destructive=["module.k8s.worker_v2[cpu-0]"],
+            )
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(CPU_SPEC)
+    app = NpaSopApp(Destructive())
+    async with app.run_test(size=(100, 30)) as pilot:
+        spec, _ = app.backend.check(app.backend.load_spec(path))
+        app.deploy(spec)
+        await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        question = str(app.screen.query_one("#question", Static).render())
+        assert "DELETES or REPLACES" in question and "worker_v2[cpu-0]" in question
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is screen)
+        assert screen.stage == OperationStage.PLANNED  # nothing applied

@@ -7,181 +7,27 @@ the other test modules; these only pin the looks.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, Select
+from textual.widgets import Button, Input, Select
 
-from npa_sop_tui.events import (
-    EventSink,
-    LogLine,
-    PhaseChanged,
-    PlanSummary,
-    ResourceFinished,
-    ResourceStarted,
-)
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.wizard import WizardScreen
-from npa_sop_tui.status.model import (
-    ClusterStatus,
-    ComponentPods,
-    Condition,
-    Freshness,
-    Hint,
-    KubeState,
-    NodeGroup,
-    SlurmClusterInfo,
-    SlurmNode,
-    SlurmPartition,
-    SlurmState,
-    Verdict,
-)
 from npa_sop_tui.tui.app import NpaSopApp
-from npa_sop_tui.tui.backend import Backend, ClusterRow
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
-from .conftest import CPU_SPEC, wait_for
+from .fakes import ADDRS, FixedBackend
+from testkit.tui import CPU_SPEC, home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
+
 
 SIZES = [(80, 24), (120, 40)]
-T0 = 1_800_000_000.0
-OP = "deploy-snapshot"
-ADDRS = [
-    "module.k8s.null_resource.cluster",
-    "module.k8s.null_resource.node_group_system",
-    'module.k8s.null_resource.worker_v2["cpu-0"]',
-    "module.slurm.null_resource.flux",
-    "module.slurm.null_resource.release_operator",
-]
-
-
-def _status() -> ClusterStatus:
-    nodes = [
-        SlurmNode(
-            name="cpu-0",
-            state="idle",
-            display="idle",
-            partitions=["main"],
-            cpus=8,
-            cpus_allocated=0,
-            memory_mb=32768,
-        ),
-        SlurmNode(
-            name="cpu-1",
-            state="drained",
-            flags=["DRAIN"],
-            display="drained",
-            partitions=["main"],
-            cpus=8,
-            cpus_allocated=0,
-            memory_mb=32768,
-            reason="[HC] disk check failed",
-        ),
-    ]
-    return ClusterStatus(
-        name="demo",
-        context="nebius-demo-slurm",
-        taken_at=T0,
-        kube=KubeState(
-            context="nebius-demo-slurm",
-            node_groups=[
-                NodeGroup(name="cpu", role="worker", ready=2, total=2),
-                NodeGroup(name="system", role="system", ready=3, total=3),
-            ],
-            components=[
-                ComponentPods(component="controller", ready=1, total=1),
-                ComponentPods(component="worker", ready=2, total=2),
-            ],
-            slurm_cluster=SlurmClusterInfo(
-                name="soperator",
-                phase="Available",
-                conditions=[Condition(type="ControllersAvailable", status="True")],
-            ),
-            slurm_cluster_crd=True,
-            login_service=True,
-            login_ip="203.0.113.7",
-        ),
-        slurm=SlurmState(
-            host="203.0.113.7",
-            source_format="delimited",
-            nodes=nodes,
-            partitions=[
-                SlurmPartition(
-                    name="main",
-                    default=True,
-                    available="up",
-                    nodes_total=2,
-                    nodes_idle=1,
-                    nodes_other=1,
-                )
-            ],
-        ),
-        freshness={
-            "kube": Freshness(state="fresh"),
-            "slurm": Freshness(state="stale", error="timeout"),
-        },
-        verdict=Verdict(
-            state="degraded",
-            summary="1 Slurm node drained",
-            hints=[
-                Hint(
-                    code="node-drained",
-                    severity="warning",
-                    message="cpu-1 is drained",
-                    action="check the health-check reason, then `scontrol update` it",
-                )
-            ],
-        ),
-    )
-
-
-class FixedBackend(Backend):
-    """Fixed answers for the pixels; the real catalog and spec checks for the wizard."""
-
-    def has_cloud_identity(self) -> bool:
-        return False
-
-    def list_clusters(self) -> list[ClusterRow]:
-        return [
-            ClusterRow("demo", "eu-north1", "deployed", "deploy ok 2026-11-30 10:00"),
-            ClusterRow("train", "us-central1", "failed", "deploy failed 2026-11-29 18:12"),
-        ]
-
-    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
-        return PlanSummary(ts=T0, operation_id=OP, phase="plan", add=len(ADDRS), change=0, remove=0)
-
-    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
-        label = "Deploying Slurm and the rest"
-        sink(PhaseChanged(ts=T0, operation_id=OP, phase="apply:full", label=label))
-        for i, addr in enumerate(ADDRS):
-            module = addr.split(".")[1]
-            sink(
-                ResourceStarted(
-                    ts=T0 + i, operation_id=OP, addr=addr, module=module, action="create"
-                )
-            )
-            sink(
-                ResourceFinished(
-                    ts=T0 + i + 3,
-                    operation_id=OP,
-                    addr=addr,
-                    module=module,
-                    action="create",
-                    elapsed=3.0,
-                )
-            )
-        text = "module.slurm.null_resource.flux: Creating..."
-        sink(LogLine(ts=T0, operation_id=OP, stream="terraform", text=text))
-        await asyncio.Event().wait()  # stays "applying" for the picture
-
-    async def status_snapshots(self, name: str, **_: Any) -> AsyncIterator[Any]:
-        yield _status()
-        await asyncio.Event().wait()
 
 
 def _no_blink(app: NpaSopApp) -> None:
@@ -191,8 +37,16 @@ def _no_blink(app: NpaSopApp) -> None:
 
 
 async def _settle(pilot: Any) -> None:
+    """Still cursors, no button caught mid-press, and the app done with what it is doing."""
     _no_blink(pilot.app)
-    await pilot.pause(0.2)
+    # a pressed button is drawn highlighted for a moment (also under a modal): wait it out
+    await wait_for(
+        pilot,
+        lambda: (
+            not any(b.has_class("-active") for s in pilot.app.screen_stack for b in s.query(Button))
+        ),
+    )
+    await pilot.pause()
 
 
 def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
@@ -204,8 +58,16 @@ def _app(tmp_path: Path, *, spec: bool = False) -> NpaSopApp:
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_snapshot_home(snap_compare: Any, size: tuple[int, int], tmp_path: Path) -> None:
-    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=_settle)
+def test_snapshot_home(
+    snap_compare: Any, size: tuple[int, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPA_HOME", "/srv/npa-home")  # the home screen names its config file
+
+    async def before(pilot: Any) -> None:
+        await home_loaded(pilot)
+        await _settle(pilot)
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=before)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from textual.widgets import Button, Input, Select, Static
 
 from npa_sop_tui.cli import main as npa_main
-from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
-from .conftest import wait_for
+from testkit.tui import click, home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
 
 
 async def _type(pilot, selector: str, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -27,11 +29,11 @@ async def _add_pool(pilot, name: str, size: str = "2") -> None:  # type: ignore[
     wizard = pilot.app.screen
     wizard.step = "pools"
     await pilot.pause()
-    await pilot.click("#pool-add")
+    await click(pilot, "#pool-add")
     await wait_for(pilot, lambda: isinstance(pilot.app.screen, PoolEditor))
     await _type(pilot, "#pool-name", name)
     await _type(pilot, "#pool-size", size)
-    await pilot.click("#pool-save")
+    await click(pilot, "#pool-save")
     await pilot.pause()
 
 
@@ -40,7 +42,7 @@ async def test_wizard_happy_path_writes_a_file_that_validates(tmp_path: Path) ->
     messages: list[object] = []
     app = NpaSopApp()
     async with app.run_test(size=(120, 40), message_hook=messages.append) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen))
         wizard = app.screen
@@ -65,9 +67,9 @@ async def test_wizard_happy_path_writes_a_file_that_validates(tmp_path: Path) ->
         await _type(pilot, "#out-path", str(out))
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: out.exists())
-        # after writing, the wizard offers to deploy; decline
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.click("#no")
+        # writing asks nothing more: deploy is one key away on the review step
+        await wait_for(pilot, lambda: wizard.focused is wizard.query_one("#deploy"))
+        assert app.screen is wizard
     assert any(isinstance(m, WizardScreen.SpecWritten) for m in messages)
     assert npa_main(["soperator", "validate", "--spec", str(out)]) == 0
     data = yaml.safe_load(out.read_text())
@@ -78,22 +80,23 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
     out = tmp_path / "cluster.yaml"
     app = NpaSopApp()
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(0.2)
+        await home_loaded(pilot)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen))
         wizard = app.screen
         await _type(pilot, "#name", "Bad_Name")
         await pilot.pause()
-        inline = str(wizard.query_one("#step-findings", Static).render())
+        # the error sits right under the name field, not below the whole form
+        inline = str(wizard.query_one("#name-error", Static).render())
         assert "name" in inline and "error" in inline
         wizard.query_one("#region", Select).value = "eu-north1"
         # the pool editor refuses a bad pool name and says why
         wizard.step = "pools"
         await pilot.pause()
-        await pilot.click("#pool-add")
+        await click(pilot, "#pool-add")
         await wait_for(pilot, lambda: isinstance(app.screen, PoolEditor))
         await _type(pilot, "#pool-name", "has space")
-        await pilot.click("#pool-save")
+        await click(pilot, "#pool-save")
         await pilot.pause()
         assert isinstance(app.screen, PoolEditor)
         assert "lowercase" in str(app.screen.query_one("#pool-error", Static).render())
@@ -101,7 +104,7 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
         # the size field accepts digits only: letters are impossible to enter
         await _type(pilot, "#pool-size", "x3")
         assert app.screen.query_one("#pool-size", Input).value == "3"
-        await pilot.click("#pool-save")
+        await click(pilot, "#pool-save")
         await pilot.pause()
         assert isinstance(app.screen, WizardScreen)
         # the name is still invalid: writing is refused and nothing is written
@@ -157,18 +160,16 @@ async def test_editing_an_existing_file_round_trips_unshown_settings(tmp_path: P
         wizard.step = "pools"
         await pilot.pause()
         wizard.query_one("#pool-table").move_cursor(row=0)
-        await pilot.click("#pool-edit")
+        await click(pilot, "#pool-edit")
         await wait_for(pilot, lambda: isinstance(app.screen, PoolEditor))
         editor = app.screen
         assert editor.query_one("#pool-cache-size", Select).value == 930
         await _type(pilot, "#pool-size", "4")
-        await pilot.click("#pool-save")
+        await click(pilot, "#pool-save")
         await pilot.pause()
         wizard.step = "review"
         await pilot.pause()
-        await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
-        await pilot.click("#yes")  # overwrite
+        await pilot.press("ctrl+s")  # the opened file: written in place, no overwrite question
         await wait_for(pilot, lambda: "size: 4" in path.read_text())
     after = yaml.safe_load(path.read_text())
     assert after["workers"][0]["size"] == 4

@@ -13,13 +13,13 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import DataTable, Input, Label, ProgressBar, RichLog, Static
+from textual.widgets import Input, Label, ProgressBar, RichLog, Static
 
 from npa_sop_tui.events import (
     Diagnostic,
@@ -32,12 +32,14 @@ from npa_sop_tui.events import (
     describe,
     level_of,
 )
+from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 LOG_WINDOW = 5_000
 """Lines the log keeps (and can re-filter); older lines are dropped. The full log is on disk."""
 
 
-class PhaseBar(Horizontal):
+class PhaseBar(Guarded, Horizontal):
     """The phase label and a progress bar over planned resources."""
 
     phase: reactive[str] = reactive("starting")
@@ -55,7 +57,7 @@ class PhaseBar(Horizontal):
 
     def _update(self) -> None:
         self.query_one("#op-phase", Label).update(
-            f"[b]{escape(self.phase)}[/b]  {self.done}/{self.total or '?'} resources"
+            markup(f"[b]$phase[/b]  {self.done}/{self.total or '?'} resources", phase=self.phase)
         )
         bar = self.query_one(ProgressBar)
         # no bouncing "indeterminate" bar before the plan says how many resources there are
@@ -82,11 +84,11 @@ class _Resource:
     ended: float | None = None
 
 
-STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red"}
+STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red", "stopped": "magenta"}
 _RESOURCE_EVENTS = (ResourceStarted, ResourceProgress, ResourceFinished, ResourceFailed)
 
 
-class ResourceTable(DataTable[Text | str]):
+class ResourceTable(PlainTable):
     """In-flight, done and failed resources with their durations.
 
     Events update the model at once (so counts are exact), but the table itself is redrawn
@@ -97,10 +99,11 @@ class ResourceTable(DataTable[Text | str]):
     SYNC_SECONDS = 0.5
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)  # type: ignore[arg-type]
+        super().__init__(zebra_stripes=True, **kwargs)
         self.resources: dict[str, _Resource] = {}
         self._dirty: dict[str, _Resource] = {}
-        self._counts = {"in flight": 0, "done": 0, "failed": 0}
+        self._counts = {"in flight": 0, "done": 0, "failed": 0, "stopped": 0}
+        self._synced_at = 0.0
 
     def on_mount(self) -> None:
         # fixed widths: rows arrive in bursts, and re-measuring columns on every burst both
@@ -142,8 +145,37 @@ class ResourceTable(DataTable[Text | str]):
                 self._counts[res.state] += 1
             self._dirty[ev.addr] = res
 
-    def sync(self) -> None:
-        """Show changed resources and the running durations of in-flight ones."""
+    def end_in_flight(self, ended: float, *, state: str = "stopped") -> int:
+        """The operation is over: resources still in flight stop counting (their rows read
+        `stopped`, or `failed`), so no timer runs on for something that is not running."""
+        count = 0
+        for res in self.resources.values():
+            if res.state == "in flight":
+                self._counts["in flight"] -= 1
+                self._counts[state] += 1
+                res.state, res.ended = state, ended
+                self._dirty[res.address] = res
+                count += 1
+        self.sync(force=True)
+        return count
+
+    KEY_QUIET_SECONDS = 0.3
+    """Right after a key press the next frame is the key's: the table's redraw waits."""
+    MAX_DEFER_SECONDS = 2.0
+
+    def sync(self, *, force: bool = False) -> None:
+        """Show changed resources and the running durations of in-flight ones.
+
+        Any change here re-renders every visible row of the DataTable (its render cache is
+        keyed by an update counter), which costs tens of milliseconds: done right after a
+        key press, it would delay the key's own frame. So it waits until the keyboard has
+        been quiet for a moment (at most MAX_DEFER_SECONDS behind)."""
+        now = time.monotonic()
+        key_at = float(getattr(self.app, "last_key_at", 0.0))
+        recent_key = now - key_at < self.KEY_QUIET_SECONDS
+        if recent_key and not force and now - self._synced_at < self.MAX_DEFER_SECONDS:
+            return
+        self._synced_at = now
         dirty, self._dirty = self._dirty, {}
         for res in self.resources.values():
             if res.state == "in flight" and res.address not in dirty and res.address in self.rows:
@@ -166,7 +198,7 @@ def _duration(res: _Resource) -> str:
     return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.1f}m"
 
 
-class EventLog(Vertical):
+class EventLog(Guarded, Vertical):
     """The operation log: a bounded window of lines with a live filter (substring or /regex/)."""
 
     filter_text: reactive[str] = reactive("")
@@ -204,15 +236,10 @@ class EventLog(Vertical):
 
     def watch_filter_text(self, value: str) -> None:
         value = value.strip()
-        if not value:
-            self._matcher = None
-        elif len(value) > 2 and value.startswith("/") and value.endswith("/"):
-            try:
-                self._matcher = re.compile(value[1:-1], re.IGNORECASE)
-            except re.error:
-                self._matcher = re.compile(re.escape(value), re.IGNORECASE)
+        if len(value) > 2 and value.startswith("/") and value.endswith("/"):
+            self._matcher = search_pattern(value[1:-1])
         else:
-            self._matcher = re.compile(re.escape(value), re.IGNORECASE)
+            self._matcher = search_pattern(value, regex=False)
         if not self.is_mounted:
             return
         log = self.query_one(RichLog)
@@ -242,12 +269,18 @@ def log_lines(events: Iterable[Event]) -> list[tuple[str, str]]:
     return lines
 
 
-class DiagnosticsPanel(Static):
+class DiagnosticsPanel(Guarded, Static):
     """Terraform diagnostics (errors and warnings) in full, newest last."""
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__("", **kwargs)  # type: ignore[arg-type]
         self.items: list[Diagnostic | ResourceFailed] = []
+        self.first_error: str | None = None
+        """The operation's first error block (kept when older items scroll out)."""
+
+    def reset(self) -> None:
+        """A new attempt: its first error is what a failure modal will show."""
+        self.first_error = None
 
     def add(self, events: Iterable[Event]) -> None:
         # info-level diagnostics (e.g. the expected "-target" notes) stay in the log only
@@ -258,15 +291,25 @@ class DiagnosticsPanel(Static):
         ]
         if not new:
             return
+        if self.first_error is None:
+            self.first_error = first_error_block(new)
         self.items.extend(new)
         del self.items[:-50]
-        self.update("\n".join(_diagnostic_markup(e) for e in self.items))
+        self.update(Content("\n").join(_diagnostic_markup(e) for e in self.items))
         self.set_class(True, "-has")
 
 
-def _diagnostic_markup(event: Diagnostic | ResourceFailed) -> str:
-    """The headline in the event's colour, its detail lines plain."""
+def _diagnostic_markup(event: Diagnostic | ResourceFailed) -> Content:
+    """The headline in the event's colour, its detail lines plain (never markup)."""
     head, _, detail = describe(event).partition("\n")
     colour = "red" if level_of(event) == "error" else "yellow"
-    marked = f"[{colour}]{escape(head)}[/]"
-    return f"{marked}\n{escape(detail)}" if detail else marked
+    marked = markup(f"[{colour}]$head[/]", head=head)
+    return Content.assemble(marked, "\n", detail) if detail else marked
+
+
+def first_error_block(items: Iterable[Event]) -> str | None:
+    """Terraform's first error, as a block of text (headline and detail), or None."""
+    for event in items:
+        if isinstance(event, Diagnostic | ResourceFailed) and level_of(event) == "error":
+            return describe(event)
+    return None

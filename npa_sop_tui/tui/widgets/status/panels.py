@@ -7,12 +7,14 @@ Tables are updated in place, keyed by name, so a refresh keeps the cursor and sc
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
-from rich.markup import escape
 from rich.text import Text
-from textual.widgets import DataTable, Static
+from textual.content import Content
+from textual.widgets import Static
+
+from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 STATE_COLOURS = {
     "idle": "green",
@@ -31,58 +33,46 @@ VERDICT_COLOURS = {
     "progressing": "yellow",
     "degraded": "dark_orange",
     "failed": "red",
+    "destroyed": "dim",
     "unknown": "magenta",
 }
 
 
-def _sync_rows(table: DataTable[Any], rows: dict[str, tuple[Any, ...]]) -> None:
-    """Make the table hold exactly `rows` (key → cells), changing only what differs."""
-    keys = [k.value for k in table.rows]
-    if keys != list(rows):
-        cursor = table.cursor_row
-        table.clear()
-        for key, cells in rows.items():
-            table.add_row(*cells, key=key)
-        if rows:
-            table.move_cursor(row=min(max(cursor, 0), len(rows) - 1), animate=False)
-        return
-    columns = list(table.columns)
-    for key, cells in rows.items():
-        for col, cell in zip(columns, cells, strict=False):
-            if table.get_cell(key, col) != cell:
-                table.update_cell(key, col, cell, update_width=False)
+class NodeGroupsTable(PlainTable):
+    """Kubernetes nodes grouped by Soperator nodeset: ready/total, capacity mode, conditions."""
 
-
-class NodeGroupsTable(DataTable[Any]):
-    """Kubernetes nodes grouped by Soperator nodeset: ready/total and notable conditions."""
+    capacity: dict[str, str]
+    """Capacity mode per worker pool from the deployed spec (the state's, when known, wins)."""
 
     def on_mount(self) -> None:
-        self.cursor_type = "row"
-        for label in ("Node group", "Role", "Ready", "Notes"):
+        self.capacity = {}
+        for label in ("Node group", "Ready", "Capacity", "Role", "Notes"):
             self.add_column(label, key=label.lower())
 
     def show(self, status: Any) -> None:
         kube = getattr(status, "kube", None)
+        applied = {w.name: w.capacity_mode for w in getattr(status, "workers", None) or []}
         rows: dict[str, tuple[Any, ...]] = {}
         for g in kube.node_groups if kube else []:
             colour = "green" if g.total and g.ready == g.total else "yellow"
-            notes = ", ".join(c.reason or c.type for c in g.notable_conditions) or (
-                "preemptible" if g.preemptible else ""
-            )
+            notes = ", ".join(c.reason or c.type for c in g.notable_conditions)
+            mode = applied.get(g.name) or self.capacity.get(g.name)
+            if mode is None and g.role == "worker":
+                mode = "preemptible" if g.preemptible else "on-demand"
             rows[g.name] = (
                 g.name,
-                g.role or "—",
                 Text(f"{g.ready}/{g.total}", style=colour),
+                mode or "—",
+                g.role or "—",
                 notes,
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
-class ComponentsTable(DataTable[Any]):
+class ComponentsTable(PlainTable):
     """Soperator pods by component, with waiting reasons (Pending, image pull errors…)."""
 
     def on_mount(self) -> None:
-        self.cursor_type = "row"
         for label in ("Component", "Ready", "Problems"):
             self.add_column(label, key=label.lower())
 
@@ -103,10 +93,10 @@ class ComponentsTable(DataTable[Any]):
                 Text(f"{c.ready}/{c.total}", style=colour),
                 ", ".join(problems),
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
-class SlurmClusterPanel(Static):
+class SlurmClusterPanel(Guarded, Static):
     """The SlurmCluster custom resource: phase and conditions."""
 
     def show(self, status: Any) -> None:
@@ -121,20 +111,23 @@ class SlurmClusterPanel(Static):
             return
         colour = "green" if (sc.phase or "").lower() == "available" else "yellow"
         lines = [
-            f"[b]SlurmCluster[/b] {escape(sc.name)}  phase [{colour}]{escape(sc.phase or '—')}[/]"
+            markup(
+                f"[b]SlurmCluster[/b] $name  phase [{colour}]$phase[/]",
+                name=sc.name,
+                phase=sc.phase or "—",
+            )
         ]
         for cond in sc.conditions:
             mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
-            reason = f" ({escape(cond.reason)})" if cond.reason else ""
-            lines.append(f"  {mark} {escape(cond.type)}{reason}")
-        self.update("\n".join(lines))
+            reason = f" ({cond.reason})" if cond.reason else ""
+            lines.append(markup(f"  {mark} $what", what=f"{cond.type}{reason}"))
+        self.update(Content("\n").join(lines))
 
 
-class PartitionsTable(DataTable[Any]):
+class PartitionsTable(PlainTable):
     """Slurm partitions with node counts by state."""
 
     def on_mount(self) -> None:
-        self.cursor_type = "row"
         for label in ("Partition", "Avail", "Nodes", "Alloc", "Idle", "Other"):
             self.add_column(label, key=label.lower())
 
@@ -152,29 +145,51 @@ class PartitionsTable(DataTable[Any]):
                 str(p.nodes_idle),
                 str(p.nodes_other),
             )
-        _sync_rows(self, rows)
+        self.sync(rows)
 
 
-NODE_COLUMNS = ("name", "state", "partitions", "cpus", "memory", "gres", "reason")
+NODE_COLUMNS = ("name", "state", "reason", "cpus", "memory", "gres", "partitions")
+"""Name and state first, so a narrow terminal cuts the resources, never what a node is."""
+NODE_WIDTHS = {"state": 10, "reason": 28, "cpus": 9, "memory": 8, "gres": 16, "partitions": 14}
+"""Fixed widths: measuring 10,000 rows' cells on every refresh is what made paints slow."""
 
 
-class SlurmNodesTable(DataTable[Any]):
-    """Slurm nodes: sortable (`s` cycles the column), filterable, coloured by state."""
+class SlurmNodesTable(PlainTable):
+    """Slurm nodes: sortable (`o` cycles the column), filterable, coloured by state.
+
+    Built for 10,000 nodes: fixed column widths (the name column as wide as the longest
+    name), each node's cells built once and reused while the node is unchanged, and the
+    table only touches rows whose cells changed (PlainTable.sync)."""
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        super().__init__(zebra_stripes=True, **kwargs)
         self.sort_column = "name"
         self.filter_text = ""
         self._slurm_nodes: list[Any] = []
+        self._cells: dict[str, tuple[Any, tuple[Any, ...]]] = {}  # name → (node, cells)
+        self._name_width = 6
+        self._natural: dict[str, tuple[Any, ...]] = {}  # name → natural sort key, computed once
 
     def on_mount(self) -> None:
         for key in NODE_COLUMNS:
-            self.add_column(key.capitalize(), key=key)
+            width = NODE_WIDTHS.get(key, self._name_width)
+            self.add_column(key.capitalize(), key=key, width=width)
 
     def show(self, status: Any) -> None:
         slurm = getattr(status, "slurm", None)
-        self._slurm_nodes = list(slurm.nodes) if slurm else []
+        nodes = list(slurm.nodes) if slurm else []
+        if nodes is not self._slurm_nodes:
+            self._slurm_nodes = nodes
+            self._fit_name_column(nodes)
         self._render_rows()
+
+    def _fit_name_column(self, nodes: list[Any]) -> None:
+        width = min(40, max([6, *(len(n.name) for n in nodes)]))
+        if width != self._name_width and "name" in self.columns:
+            self._name_width = width
+            column = self.columns["name"]  # type: ignore[index]
+            column.width = width
+            self.refresh()
 
     def set_filter(self, text: str) -> None:
         self.filter_text = text.strip()
@@ -188,11 +203,8 @@ class SlurmNodesTable(DataTable[Any]):
 
     def visible(self) -> list[Any]:
         nodes = self._slurm_nodes
-        if self.filter_text:
-            try:
-                pattern = re.compile(self.filter_text, re.IGNORECASE)
-            except re.error:
-                pattern = re.compile(re.escape(self.filter_text), re.IGNORECASE)
+        pattern = search_pattern(self.filter_text)
+        if pattern is not None:
             nodes = [
                 n
                 for n in nodes
@@ -200,31 +212,43 @@ class SlurmNodesTable(DataTable[Any]):
                     " ".join([n.name, n.display, *n.partitions, n.reason or "", n.gres or ""])
                 )
             ]
-        return sorted(nodes, key=_node_sort_key(self.sort_column))
+        return sorted(nodes, key=_node_sort_key(self.sort_column, self._natural))
+
+    def _row(self, n: Any) -> tuple[Any, ...]:
+        cached = self._cells.get(n.name)
+        if cached is not None and (cached[0] is n or cached[0] == n):
+            return cached[1]
+        colour = STATE_COLOURS.get(n.state, "")
+        if set(n.flags) & {"DRAIN", "NOT_RESPONDING"} and colour == "green":
+            colour = "yellow"
+        cpus = "—" if n.cpus is None else f"{n.cpus_allocated or 0}/{n.cpus}"
+        mem = "—" if n.memory_mb is None else f"{n.memory_mb // 1024} GiB"
+        cells = (
+            Text(n.name, end=""),
+            Text(n.display, style=f"bold {colour}".strip(), end=""),
+            Text(n.reason or "", end=""),
+            Text(cpus, end=""),
+            Text(mem, end=""),
+            Text(n.gres or "", end=""),
+            Text(",".join(n.partitions), end=""),
+        )
+        self._cells[n.name] = (n, cells)
+        return cells
 
     def _render_rows(self) -> None:
-        rows: dict[str, tuple[Any, ...]] = {}
-        for n in self.visible():
-            colour = STATE_COLOURS.get(n.state, "")
-            if set(n.flags) & {"DRAIN", "NOT_RESPONDING"} and colour == "green":
-                colour = "yellow"
-            cpus = "—" if n.cpus is None else f"{n.cpus_allocated or 0}/{n.cpus}"
-            mem = "—" if n.memory_mb is None else f"{n.memory_mb // 1024} GiB"
-            rows[n.name] = (
-                n.name,
-                Text(n.display, style=colour),
-                ",".join(n.partitions),
-                cpus,
-                mem,
-                n.gres or "",
-                n.reason or "",
-            )
-        _sync_rows(self, rows)
+        self.sync({n.name: self._row(n) for n in self.visible()})
 
 
-def _node_sort_key(column: str) -> Any:
+def _node_sort_key(column: str, cache: dict[str, tuple[Any, ...]] | None = None) -> Any:
+    cache = {} if cache is None else cache
+
     def natural(name: str) -> tuple[Any, ...]:
-        return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+        key = cache.get(name)
+        if key is None:
+            key = cache[name] = tuple(
+                int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)
+            )
+        return key
 
     def key(n: Any) -> Any:
         if column == "state":
@@ -244,55 +268,54 @@ def _node_sort_key(column: str) -> Any:
     return key
 
 
-def freshness_text(status: Any, *, now: float | None = None) -> str:
-    """`kube fresh 2s · slurm stale 40s (connection refused)` with colours."""
-    now = time.time() if now is None else now
-    parts = []
+FRESHNESS_COLOURS = {"fresh": "green", "stale": "yellow", "error": "red"}
+
+
+def freshness_text(
+    status: Any, *, now: float | None = None, interval: float | None = None
+) -> Content:
+    """`kube fresh 2s · slurm STALE 40s (connection refused)`: ages from the last success."""
+    from npa_sop_tui.status.freshness import view
+
+    parts: list[Content] = []
     for source in ("kube", "slurm"):
         f = status.freshness.get(source)
         if f is None:
             continue
-        if f.state == "fresh" and f.updated_at:
-            parts.append(f"{source} [green]fresh[/] {max(0, now - f.updated_at):.0f}s")
-        elif f.state == "stale":
-            since = f" {max(0, now - f.stale_since):.0f}s" if f.stale_since else ""
-            err = f" ({escape(f.error)})" if f.error else ""
-            parts.append(f"{source} [yellow]STALE[/]{since}{err}")
-        elif f.state == "error":
-            parts.append(f"{source} [red]error[/] ({escape(f.error or '')})")
-        else:
-            parts.append(f"{source} [dim]{f.state}[/]")
-    return " · ".join(parts)
+        shown = view(f, interval=interval if source == "slurm" else None, now=now)
+        colour = FRESHNESS_COLOURS.get(shown.state, "dim")
+        parts.append(markup(f"{source} [{colour}]$label[/]", label=shown.label()))
+    return Content(" · ").join(parts)
 
 
-class VerdictPanel(Static):
+class VerdictPanel(Guarded, Static):
     """The verdict (ready / progressing / degraded / failed) and what to do about it."""
 
     def show(self, status: Any) -> None:
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
-        lines = [f"[b {colour}]{v.state.upper()}[/]  {escape(v.summary)}"]
+        lines = [markup(f"[b reverse {colour}] {v.state.upper()} [/] $summary", summary=v.summary)]
         for h in v.hints:
             mark = {"error": "[red]✗[/]", "warning": "[yellow]![/]"}.get(h.severity, "·")
-            lines.append(f" {mark} {escape(h.message)} → {escape(h.action)}")
-        self.update("\n".join(lines))
+            lines.append(markup(f" {mark} $message → $action", message=h.message, action=h.action))
+        self.update(Content("\n").join(lines))
 
 
-class MiniStatus(Static):
+class MiniStatus(Guarded, Static):
     """A compact status summary for the deploy screen: nodes, pods, SlurmCluster phase."""
 
     def show(self, status: Any) -> None:
         kube = status.kube
-        lines = [f"[b]Live status[/b] ({freshness_text(status)})"]
+        lines = [Content.assemble(markup("[b]Live status[/b] ("), freshness_text(status), ")")]
         if kube is not None:
             for g in kube.node_groups:
-                lines.append(f"  nodes {escape(g.name)}: {g.ready}/{g.total}")
+                lines.append(Content(f"  nodes {g.name}: {g.ready}/{g.total}"))
             for c in kube.components:
-                lines.append(f"  pods {escape(c.component)}: {c.ready}/{c.total}")
+                lines.append(Content(f"  pods {c.component}: {c.ready}/{c.total}"))
             sc = kube.slurm_cluster
-            lines.append(f"  SlurmCluster: {escape(sc.phase or '—') if sc else 'not yet'}")
+            lines.append(Content(f"  SlurmCluster: {(sc.phase or '—') if sc else 'not yet'}"))
         if status.slurm is not None:
             usable = sum(1 for n in status.slurm.nodes if n.usable)
-            lines.append(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}")
-        lines.append(f"  verdict: {status.verdict.state}")
-        self.update("\n".join(lines))
+            lines.append(Content(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}"))
+        lines.append(Content(f"  verdict: {status.verdict.state}"))
+        self.update(Content("\n").join(lines))

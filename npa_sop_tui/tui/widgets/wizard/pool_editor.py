@@ -27,6 +27,7 @@ from textual.widgets import (
 )
 
 from npa_sop_tui.tui.backend import CatalogView, capacity_mode
+from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
 NAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
@@ -44,7 +45,7 @@ PROBLEM_FIELDS = {
 """Which field a `build()` problem (prefixed "Field: …") is about."""
 
 
-class PoolEditor(ModalScreen[dict[str, Any] | None]):
+class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
     """Edit one worker pool; dismisses with the new pool mapping, or None on cancel."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -76,7 +77,7 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
         mode = capacity_mode(pool)
         with Vertical(classes="dialog wide", id="pool-editor"):
             with Horizontal(id="pool-title-row"):
-                yield Label(self.title_text, classes="dialog-title")
+                yield Label(self.title_text, classes="dialog-title", markup=False)
                 yield Static(
                     "[b]ctrl+s[/b] save · [b]esc[/b] cancel · [b]tab[/b] next field",
                     id="pool-keys",
@@ -84,7 +85,9 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
             with VerticalScroll(id="pool-form"):
                 yield Label("Name (Slurm nodes are called <name>-<index>)")
                 yield Input(pool.get("name", ""), id="pool-name", max_length=40)
-                yield Label(f"Platform (offered in {self.pool_region or 'the region'})")
+                yield Label(
+                    f"Platform (offered in {self.pool_region or 'the region'})", markup=False
+                )
                 yield Select(
                     [(f"{p}  ({self.catalog.platform_offer(p)})", p) for p in platforms],
                     value=platform if platform in platforms else Select.NULL,
@@ -119,7 +122,7 @@ class PoolEditor(ModalScreen[dict[str, Any] | None]):
                     allow_blank=False,
                     value=self._cache_value(pool),
                 )
-            yield Static("", id="pool-error", classes="inline-error")
+            yield Static("", id="pool-error", classes="inline-error", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Cancel (esc)", id="pool-cancel", compact=True)
                 yield Button("Save pool (ctrl+s)", id="pool-save", variant="primary", compact=True)

@@ -17,6 +17,8 @@ from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
 from npa_sop_tui.tui.backend import capacity_mode
+from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.widgets.table import PlainTable
 
 EMPTY_HINT = (
     "No worker pools yet. Press [b]a[/b] to add one: a pool is a group of identical "
@@ -24,7 +26,7 @@ EMPTY_HINT = (
 )
 
 
-class PoolTable(DataTable[str]):
+class PoolTable(PlainTable):
     """The pools, one row each. Enter edits the highlighted pool."""
 
     # the pool keys live here (focus starts on the table) so the footer lists them in this
@@ -55,7 +57,7 @@ class PoolTable(DataTable[str]):
         return super().check_action(action, parameters)
 
 
-class PoolList(Vertical):
+class PoolList(Guarded, Vertical):
     """A table of pools plus the keys and buttons that change them. Edits `pools` in place."""
 
     # the same keys while a button has focus (the table's bindings are the ones shown)
@@ -77,6 +79,14 @@ class PoolList(Vertical):
             self.pool = pool
 
     class PoolRemoved(Message):
+        def __init__(self, index: int, name: str) -> None:
+            super().__init__()
+            self.index = index
+            self.name = name
+
+    class RemoveRequested(Message):
+        """The user wants pool `index` (named `name`) gone; the screen asks, then `remove`s."""
+
         def __init__(self, index: int, name: str) -> None:
             super().__init__()
             self.index = index
@@ -188,18 +198,11 @@ class PoolList(Vertical):
     @on(Button.Pressed, "#pool-remove")
     def action_remove(self) -> None:
         index = self.selected_index()
-        if index is None:
-            return
-        from npa_sop_tui.screens.modals import ConfirmModal
+        if index is not None:
+            # the screen owns the confirmation (a widget does not push screens)
+            self.post_message(self.RemoveRequested(index, str(self.pools[index].get("name", ""))))
 
-        name = str(self.pools[index].get("name", ""))
-
-        def chosen(yes: bool | None) -> None:
-            # the list may have changed under the modal; remove the pool by name
-            if yes and index < len(self.pools) and self.pools[index].get("name") == name:
-                self.remove(index)
-
-        self.app.push_screen(
-            ConfirmModal(f"Remove worker pool {name!r} from the spec?", yes="Remove", danger=True),
-            chosen,
-        )
+    def remove_named(self, index: int, name: str) -> None:
+        """Remove pool `index` if it is still the one called `name`."""
+        if index < len(self.pools) and self.pools[index].get("name") == name:
+            self.remove(index)

@@ -10,3 +10,9 @@ terraform {
     }
   }
 }
+
+# Upstream configures the nebius provider with this endpoint; an installation for a region
+# outside `eu*` gets the global one instead (npa rewrites it there, as upstream's npa does).
+locals {
+  nebius_api_domain = "api.eu.nebius.cloud:443"
+}

@@ -1,0 +1,58 @@
+"""Benchmarks: every figure is a ratio against a floor measured side by side in the same run.
+
+    .venv/bin/python -m bench                 # all of them, then the ratio table
+    .venv/bin/python -m bench validate status # some of them
+
+Each `bench_<name>.py` has a `main()` that prints its own figures and returns `Ratio` rows;
+`python -m bench` prints them together at the end. Nothing here is part of the test suite:
+timings on a shared machine are for reading, not asserting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """`measured` / `floor` for one benchmark; `target` is the bound it should meet."""
+
+    bench: str
+    what: str
+    measured: float
+    floor_what: str
+    floor: float
+    target: str = ""  # e.g. "≤ 1.5", "≥ 5"; "" when the figure is only informative
+    unit: str = "ms"
+
+    @property
+    def ratio(self) -> float:
+        return self.measured / self.floor if self.floor else float("inf")
+
+    def met(self) -> str:
+        if not self.target:
+            return ""
+        bound = float(self.target.split()[-1])
+        ok = self.ratio <= bound if self.target.startswith("≤") else self.ratio >= bound
+        return "yes" if ok else "NO"
+
+    def line(self) -> str:
+        return (
+            f"{self.what}: {self.measured:.1f} {self.unit} / floor {self.floor_what}: "
+            f"{self.floor:.1f} {self.unit} = {self.ratio:.2f}x"
+            + (f" (target {self.target}: {self.met()})" if self.target else "")
+        )
+
+
+def table(rows: list[Ratio]) -> str:
+    """The ratio table, as Markdown (the README carries a copy)."""
+    out = [
+        "| bench | measured | floor | ratio | target | met |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r.bench}: {r.what} | {r.measured:.1f} {r.unit} | {r.floor_what}: "
+            f"{r.floor:.1f} {r.unit} | {r.ratio:.2f}× | {r.target or '—'} | {r.met() or '—'} |"
+        )
+    return "\n".join(out)

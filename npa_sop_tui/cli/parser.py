@@ -1,0 +1,210 @@
+"""The `npa` argument parser, built only as far as one call needs.
+
+Building every subcommand's arguments costs more than parsing them, and a call runs one
+command. So `build_parser(only=...)` builds the named command fully and skips the rest; the
+whole tree is built only when it is shown (`--help` without a command, a mistyped command,
+shell completion). Argument errors honour `--output json`: one JSON error document on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from npa_sop_tui import __version__
+from npa_sop_tui.errors import EXIT_BAD_INPUT
+
+SOPERATOR = "soperator"
+
+
+def json_requested(argv: Sequence[str]) -> bool:
+    """Whether `argv` asks for JSON output, read without parsing (for argument errors)."""
+    args = list(argv)
+    if "--" in args:
+        args = args[: args.index("--")]
+    for i, arg in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if arg in ("--output", "-o") and nxt == "json":
+            return True
+        if arg in ("--output=json", "-ojson", "-o=json"):
+            return True
+    return False
+
+
+class NpaArgumentParser(argparse.ArgumentParser):
+    """argparse with one change: a usage error in a `--output json` call is also written as
+    one JSON document on stdout, so scripts always get one (exit code 2 as usual)."""
+
+    argv: Sequence[str] = ()  # the call's arguments, set by `parse` (subparsers share it)
+
+    def error(self, message: str) -> NoReturn:
+        hint = _suggestion(message) or f"see `{self.prog} --help`"
+        if json_requested(NpaArgumentParser.argv):
+            from npa_sop_tui.cli.common import emit_json
+
+            emit_json(
+                {
+                    "ok": False,
+                    "error": "UsageError",
+                    "message": f"{self.prog}: {message}",
+                    "hint": hint,
+                    "usage": " ".join(self.format_usage().split()),
+                }
+            )
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n  hint: {hint}\n")
+
+
+def _suggestion(message: str) -> str | None:
+    """A did-you-mean hint for argparse's "invalid choice: 'x' (choose from …)" errors."""
+    import re
+
+    match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not match:
+        return None
+    from npa_sop_tui.spec.findings import did_you_mean
+
+    choices = re.findall(r"'([^']*)'", match.group(2))
+    return did_you_mean(match.group(1), choices)
+
+
+class _Skipped:
+    """Stands in for the parsers of commands this call does not run (a module registers
+    several): accepts any call and attribute, builds nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        pass
+
+
+class _OnlyOne:
+    """A subparsers action that builds only the `wanted` command."""
+
+    def __init__(self, real: argparse._SubParsersAction, wanted: str) -> None:  # type: ignore[type-arg]
+        self.real = real
+        self.wanted = wanted
+        self.built = False
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name == self.wanted:
+            self.built = True
+            return self.real.add_parser(name, **kwargs)
+        return _Skipped()
+
+
+def command_path(argv: Sequence[str]) -> tuple[str, ...]:
+    """The group and command named in `argv` (`("soperator", "validate")`), up to two words:
+    the first two arguments that are not options. Only flags come before them."""
+    words: list[str] = []
+    for arg in argv:
+        if arg == "--":
+            break
+        if not arg.startswith("-"):
+            words.append(arg)
+            if len(words) == 2:
+                break
+    return tuple(words)
+
+
+def build_parser(only: Sequence[str] = ()) -> NpaArgumentParser:
+    """The parser; with `only` = (group, command) just that command is built fully."""
+    parser, complete = _build(tuple(only))
+    if not complete:  # a mistyped or partial command: build all so argparse can list them
+        parser, _ = _build(())
+    return parser
+
+
+# Which module registers each `npa soperator` command, so a call imports only its own.
+# (tests/cli checks this table against what the modules register.)
+SOPERATOR_MODULES: dict[str, str] = {
+    "validate": "spec_cmds",
+    "render": "spec_cmds",
+    "schema": "spec_cmds",
+    "example": "spec_cmds",
+    "plan": "lifecycle_cmds",
+    "deploy": "lifecycle_cmds",
+    "destroy": "lifecycle_cmds",
+    "list": "lifecycle_cmds",
+    "set": "set_cmd",
+    "state": "state_cmds",
+    "unlock": "state_cmds",
+    "status": "status_cmds",
+    "ssh": "status_cmds",
+    "nodes": "slurm_cmds",
+    "jobs": "slurm_cmds",
+    "drain": "slurm_cmds",
+    "resume": "slurm_cmds",
+    "cancel": "slurm_cmds",
+    "config": "config_cmds",
+    "tui": "tui_cmds",
+    "tools": "agent_cmds",
+    "mcp": "mcp_cmds",
+    "completion": "completion_cmds",
+}
+GROUP_MODULES: dict[str, str] = {"fleet": "fleet_cmds", "workflow": "workflow_cmds"}
+
+
+def _modules(names: Sequence[str]) -> list[Any]:
+    import importlib
+
+    unique = list(dict.fromkeys(names))
+    return [importlib.import_module(f"npa_sop_tui.cli.{name}") for name in unique]
+
+
+def _build(only: tuple[str, ...]) -> tuple[NpaArgumentParser, bool]:
+    group = only[0] if only else None
+    command = only[1] if len(only) > 1 else None
+    parser = NpaArgumentParser(
+        prog="npa",
+        description="Nebius Physical AI tools: Soperator (Slurm on Kubernetes) clusters.",
+    )
+    parser.add_argument("--version", action="version", version=f"npa-sop-tui {__version__}")
+    add_debug_flag(parser)
+    groups = parser.add_subparsers(dest="group", metavar="GROUP")
+    groups.required = True
+
+    soperator = groups.add_parser(
+        SOPERATOR,
+        help="Soperator clusters: validate, render, plan, deploy, status, destroy",
+        description="Stand up and watch Slurm clusters on Kubernetes (Nebius Soperator).",
+    )
+    commands = soperator.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    if group == SOPERATOR and command in SOPERATOR_MODULES:
+        only_commands = _OnlyOne(commands, command)
+        for module in _modules([SOPERATOR_MODULES[command]]):
+            module.register(only_commands)
+        return parser, only_commands.built
+    if group in GROUP_MODULES:
+        only_groups = _OnlyOne(groups, group)
+        for module in _modules([GROUP_MODULES[group]]):
+            module.register(only_groups)
+        return parser, only_groups.built
+    # No command named, or one we do not know: everything, so argparse can list them.
+    for module in _modules(list(SOPERATOR_MODULES.values())):
+        module.register(commands)
+    for module in _modules(list(GROUP_MODULES.values())):
+        module.register(groups)
+    return parser, True
+
+
+def add_debug_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="write a debug log (rotating, secrets masked) under NPA_HOME/logs and say where; "
+        "also NPA_DEBUG=1; accepted anywhere before `--`",
+    )
+
+
+def split_debug(argv: Sequence[str]) -> tuple[list[str], bool]:
+    """`argv` without `--debug` (a global flag, accepted anywhere before `--`), and whether
+    it was there."""
+    args = list(argv)
+    end = args.index("--") if "--" in args else len(args)
+    head = [a for a in args[:end] if a != "--debug"]
+    return head + args[end:], len(head) != end

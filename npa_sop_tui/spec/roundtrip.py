@@ -1,0 +1,418 @@
+"""Edit a cluster.yaml in place: comments, key order, quoting and flow style survive.
+
+    doc = SpecDocument.read(path)
+    doc.set("workers[1].size", 4)
+    new_text = doc.render()          # == doc.original when nothing changed (byte-identical)
+    doc.write()                      # validated, atomic, to the path it was read from
+
+How only changed lines change: ruamel.yaml's round-trip mode keeps comments, order, quotes
+and flow style, but it normalises some spacing (`{ a: 1 }` → `{a: 1}`). So the edited
+document is dumped twice: once as loaded (the *baseline*) and once with the edits. Lines
+where baseline and edit agree are taken from the original text, lines the edit changed from
+the new dump (a three-way line merge, see `merge_lines`). An unchanged document renders to
+the original text exactly. The merge is checked by parsing it back; if it ever disagreed with
+the edited data, the full round-trip dump is used instead (correct, if a little noisier).
+
+This module only edits text. `validated_text` runs the spec model and rules on the result
+and raises `SpecError` (file:line) when it is invalid; `write` writes nothing in that case.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from npa_sop_tui.spec.findings import error
+from npa_sop_tui.spec.line_merge import merge_lines
+from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
+from npa_sop_tui.spec.yaml_comments import put_tail, take_tail
+
+SECRET_KEYS = frozenset({"capacity_block_group"})
+"""Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
+
+_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+
+
+class PathError(ValueError):
+    """A KEY path that does not parse or does not lead anywhere in the document."""
+
+
+def parse_path(path: str) -> list[str | int]:
+    """`workers[1].size` → ["workers", 1, "size"]."""
+    parts: list[str | int] = []
+    pos = 0
+    text = path.strip()
+    while pos < len(text):
+        if parts and text[pos] == ".":
+            pos += 1
+        match = _PART.match(text, pos)
+        if match is None or (match.group(1) and parts and text[pos - 1] not in ".]"):
+            raise PathError(f"cannot read the key {path!r} at character {pos + 1}")
+        parts.append(match.group(1) if match.group(1) else int(match.group(2)))
+        pos = match.end()
+    if not parts or not isinstance(parts[0], str):
+        raise PathError(f"cannot read the key {path!r}: start with a field name")
+    return parts
+
+
+def format_path(parts: Sequence[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 4096  # never fold a long line the user wrote on one
+    return y
+
+
+INDENT_STYLES = tuple(
+    (mapping, offset + step, offset)
+    for mapping in (2, 4)
+    for offset in (0, 2, 4)
+    for step in (2, 4)
+)
+"""(mapping, sequence, dash offset) settings tried when matching a file's own indentation;
+the first, (2, 2, 0), is ruamel's default and the style of a new file."""
+
+
+def _dump(data: Any, style: tuple[int, int, int], explicit_start: bool) -> str:
+    y = _yaml()
+    y.indent(mapping=style[0], sequence=style[1], offset=style[2])
+    y.explicit_start = explicit_start
+    out = io.StringIO()
+    y.dump(data, out)
+    return out.getvalue()
+
+
+def _closest_style(original: str, loaded: Any) -> tuple[int, int, int]:
+    """The indentation style whose dump of the file matches the most of its lines."""
+    lines = set(original.splitlines())
+    explicit = original.lstrip().startswith("---")
+    best, score = INDENT_STYLES[0], -1
+    for style in INDENT_STYLES:
+        dumped = _dump(loaded, style, explicit).splitlines()
+        same = sum(1 for line in dumped if line in lines)
+        if same > score:
+            best, score = style, same
+    return best
+
+
+@dataclass
+class SpecDocument:
+    """A spec file's text and its round-trip tree; edits go to the tree."""
+
+    original: str
+    path: Path | None = None
+    data: Any = None
+    changed: list[str] = field(default_factory=list)
+    """Field paths set or removed since reading, in order."""
+
+    @classmethod
+    def parse(cls, text: str, path: Path | None = None) -> SpecDocument:
+        y = _yaml()
+        try:
+            data = y.load(text) if text.strip() else None
+        except Exception as exc:
+            where = getattr(exc, "problem_mark", None)
+            line = where.line + 1 if where is not None else None
+            raise SpecError(
+                [
+                    error("", f"not valid YAML: {getattr(exc, 'problem', exc)}").at(
+                        str(path or "<text>"), line, None
+                    )
+                ]
+            ) from None
+        if data is None:
+            from ruamel.yaml.comments import CommentedMap
+
+            data = CommentedMap()
+        if not isinstance(data, dict):
+            raise SpecError([error("", "spec must be a mapping (key: value)")])
+        return cls(original=text, path=path, data=data)
+
+    @classmethod
+    def read(cls, path: str | Path) -> SpecDocument:
+        path = Path(path)
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            raise SpecError(
+                [
+                    error("", f"spec file not found (looked for {path.resolve()})").at(
+                        str(path), None, None
+                    )
+                ]
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SpecError(
+                [error("", f"cannot read spec file: {exc}").at(str(path), None, None)]
+            ) from None
+        return cls.parse(text, path)
+
+    # -- edits ---------------------------------------------------------------------------
+
+    def get(self, path: str | Sequence[str | int]) -> Any:
+        parts = parse_path(path) if isinstance(path, str) else list(path)
+        node: Any = self.data
+        for part in parts:
+            node = _child(node, part, format_path(parts))
+        return node
+
+    def set(self, path: str | Sequence[str | int], value: Any) -> None:
+        """Set one field; missing mappings on the way are created. Lists are not grown."""
+        parts = parse_path(path) if isinstance(path, str) else list(path)
+        key = parts[-1]
+        if isinstance(key, str) and key in SECRET_KEYS:
+            raise PathError(
+                f"{format_path(parts)} holds a secret and is never written to cluster.yaml; "
+                "give it at run time (NPA_CAPACITY_BLOCK_GROUPS or --capacity-block-group)"
+            )
+        parent = self._parent(parts, create=True)
+        value = _new_value(key, value, _existing(parent, key))
+        if isinstance(key, int):
+            if not isinstance(parent, list) or not 0 <= key < len(parent):
+                size = len(parent) if isinstance(parent, list) else 0
+                raise PathError(
+                    f"{format_path(parts)}: {format_path(parts[:-1])} has {size} item(s)"
+                    + (f" (0–{size - 1})" if size else "")
+                )
+            if _same(parent[key], value):
+                return
+            parent[key] = value
+        else:
+            if not isinstance(parent, dict):
+                raise PathError(f"{format_path(parts)}: {format_path(parts[:-1])} is not a mapping")
+            if key in parent and _same(parent[key], value):
+                return
+            if key not in parent and parent:  # appended: it now ends the block
+                last = list(parent)[-1]
+                tail = take_tail(parent, last)
+                parent[key] = value
+                put_tail(parent, key, tail)
+            else:
+                parent[key] = value
+        self.changed.append(format_path(parts))
+
+    def delete(self, path: str | Sequence[str | int]) -> None:
+        parts = parse_path(path) if isinstance(path, str) else list(path)
+        parent = self._parent(parts, create=False)
+        key = parts[-1]
+        if isinstance(parent, dict) and key in parent:
+            keys = list(parent)
+            previous = keys[keys.index(key) - 1] if keys.index(key) else None
+        elif isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):
+            previous = key - 1 if key else None
+        else:
+            return
+        tail = take_tail(parent, key)  # blank lines / comments after it stay in the file
+        del parent[key]
+        if previous is not None:
+            put_tail(parent, previous, tail, replace_blank=True)
+        self.changed.append(format_path(parts))
+
+    def _parent(self, parts: list[str | int], *, create: bool) -> Any:
+        from ruamel.yaml.comments import CommentedMap
+
+        node: Any = self.data
+        for i, part in enumerate(parts[:-1]):
+            here = format_path(parts[: i + 1])
+            if isinstance(part, str) and isinstance(node, dict) and part not in node and create:
+                node[part] = CommentedMap()
+            node = _child(node, part, here)
+        return node
+
+    def apply_changes(self, before: Mapping[str, Any], after: Mapping[str, Any]) -> None:
+        """Apply what changed from `before` to `after` (plain data, e.g. the wizard's form).
+
+        Only differing fields are touched, so what the user did not change keeps its exact
+        text even when `before` is a normalised reading of the file. Lists of named items
+        (worker pools) are matched by name, so removing one pool removes its lines only.
+        """
+        self._apply([], before, after)
+
+    def _apply(self, at: list[str | int], before: Any, after: Any) -> None:
+        if isinstance(before, Mapping) and isinstance(after, Mapping):
+            for key in before:
+                if key not in after:
+                    self.delete([*at, key])
+            for key, value in after.items():
+                if key in before:
+                    self._apply([*at, key], before[key], value)
+                elif key not in SECRET_KEYS:
+                    self.set([*at, key], _plain(value))
+            return
+        if (
+            isinstance(before, list)
+            and isinstance(after, list)
+            and self._apply_list(at, before, after)
+        ):
+            return
+        if not _same(before, after):
+            self.set(at, _plain(after))
+
+    def _apply_list(self, at: list[str | int], before: list[Any], after: list[Any]) -> bool:
+        names_b = [_name(x) for x in before]
+        names_a = [_name(x) for x in after]
+        if len(before) == len(after) and (None in names_b or names_a == names_b):
+            for i, (b, a) in enumerate(zip(before, after, strict=True)):
+                self._apply([*at, i], b, a)
+            return True
+        if None in names_b or None in names_a or len(set(names_a)) != len(names_a):
+            return False
+        kept = [n for n in names_b if n in names_a]
+        if kept != [n for n in names_a if n in names_b]:
+            return False  # reordered: the whole list is rewritten
+        for i in reversed(range(len(before))):
+            if names_b[i] not in names_a:
+                self.delete([*at, i])
+        node = self.get(at)
+        for i, name in enumerate(names_a):
+            if name in names_b:
+                self._apply([*at, i], before[names_b.index(name)], after[i])
+            else:
+                tail = take_tail(node, i - 1) if i == len(node) and i else ""
+                node.insert(i, _new_value(i, _plain(after[i])))
+                put_tail(node, i, tail)
+                self.changed.append(format_path([*at, i]))
+        return True
+
+    # -- output --------------------------------------------------------------------------
+
+    def render(self) -> str:
+        """The document's text: the original when nothing changed, else a minimal edit."""
+        if not self.changed:
+            return self.original
+        explicit = self.original.lstrip().startswith("---")
+        loaded = _yaml().load(self.original) if self.original.strip() else None
+        style = _closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
+        edited = _dump(self.data, style, explicit)
+        baseline = _dump(loaded, style, explicit) if loaded is not None else ""
+        merged = merge_lines(self.original, baseline, edited)
+        try:
+            agrees = _plain(_yaml().load(merged)) == _plain(self.data)
+        except Exception:  # the merge mixed two indentations into something unreadable
+            agrees = False
+        return merged if agrees else edited  # if not, ruamel's whole dump: correct, noisier
+
+    def diff(self, *, label: str | None = None) -> str:
+        """Unified diff from the original text to `render()` ("" when unchanged)."""
+        name = label or str(self.path or "cluster.yaml")
+        if self.render() == self.original:
+            return ""
+        return "".join(
+            difflib.unified_diff(
+                self.original.splitlines(keepends=True),
+                _with_newline(self.render()).splitlines(keepends=True),
+                fromfile=f"{name} (on disk)",
+                tofile=f"{name} (after)",
+            )
+        )
+
+    def validated_text(self, *, capacity: dict[str, str] | None = None) -> str:
+        """`render()`, after checking that it is a valid spec (`SpecError` with lines if not)."""
+        text = self.render()
+        parse_spec_text(text, source=str(self.path or "<spec>"), capacity=capacity)
+        return text
+
+    def write(self, path: Path | None = None, *, capacity: dict[str, str] | None = None) -> Path:
+        """Validate, then write atomically to `path` (default: where it was read from)."""
+        from npa_sop_tui.fsutil import atomic_write_text
+
+        target = Path(path or self.path or "cluster.yaml")
+        text = self.validated_text(capacity=capacity)
+        if text != self.original or not target.exists():
+            atomic_write_text(target, text)
+        self.original = text
+        self.path = target
+        self.changed = []
+        return target
+
+
+def _with_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _child(node: Any, part: str | int, where: str) -> Any:
+    if isinstance(part, int):
+        if not isinstance(node, list):
+            raise PathError(f"{where}: not a list")
+        if not 0 <= part < len(node):
+            raise PathError(f"{where}: the list has {len(node)} item(s)")
+        return node[part]
+    if not isinstance(node, dict):
+        raise PathError(f"{where}: not a mapping")
+    if part not in node:
+        raise PathError(f"{where}: no such field in the file")
+    return node[part]
+
+
+def _name(item: Any) -> str | None:
+    return str(item["name"]) if isinstance(item, Mapping) and "name" in item else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same kind (True is not 1, "3" is not 3)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, str) != isinstance(b, str):
+        return False
+    return bool(_plain(a) == _plain(b))
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's commented types → plain dicts/lists/scalars (for comparing and inserting)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _existing(parent: Any, key: str | int) -> Any:
+    if isinstance(parent, dict) and key in parent:
+        return parent[key]
+    if isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):
+        return parent[key]
+    return None
+
+
+def _new_value(key: str | int, value: Any, old: Any = None) -> Any:
+    """A value as it should be written: in the quoting of the value it replaces, else version
+    strings double-quoted (YAML would read 1.30 as 1.3); new mappings in block style."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
+
+    quotable = isinstance(value, str) or (key in VERSION_FIELDS and not isinstance(value, bool))
+    if isinstance(old, ScalarString) and quotable:
+        return type(old)(str(value))
+    if isinstance(key, str) and key in VERSION_FIELDS and isinstance(value, str | int | float):
+        return DoubleQuotedScalarString(str(value))
+    if isinstance(value, Mapping) and not isinstance(value, CommentedMap):
+        out = CommentedMap()
+        for k, v in value.items():
+            out[k] = _new_value(k, v)
+        return out
+    if isinstance(value, list) and not isinstance(value, CommentedSeq):
+        seq = CommentedSeq()
+        seq.extend(_new_value(i, v) for i, v in enumerate(value))
+        return seq
+    return value

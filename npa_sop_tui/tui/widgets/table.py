@@ -1,0 +1,131 @@
+"""`PlainTable`: the DataTable every screen of ours uses.
+
+- Cells are text, never markup: DataTable parses a `str` cell as markup, so a node reason
+  like `[/]` would crash the render. Strings are wrapped in `Text` on the way in.
+- Only the focused table shows its cursor, so one glance tells where the keys go.
+- `sync(rows)` makes the table hold exactly `rows` (key → cells), touching only the rows and
+  cells that differ, and keeps the highlighted row (by key) across refreshes. With fixed
+  column widths no cell is measured, which is what keeps a 10,000-row refresh cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.widgets import DataTable
+
+from npa_sop_tui.tui.safety import Guarded
+
+
+def _cell(value: Any) -> Any:
+    return Text(value, end="") if isinstance(value, str) else value
+
+
+class PlainTable(Guarded, DataTable[Any]):
+    """A DataTable with text-only cells, a cursor only while focused, and keyed syncs."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        super().__init__(**kwargs)
+        self.show_cursor = False
+        self._synced: dict[str, Sequence[Any]] = {}
+        """The rows of the last sync, to skip rows whose cells are the same objects."""
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self.show_cursor = True
+        super()._on_focus(event)
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self.show_cursor = False
+        super()._on_blur(event)
+
+    # -- text, never markup ------------------------------------------------------------
+
+    def add_column(
+        self, label: Any, *, width: int | None = None, key: str | None = None, **kw: Any
+    ):  # type: ignore[no-untyped-def, override]
+        return super().add_column(_cell(label), width=width, key=key, **kw)
+
+    def add_row(self, *cells: Any, **kwargs: Any):  # type: ignore[no-untyped-def, override]
+        return super().add_row(*(_cell(c) for c in cells), **kwargs)
+
+    def update_cell(
+        self, row_key: Any, column_key: Any, value: Any, *, update_width: bool = False
+    ) -> None:
+        super().update_cell(row_key, column_key, _cell(value), update_width=update_width)
+
+    def update_cell_at(self, coordinate: Any, value: Any, *, update_width: bool = False) -> None:
+        super().update_cell_at(coordinate, _cell(value), update_width=update_width)
+
+    # -- keyed sync --------------------------------------------------------------------
+
+    def selected_key(self) -> str | None:
+        """The key of the highlighted row, or None for an empty table."""
+        if not self.row_count:
+            return None
+        try:
+            return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        except Exception:  # the cursor is past the end after a clear
+            return None
+
+    def sync(self, rows: Mapping[str, Sequence[Any]]) -> None:
+        """Hold exactly `rows` in this order; change only what differs; keep the selection."""
+        selected = self.selected_key()
+        last = self._synced
+        current = list(last) if len(last) == self.row_count else [k.value for k in self.rows]
+        wanted = list(rows)
+        if current != wanted:
+            if len(current) > len(wanted) or not _is_prefix(current, wanted):
+                # rows went away or moved: rebuilding is cheaper than moving them one by one
+                self.clear()
+                last = {}
+                current = []
+            for key in wanted[len(current) :]:
+                super().add_row(*(_cell(c) for c in rows[key]), key=key)
+        columns = list(self.columns)
+        for key in wanted[: len(current)]:
+            values = rows[key]
+            if last.get(key) is values:  # the very same cells as last time: nothing to do
+                continue
+            old = self.get_row(key)
+            for column, before, after in zip(columns, old, values, strict=False):
+                after = _cell(after)
+                if before != after:
+                    super().update_cell(key, column, after, update_width=False)
+        self._synced = dict(rows)
+        self._restore(selected)
+
+    def _update_dimensions(self, new_rows: Any) -> None:
+        """With every column's width fixed there is nothing to measure: DataTable would
+        otherwise measure every cell of every new row (70,000 cells for 10,000 nodes)."""
+        columns = list(self.columns.values())
+        fixed = columns and all(not c.auto_width for c in columns)
+        if not fixed or (self.show_row_labels and any(r.label for r in self.rows.values())):
+            super()._update_dimensions(new_rows)
+            return
+        from textual.geometry import Size
+
+        width = sum(c.get_render_width(self) for c in columns) + self._row_label_column_width
+        header = self.header_height if self.show_header else 0
+        self.virtual_size = Size(width, self._total_row_height + header)
+
+    def clear(self, columns: bool = False):  # type: ignore[no-untyped-def, override]
+        self._synced = {}
+        return super().clear(columns)
+
+    def _restore(self, key: str | None) -> None:
+        if key is None or not self.row_count:
+            return
+        try:
+            index = self.get_row_index(key)
+        except Exception:  # the selected row went away: stay at the same position
+            index = min(self.cursor_row, self.row_count - 1)
+        if index != self.cursor_row:
+            self.move_cursor(row=index, animate=False, scroll=False)
+
+
+def _is_prefix(short: list[str], long: list[str]) -> bool:
+    return long[: len(short)] == short

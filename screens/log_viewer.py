@@ -1,0 +1,136 @@
+"""The operation log viewer: a whole operation's events (Terraform's too), with search.
+
+`/` opens the search box (text, or /regex/); Enter or `n` jumps to the next match, `N` to
+the previous one; every match is highlighted; `esc` closes the box, a second `esc` leaves.
+Lines are plain text whatever they contain.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Header, Input, RichLog, Static
+
+from npa_sop_tui.tui.safety import Guarded, plain, search_pattern
+from npa_sop_tui.tui.widgets.footer import AppFooter
+
+LEVEL_STYLES = {"error": "red", "warning": "yellow", "heading": "bold"}
+MATCH_STYLE = "reverse"
+
+
+class LogViewerScreen(Guarded, Screen[None]):
+    """Read one operation log; search it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", id="log.search"),
+        Binding("n", "next_match", "Next", id="log.next"),
+        Binding("N", "previous_match", "Prev", key_display="N", id="log.previous"),
+        Binding("escape", "leave", "Back", id="log.leave"),
+    ]
+
+    def __init__(self, title: str, lines: list[tuple[str, str]], path: Path | None) -> None:
+        super().__init__()
+        self.title_text = title
+        self.lines = lines
+        self.path = path
+        self.pattern: re.Pattern[str] | None = None
+        self.matches: list[int] = []
+        self.current = -1
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        where = f" · {self.path}" if self.path else " · (not written to disk)"
+        yield Static(plain(f"{self.title_text}{where}"), id="log-title")
+        yield Input(
+            placeholder="search (text or /regex/) · enter: next · esc: close", id="log-search"
+        )
+        yield RichLog(id="log-lines", wrap=False, markup=False, max_lines=None)
+        yield Static("", id="log-status")
+        yield AppFooter()
+
+    def on_mount(self) -> None:
+        self._show_lines()
+        self.query_one("#log-lines", RichLog).focus()
+
+    def _show_lines(self) -> None:
+        log = self.query_one("#log-lines", RichLog)
+        log.clear()
+        if not self.lines:
+            log.write(Text("The log is empty."))
+            return
+        log.write(Text("\n").join(self._line(level, text) for level, text in self.lines))
+        self._describe()
+
+    def _line(self, level: str, text: str) -> Text:
+        line = Text(text, style=LEVEL_STYLES.get(level, ""))
+        if self.pattern is not None:
+            line.highlight_regex(self.pattern, style=MATCH_STYLE)
+        return line
+
+    def _describe(self) -> None:
+        status = self.query_one("#log-status", Static)
+        if self.pattern is None:
+            status.update(plain(f"{len(self.lines)} line(s) · / to search"))
+        elif not self.matches:
+            status.update(plain("no match"))
+        else:
+            status.update(plain(f"match {self.current + 1} of {len(self.matches)} · n/N"))
+
+    # -- search --------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        box = self.query_one("#log-search", Input)
+        box.add_class("-open")
+        box.focus()
+
+    @on(Input.Changed, "#log-search")
+    def _search(self, event: Input.Changed) -> None:
+        text = event.value.strip()
+        if len(text) > 2 and text.startswith("/") and text.endswith("/"):
+            self.pattern = search_pattern(text[1:-1])
+        else:
+            self.pattern = search_pattern(text, regex=False)
+        pattern = self.pattern
+        self.matches = (
+            [i for i, (_, line) in enumerate(self.lines) if pattern.search(line)] if pattern else []
+        )
+        self.current = -1
+        self._show_lines()
+        self.action_next_match()
+
+    @on(Input.Submitted, "#log-search")
+    def _submitted(self) -> None:
+        self.action_next_match()
+
+    def action_next_match(self) -> None:
+        self._jump(+1)
+
+    def action_previous_match(self) -> None:
+        self._jump(-1)
+
+    def _jump(self, step: int) -> None:
+        if self.matches:
+            self.current = (self.current + step) % len(self.matches)
+            line = self.matches[self.current]
+            self.query_one("#log-lines", RichLog).scroll_to(y=max(0, line - 3), animate=False)
+        self._describe()
+
+    def action_leave(self) -> None:
+        box = self.query_one("#log-search", Input)
+        if box.has_focus:
+            box.remove_class("-open")
+            self.query_one("#log-lines", RichLog).focus()
+            return
+        self.app.pop_screen()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("next_match", "previous_match"):
+            return True if self.matches else None
+        return True

@@ -1,0 +1,115 @@
+"""`npa soperator set --spec F KEY=VALUE…`: the round-trip writer, headless."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cli import main
+
+from testkit.specs import COMMENTED, changed_lines
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["soperator", "set", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(COMMENTED)
+    return path
+
+
+def test_set_changes_only_the_lines_asked_for(
+    capsys: pytest.CaptureFixture[str], spec: Path
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "--spec",
+        str(spec),
+        "workers[1].size=4",
+        "control_plane.login.preset=32vcpu-128gb",
+    )
+    assert code == 0
+    after = spec.read_text()
+    assert changed_lines(COMMENTED, after) == [
+        "-   login: {preset: 16vcpu-64gb}",
+        "+   login: {preset: 32vcpu-128gb}",
+        "-         size: 1          # one node for now",
+        "+         size: 4          # one node for now",
+    ]
+    assert "+        size: 4" in out and "changed workers[1].size" in out
+
+
+def test_set_invalid_result_writes_nothing_and_names_the_line(
+    capsys: pytest.CaptureFixture[str], spec: Path
+) -> None:
+    code, _, err = run(capsys, "--spec", str(spec), "workers[1].size=0", "region=eu-north2")
+    assert code == 2
+    assert spec.read_text() == COMMENTED
+    line = COMMENTED.splitlines().index("        size: 1          # one node for now") + 1
+    assert f"{spec}:{line}:" in err and "workers[1].size" in err
+    assert "not written" in err
+
+
+def test_set_json_typo_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str], spec: Path) -> None:
+    code, out, _ = run(capsys, "--spec", str(spec), "workers[0].sise=3", "-o", "json")
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["ok"] is False and spec.read_text() == COMMENTED
+    (finding,) = [f for f in doc["findings"] if f["level"] == "error"]
+    assert finding["path"] == "workers[0].sise" and "size" in finding["hint"]
+    assert finding["file"] == str(spec) and finding["line"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["workers[9].size=3"], "2 item(s)"),
+        (["workers[1].capacity_block_group=cbg-1"], "secret"),
+        (["workers[1].size"], "not KEY=VALUE"),
+        (["workers[1].size="], "--unset"),
+        (["workers[x].size=1"], "cannot read the key"),
+        ([], "nothing to set"),
+    ],
+)
+def test_set_bad_input_exits_2_without_writing(
+    capsys: pytest.CaptureFixture[str], spec: Path, args: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "--spec", str(spec), *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert spec.read_text() == COMMENTED
+
+
+def test_set_dry_run_unset_and_noop(capsys: pytest.CaptureFixture[str], spec: Path) -> None:
+    code, out, _ = run(
+        capsys, "--spec", str(spec), "--unset", "workers[1].preemptible", "--dry-run"
+    )
+    assert code == 0 and "-        preemptible: true" in out
+    assert spec.read_text() == COMMENTED
+    code, out, _ = run(capsys, "--spec", str(spec), "workers[1].size=1", "-o", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["written"] is False and doc["diff"] == "" and spec.read_text() == COMMENTED
+    code, _, _ = run(capsys, "--spec", str(spec), "k8s_version=1.30")
+    assert code == 0
+    assert "k8s_version: '1.30'" in spec.read_text()  # a version stays a string, quoting kept
+
+
+def test_set_does_not_import_textual(spec: Path) -> None:
+    code = (
+        "import sys; from npa_sop_tui.cli import main; "
+        f"rc = main(['soperator', 'set', '--spec', {str(spec)!r}, 'workers[1].size=2']); "
+        "print(rc, any(m.split('.')[0] in ('textual', 'kubernetes', 'asyncssh') "
+        "for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "0 False"

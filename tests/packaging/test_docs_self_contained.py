@@ -1,0 +1,62 @@
+"""The docs stand alone: no reference to notes a user never has, no link or path that is not
+in the repository."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+OUTSIDE = re.compile(
+    r"\.\./shared|shared/(design|reference)|npa-anchor|upstream-recipe|test-substrate"
+    r"|soperator-runtime|design\.md"
+)
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+REPO_PATH = re.compile(r"`((?:npa_sop_tui|screens|scripts|tests|bench|assets|docs)/[\w./-]+)`")
+
+
+def _tracked(*patterns: str) -> list[Path]:
+    out = subprocess.run(
+        ["git", "ls-files", *patterns], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    return [ROOT / p for p in out if (ROOT / p).is_file()]
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize(
+    "path",
+    _tracked("*.md", "*.py", "*.sh", "*.yaml", "*.tf", "*.toml"),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_no_reference_to_notes_outside_the_repository(path: Path) -> None:
+    if path.name == "test_docs_self_contained.py":
+        return
+    hits = [
+        f"{n}: {line.strip()}"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
+    assert hits == []
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_links_and_paths_in_docs_exist(doc: Path) -> None:
+    text = doc.read_text(encoding="utf-8")
+    missing = []
+    for target in LINK.findall(text):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        if not (doc.parent / target).exists():
+            missing.append(target)
+    for target in REPO_PATH.findall(text):
+        candidate = target.rstrip(".,;:")
+        if "*" in candidate or "<" in candidate:
+            continue
+        if not (ROOT / candidate).exists():
+            missing.append(candidate)
+    assert missing == []

@@ -1,0 +1,73 @@
+"""`nodes / jobs / drain / resume / cancel --sandbox`, each with --output json, on a sandbox
+cluster deployed by the CLI (real Terraform on the stand-in recipe)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cli import main
+
+pytestmark = [pytest.mark.terraform, pytest.mark.slow]
+
+SPEC = """\
+apiVersion: npa.soperator/v0.0.1
+name: ops
+workers:
+  - name: cpu
+    size: 2
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["soperator", *args, "--name", "ops", "--sandbox", "-o", "json"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    return code, json.loads(lines[-1])
+
+
+def test_operator_actions_on_a_sandbox_cluster(
+    npa_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(SPEC)
+    assert main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes"]) == 0
+    capsys.readouterr()
+
+    code, doc = _run(capsys, "nodes")
+    assert code == 0 and [n["name"] for n in doc["nodes"]] == ["cpu-0", "cpu-1"]
+
+    code, doc = _run(capsys, "drain", "--node", "cpu-1", "--reason", "bad [/] disk", "--yes")
+    assert code == 0 and doc["action"] == "drain" and "DRAIN" in doc["state"]
+    code, doc = _run(capsys, "nodes")
+    node = {n["name"]: n for n in doc["nodes"]}["cpu-1"]
+    assert node["state"] == "drained" and node["reason"].startswith("bad [/] disk")
+    code, doc = _run(capsys, "nodes", "--node", "cpu-1")
+    assert doc["node"]["reason"] == "bad [/] disk" and doc["node"]["reason_by"] == "root"
+
+    code, doc = _run(capsys, "resume", "--node", "cpu-1", "--yes")
+    assert code == 0 and "DRAIN" not in doc["state"]
+    code, doc = _run(capsys, "nodes")
+    assert {n["name"]: n for n in doc["nodes"]}["cpu-1"]["reason"] is None
+
+    code, doc = _run(capsys, "jobs")
+    first = doc["jobs"][0]["id"]
+    code, doc = _run(capsys, "cancel", "--job", first, "--yes")
+    assert code == 0 and doc == {
+        "ok": True,
+        "name": "ops",
+        "action": "cancel",
+        "job": first,
+        "message": f"cancelled job {first}",
+    }
+    code, doc = _run(capsys, "jobs", "--history")
+    assert doc["available"] is False and "accounting" in doc["note"]
+
+    code, doc = _run(capsys, "drain", "--node", "cpu-7", "--reason", "x", "--yes")
+    assert code == 2 and doc["ok"] is False and "cpu-7" in doc["message"]

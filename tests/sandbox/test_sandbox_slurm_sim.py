@@ -1,0 +1,78 @@
+"""The sandbox's simulated Slurm honours drain / resume / cancel, and remembers them across
+processes (a state file beside the cluster's inventory)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.errors import UsageError
+from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm, simulated_slurm_state
+from npa_sop_tui.status.model import SlurmNode, SlurmPartition, SlurmState
+
+
+def _base() -> SlurmState:
+    nodes = [
+        SlurmNode(
+            name=f"cpu-{i}",
+            state="idle",
+            display="idle",
+            partitions=["main"],
+            cpus=8,
+            cpus_allocated=0,
+            memory_mb=32768,
+        )
+        for i in range(2)
+    ]
+    part = SlurmPartition(name="main", default=True, available="up", nodes_total=2)
+    return SlurmState(host="sim", source_format="delimited", nodes=nodes, partitions=[part])
+
+
+def _ops(accounting: bool = True) -> SimulatedSlurm:
+    return SimulatedSlurm("demo", _base, accounting=accounting)
+
+
+async def test_drain_is_shown_until_resumed_across_instances(npa_home: Path) -> None:
+    await _ops().drain("cpu-1", 'disk "check" [/] failed')
+    state = await _ops().nodes()  # a new instance: as another process would see it
+    node = {n.name: n for n in state.nodes}["cpu-1"]
+    assert node.state == "drained" and "DRAIN" in node.flags
+    assert node.reason is not None and node.reason.startswith("disk 'check' [/] failed [root@")
+    assert state.partitions[0].nodes_idle == 1 and state.partitions[0].nodes_other == 1
+    detail = await _ops().node("cpu-1")
+    assert detail.state == "IDLE+DRAIN" and detail.reason == "disk 'check' [/] failed"
+    # the dashboard's simulated sinfo shows it too
+    shown = {n.name: n for n in simulated_slurm_state("demo", _base()).nodes}["cpu-1"]
+    assert shown.display == "drained"
+    await _ops().resume("cpu-1")
+    node = {n.name: n for n in (await _ops().nodes()).nodes}["cpu-1"]
+    assert node.state == "idle" and node.reason is None
+
+
+async def test_jobs_cancel_and_history(npa_home: Path) -> None:
+    jobs = await _ops().jobs()
+    assert [(j.name, j.state) for j in jobs] == [("train-llm", "PENDING"), ("eval", "PENDING")]
+    assert {n.state for n in (await _ops().nodes()).nodes} == {"idle"}  # queued jobs take none
+    await _ops().cancel(jobs[0].id)
+    assert [j.name for j in await _ops().jobs()] == ["eval"]
+    history = await _ops().history()
+    assert history.available and [(j.id, j.state) for j in history.jobs] == [
+        (jobs[0].id, "CANCELLED")
+    ]
+    off = await _ops(accounting=False).history()
+    assert not off.available and "accounting" in (off.note or "")
+    with pytest.raises(UsageError, match="no queued or running job"):
+        await _ops().cancel(jobs[0].id)
+
+
+async def test_bad_input_is_refused(npa_home: Path) -> None:
+    with pytest.raises(UsageError, match="no node"):
+        await _ops().drain("cpu-9", "x")
+    with pytest.raises(UsageError, match="needs a reason"):
+        await _ops().drain("cpu-0", "   ")
+    with pytest.raises(UsageError, match="not a Slurm job ID"):
+        await _ops().cancel("1; rm -rf /")
+    path = npa_home / "soperator" / "demo" / "slurm-sim.json"
+    assert json.loads(path.read_text())["drained"] == {}

@@ -1,0 +1,217 @@
+"""Round-trip editing of commented spec files: unchanged = byte-identical, one change = one
+changed line, comments / order / quoting / flow style kept, invalid results never written."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from npa_sop_tui.spec.line_merge import merge_lines
+from npa_sop_tui.spec.model import SpecError, parse_spec_text
+from npa_sop_tui.spec.roundtrip import PathError, SpecDocument, parse_path
+
+from testkit.specs import COMMENTED, changed_lines
+
+STYLES = {
+    "commented": COMMENTED,
+    "asset": (Path(__file__).resolve().parents[2] / "assets" / "cluster.yaml").read_text(),
+    "crlf": COMMENTED.replace("\n", "\r\n"),
+    "explicit-start": "---\n" + COMMENTED,
+    "no-final-newline": COMMENTED.rstrip("\n"),
+}
+
+
+@pytest.mark.parametrize("style", list(STYLES))
+def test_unchanged_document_is_byte_identical(style: str, tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_bytes(STYLES[style].encode())
+    doc = SpecDocument.read(path)
+    assert doc.render() == STYLES[style]
+    assert doc.diff() == ""
+    before = path.stat().st_mtime_ns
+    doc.write()
+    assert path.read_bytes() == STYLES[style].encode()
+    assert path.stat().st_mtime_ns == before, "an unchanged file is not rewritten"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "old", "new"),
+    [
+        (
+            "workers[1].size",
+            4,
+            "        size: 1          # one node for now",
+            "        size: 4          # one node for now",
+        ),
+        (
+            "name",
+            "train2",
+            "name: train   # also the kube context suffix",
+            "name: train2  # also the kube context suffix",
+        ),
+        (
+            "workers[0].platform",
+            "cpu-e2",
+            "        platform: 'cpu-d3'     # single-quoted on purpose",
+            "        platform: 'cpu-e2'     # single-quoted on purpose",
+        ),
+        (
+            "workers[0].preset",
+            "4vcpu-16gb",
+            '        preset: "8vcpu-32gb"',
+            '        preset: "4vcpu-16gb"',
+        ),
+        (
+            "control_plane.system.min_size",
+            4,
+            "  system: { min_size: 3, max_size: 9 }   # flow style, padded",
+            "  system: { min_size: 4, max_size: 9 }   # flow style, padded",
+        ),
+        (
+            "control_plane.login.preset",
+            "32vcpu-128gb",
+            "  login: {preset: 16vcpu-64gb}",
+            "  login: {preset: 32vcpu-128gb}",
+        ),
+        ("k8s_version", "1.32", "k8s_version: '1.31'", "k8s_version: '1.32'"),
+        ("accounting", True, "accounting: false", "accounting: true"),
+    ],
+)
+def test_one_change_is_one_changed_line(key: str, value: object, old: str, new: str) -> None:
+    doc = SpecDocument.parse(COMMENTED)
+    doc.set(key, value)
+    after = doc.render()
+    assert changed_lines(COMMENTED, after) == [f"- {old}", f"+ {new}"]
+    parse_spec_text(after)  # still a valid spec
+
+
+def test_crlf_file_keeps_its_line_endings_outside_the_change() -> None:
+    text = STYLES["crlf"]
+    doc = SpecDocument.parse(text)
+    doc.set("workers[1].size", 4)
+    after = doc.render()
+    assert changed_lines(text, after) == [
+        "- " + "        size: 1          # one node for now",
+        "+ " + "        size: 4          # one node for now",
+    ]
+    assert after.count("\r\n") == text.count("\r\n") == after.count("\n")  # CRLF throughout
+
+
+def test_adding_and_removing_fields_touches_only_their_lines() -> None:
+    doc = SpecDocument.parse(COMMENTED)
+    doc.set("workers[0].docker_cache", True)
+    doc.delete("workers[1].preemptible")
+    doc.set("slurm_rest_enabled", False)
+    after = doc.render()
+    assert changed_lines(COMMENTED, after) == [
+        "+         docker_cache: true",
+        "-         preemptible: true",
+        "+ slurm_rest_enabled: false",
+    ]
+    assert "# trailing comment at the end" in after
+    assert after.index("# CPU pool for pre-processing") < after.index("name: cpu")
+
+
+def test_new_version_strings_are_quoted_and_secrets_refused() -> None:
+    doc = SpecDocument.parse(COMMENTED)
+    doc.set("node_group_version", "72")
+    assert 'node_group_version: "72"' in doc.render()
+    with pytest.raises(PathError, match="secret"):
+        doc.set("workers[1].capacity_block_group", "capacityblockgroup-abc")
+
+
+def test_apply_changes_from_a_form_matches_pools_by_name() -> None:
+    """The wizard hands over the form before and after; only what differs is edited."""
+    doc = SpecDocument.parse(COMMENTED)
+    before = parse_spec_text(COMMENTED).spec.model_dump(mode="json", exclude_unset=True)
+    after = {**before, "workers": [dict(before["workers"][1], size=2)]}  # pool cpu removed
+    doc.apply_changes(before, after)
+    result = doc.render()
+    removed = [line for line in changed_lines(COMMENTED, result) if line.startswith("- ")]
+    added = [line for line in changed_lines(COMMENTED, result) if line.startswith("+ ")]
+    assert added == ["+         size: 2          # one node for now"]
+    assert all(
+        "cpu" in line or "size" in line or "preset" in line or "#" in line or line == "- "
+        for line in removed
+    )
+    assert "name: cpu\n" not in result and "gpu-h100-sxm" in result
+    assert "# Our training cluster" in result
+
+
+def test_apply_changes_ignores_normalisation_of_untouched_fields() -> None:
+    """An unquoted `k8s_version: 1.30` reads as "1.30"; not touching it must not rewrite it."""
+    text = COMMENTED.replace("k8s_version: '1.31'", "k8s_version: 1.30")
+    doc = SpecDocument.parse(text)
+    before = parse_spec_text(text).spec.model_dump(mode="json", exclude_unset=True)
+    doc.apply_changes(before, dict(before))
+    assert doc.render() == text
+    doc.apply_changes(before, {**before, "region": "eu-north2"})
+    assert changed_lines(text, doc.render()) == ["- region: eu-north1", "+ region: eu-north2"]
+
+
+def test_write_is_atomic_and_refuses_an_invalid_result(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(COMMENTED)
+    doc = SpecDocument.read(path)
+    doc.set("workers[1].size", 0)
+    with pytest.raises(SpecError) as info:
+        doc.write()
+    assert path.read_text() == COMMENTED, "nothing is written when the result is invalid"
+    finding = next(f for f in info.value.findings if f.path == "workers[1].size")
+    assert (
+        finding.line
+        == COMMENTED.splitlines().index("        size: 1          # one node for now") + 1
+    )
+    doc.set("workers[1].size", 3)
+    assert doc.write() == path
+    assert "size: 3          # one node for now" in path.read_text()
+    assert not list(tmp_path.glob(".cluster.yaml.*")), "no temp file left behind"
+
+
+def test_paths() -> None:
+    assert parse_path("workers[1].size") == ["workers", 1, "size"]
+    assert parse_path("control_plane.login.preset") == ["control_plane", "login", "preset"]
+    for bad in ("", "[1]", "workers[x]", "a..b", "a b"):
+        with pytest.raises(PathError):
+            parse_path(bad)
+    doc = SpecDocument.parse(COMMENTED)
+    with pytest.raises(PathError, match="2 item"):
+        doc.set("workers[5].size", 1)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pool=st.sampled_from([0, 1]),
+    field=st.sampled_from(["size", "preset", "platform", "name"]),
+    value=st.one_of(st.integers(1, 64), st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True)),
+)
+def test_any_single_field_change_is_one_line(pool: int, field: str, value: object) -> None:
+    doc = SpecDocument.parse(COMMENTED)
+    if doc.get(f"workers[{pool}].{field}") == value:
+        return
+    doc.set(f"workers[{pool}].{field}", value)
+    changes = changed_lines(COMMENTED, doc.render())
+    assert len(changes) == 2, changes
+
+
+def test_merge_keeps_original_lines_outside_edits() -> None:
+    original = "a: { x: 1 }\nb: 2   # two\nc: 3\n"
+    baseline = "a: {x: 1}\nb: 2   # two\nc: 3\n"
+    edited = "a: {x: 1}\nb: 2   # two\nc: 4\n"
+    assert merge_lines(original, baseline, edited) == "a: { x: 1 }\nb: 2   # two\nc: 4\n"
+
+
+def test_spec_package_does_not_import_textual() -> None:
+    import subprocess
+
+    code = (
+        "import sys, npa_sop_tui.spec.roundtrip as r; "
+        "d = r.SpecDocument.parse('name: x\\n'); d.set('name', 'y'); d.render(); "
+        "print(any(m.split('.')[0] == 'textual' for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

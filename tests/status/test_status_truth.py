@@ -1,0 +1,156 @@
+"""Truthful live state: ages count from the last success and keep counting; failures and
+overdue answers are stale at once; verdicts know destroyed / failed / interrupted / sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from npa_sop_tui.status.freshness import view
+from npa_sop_tui.status.hostkeys import HostKeyPolicy
+from npa_sop_tui.status.model import (
+    ClusterStatus,
+    Freshness,
+    KubeState,
+    NodeSetInfo,
+    SlurmClusterInfo,
+)
+from npa_sop_tui.status.verdict import compute_verdict
+from npa_sop_tui.status.verdict_context import VerdictContext
+from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
+
+from testkit.substrate import Substrate
+
+NOW = 1_800_000_000.0
+
+
+def test_freshness_counts_from_the_last_success() -> None:
+    fresh = Freshness(state="fresh", updated_at=NOW - 3)
+    assert view(fresh, interval=10, now=NOW).label() == "fresh 3s"
+    # an answer overdue by more than the grace is stale before the poll gives up
+    late = view(fresh, interval=10, now=NOW + 20)
+    assert late.state == "stale" and late.age == 23 and "no answer for 13s" in late.label()
+    failed = Freshness(state="stale", updated_at=NOW - 40, stale_since=NOW - 1, error="refused")
+    shown = view(failed, interval=10, now=NOW)
+    assert shown.label() == "STALE 40s (refused)"  # age since the success, not the failure
+    never = view(Freshness(state="error", error="no route"), now=NOW)
+    assert never.label() == "error (no route)"
+
+
+def _progressing_kube() -> KubeState:
+    return KubeState(
+        context="nebius-demo-slurm",
+        slurm_cluster_crd=True,
+        slurm_cluster=SlurmClusterInfo(name="soperator", phase="Reconciling"),
+        nodesets_crd=True,
+        nodesets=[NodeSetInfo(name="cpu", desired=2, ready=0, phase="Pending")],
+        login_service=True,
+        login_ip="203.0.113.7",
+    )
+
+
+def _verdict(context: VerdictContext | None, kube: KubeState | None = None) -> Any:
+    fresh: dict[str, Freshness] = {
+        "kube": Freshness(state="fresh", updated_at=NOW),
+        "slurm": Freshness(state="disabled"),
+    }
+    return compute_verdict(kube=kube, slurm=None, freshness=fresh, context=context)
+
+
+def test_live_state_alone_says_progressing() -> None:
+    assert _verdict(None, _progressing_kube()).state == "progressing"
+
+
+@pytest.mark.parametrize("state", ["interrupted", "failed"])
+def test_after_a_stopped_deploy_nothing_is_progressing(state: str) -> None:
+    context = VerdictContext(state=state, last_operation="deploy", last_message="boom")
+    verdict = _verdict(context, _progressing_kube())
+    assert verdict.state == "failed"
+    first = verdict.hints[0]
+    assert first.code == f"last-deploy-{state}" and "deploy again" in first.action
+    assert "boom" in first.message
+
+
+def test_a_destroyed_cluster_reads_destroyed() -> None:
+    verdict = _verdict(VerdictContext(state="destroyed", last_operation="destroy"))
+    assert verdict.state == "destroyed"
+    assert [h.code for h in verdict.hints] == ["cluster-destroyed"]
+
+
+def test_sandbox_hints_name_no_real_cloud() -> None:
+    kube = _progressing_kube().model_copy(update={"login_ip": None})
+    real = _verdict(None, kube)
+    assert any(h.code == "login-no-address" for h in real.hints)
+    fresh = {
+        "kube": Freshness(state="stale", updated_at=NOW, error="connection refused"),
+        "slurm": Freshness(state="disabled"),
+    }
+    context = VerdictContext(sandbox=True, kubeconfig="/tmp/sandbox/kubeconfig")
+    sandboxed = compute_verdict(kube=kube, slurm=None, freshness=fresh, context=context)
+    text = " ".join(f"{h.message} {h.action}" for h in sandboxed.hints)
+    for real_only in ("nebius mk8s", "Nebius console", "public IPs", "quota", "--identity-file"):
+        assert real_only not in text
+    assert "kube-unreachable" in {h.code for h in sandboxed.hints}
+    assert "npa-sop --sandbox" in text
+
+
+def test_cluster_status_accepts_destroyed() -> None:
+    snap = ClusterStatus(name="x", context="c", taken_at=NOW)
+    snap.verdict = _verdict(VerdictContext(state="destroyed"))
+    assert ClusterStatus.model_validate(snap.model_dump(mode="json")).verdict.state == "destroyed"
+
+
+@pytest.mark.slurm
+async def test_every_successful_poll_is_a_snapshot_even_without_change(
+    substrate: Substrate,
+) -> None:
+    settings = StatusSettings(
+        name="lab",
+        kube_enabled=False,
+        login_host=substrate.host,
+        login_port=substrate.port,
+        login_user=substrate.user,
+        identity_file=substrate.key,
+        slurm_interval=0.3,
+    )
+    stamps: list[float] = []
+    async with (
+        asyncio.timeout(30),
+        StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as watcher,
+    ):
+        async for snap in watcher.snapshots():
+            stamps.append(snap.freshness["slurm"].updated_at or 0.0)
+            if len(stamps) == 3:
+                break
+    assert stamps == sorted(stamps) and len(set(stamps)) == 3
+    assert time.time() - stamps[-1] < 5
+
+
+async def test_status_watch_text_redraws_every_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    from npa_sop_tui.cli import status_cmds
+    from npa_sop_tui.status import render
+
+    drawn: list[float] = []
+    original = render.render_status
+
+    def spy(snap: ClusterStatus, **kw: Any) -> Any:
+        drawn.append(time.monotonic())
+        return original(snap, **kw)
+
+    monkeypatch.setattr(render, "render_status", spy)
+    snap = ClusterStatus(
+        name="demo",
+        context="nebius-demo-slurm",
+        taken_at=time.time(),
+        freshness={"kube": Freshness(state="fresh", updated_at=time.time()), "slurm": Freshness()},
+    )
+
+    async def one_then_quiet() -> Any:
+        yield snap
+        await asyncio.sleep(2.5)
+
+    assert await status_cmds._watch_text(one_then_quiet(), interval=10) == 0
+    assert len(drawn) >= 3, "one draw per snapshot and one per second in between"

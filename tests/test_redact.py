@@ -1,0 +1,21 @@
+"""Redaction of secrets and secret-looking patterns in text and events."""
+
+from __future__ import annotations
+
+from npa_sop_tui.events import Diagnostic, LogLine
+from npa_sop_tui.redact import Redactor
+
+
+def test_redactor_masks_secrets_and_patterns() -> None:
+    red = Redactor(["s3cr3t-value"])
+    text = (
+        "id capacityblockgroup-abc123 pw s3cr3t-value backups_password = hunter2 "
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----"
+    )
+    out = red.text(text)
+    for secret in ("capacityblockgroup-abc123", "s3cr3t-value", "hunter2", "AAAA"):
+        assert secret not in out
+    event = Diagnostic(operation_id="x", severity="error", summary="capacityblockgroup-zz9")
+    assert "zz9" not in red.model(event).summary
+    same = LogLine(operation_id="x", stream="npa", text="harmless")
+    assert red.model(same) is same

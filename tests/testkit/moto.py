@@ -1,0 +1,90 @@
+"""A real S3 API on 127.0.0.1 (moto's server mode) for the team-state tests.
+
+`moto_server` is started by the fixture on a free port and stopped after; its buckets live in
+its memory, so a restart starts empty (the "bucket went away" tests use that).
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ACCESS_KEY = "npa-test-access"
+SECRET_KEY = "npa-test-secret-do-not-log"
+REGION = "eu-north1"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class MotoServer:
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> MotoServer:
+        binary = Path(sys.executable).parent / "moto_server"
+        self.proc = subprocess.Popen(
+            [str(binary), "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()
+                return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"moto_server exited with {self.proc.returncode}") from None
+                time.sleep(0.1)
+        raise RuntimeError("moto_server did not answer within 30 s")
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+    def client(self) -> Any:
+        import boto3
+
+        return boto3.session.Session().client(
+            "s3",
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=ACCESS_KEY,
+            aws_secret_access_key=SECRET_KEY,
+        )
+
+    def make_bucket(self, name: str) -> str:
+        client = self.client()
+        client.create_bucket(Bucket=name)
+        client.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+        return name
+
+
+def team_env(endpoint: str, bucket: str) -> dict[str, str]:
+    return {
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "NPA_STATE_BUCKET": bucket,
+        "NPA_STATE_ENDPOINT": endpoint,
+        "NPA_STATE_REGION": REGION,
+    }

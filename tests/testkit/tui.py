@@ -1,0 +1,62 @@
+"""Pilot helpers for the Textual app tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from testkit.wait import eventually
+
+CPU_SPEC = """\
+apiVersion: npa.soperator/v0.0.1
+name: demo
+region: eu-north1
+control_plane:
+  system: {min_size: 3}
+  login: {preset: 16vcpu-64gb}
+workers:
+  - name: cpu
+    platform: cpu-d3
+    preset: 8vcpu-32gb
+    size: 2
+"""
+
+
+async def wait_for(pilot: Any, predicate: Callable[[], Any], timeout: float = 60.0) -> None:
+    """Let the app run until `predicate()` holds; fail with a clear message otherwise."""
+    await eventually(predicate, timeout=timeout, pause=pilot.pause, interval=0.05)
+
+
+async def home_loaded(pilot: Any) -> Any:
+    """Wait until the home screen shows the inventory it loaded in its worker; return it."""
+    from textual.widgets import DataTable
+
+    from npa_sop_tui.screens.home import HomeScreen
+
+    def loaded() -> bool:
+        screen = pilot.app.screen
+        if not isinstance(screen, HomeScreen):
+            return False
+        tables = screen.query("#clusters").results(DataTable)
+        # the table gets its columns when the rows from the inventory worker are shown
+        return any(table.columns for table in tables)
+
+    await wait_for(pilot, loaded)
+    return pilot.app.screen
+
+
+async def click(pilot: Any, selector: str) -> None:
+    """Click `selector` on the current screen once a click can land on it.
+
+    Pilot aims at the widget's region as it is when called: a screen that was just pushed may
+    not be laid out yet (the click lands at 0,0), and a Button ignores clicks during its short
+    "pressed" effect. Wait for both, then check the click reached the widget.
+    """
+
+    def ready() -> bool:
+        found = pilot.app.screen.query(selector)
+        widget = found.first() if found else None
+        return widget is not None and widget.region.area > 0 and not widget.has_class("-active")
+
+    await wait_for(pilot, ready)
+    assert await pilot.click(selector), f"the click on {selector} landed on another widget"
