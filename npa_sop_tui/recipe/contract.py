@@ -195,9 +195,9 @@ def _convert(value: Any, tree: Any, variable: str, path: str, add: Any) -> None:
         if not isinstance(value, list) or len(value) != len(inner):
             add(variable, path, f"must be a tuple of {len(inner)}")
             return
-        for i, (item, sub) in enumerate(zip(value, inner, strict=True)):
-            if item is not None:
-                _convert(item, sub, variable, f"{path}[{i}]", add)
+        for i, sub in enumerate(inner):  # same length: checked above
+            if value[i] is not None:
+                _convert(value[i], sub, variable, f"{path}[{i}]", add)
     elif kind == "object":
         if not isinstance(value, dict):
             add(variable, path, f"must be an object, got {_kind(value)}")
@@ -219,8 +219,7 @@ def _convert(value: Any, tree: Any, variable: str, path: str, add: Any) -> None:
 
 
 def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
+    """The HCL kind of a non-null value, for messages."""
     return {bool: "bool", int: "number", float: "number", str: "string", list: "list"}.get(
         type(value), "object"
     )
@@ -241,9 +240,8 @@ def _with_defaults(tfvars: Mapping[str, Any], contract: Contract) -> dict[str, A
 def _fill(value: Any, tree: Any) -> Any:
     if value is None or not isinstance(tree, dict):
         return value
+    # lists are not filled: a null dereference path never indexes into one
     (kind, inner), *_ = tree.items()
-    if kind in ("list", "set") and isinstance(value, list):
-        return [_fill(v, inner) for v in value]
     if kind == "map" and isinstance(value, dict):
         return {k: _fill(v, inner) for k, v in value.items()}
     if kind == "object" and isinstance(value, dict):
@@ -272,10 +270,7 @@ def _check_deref(values: Mapping[str, Any], deref: Mapping[str, Any], add: Any) 
     path = str(deref["path"])
     value = _lookup(values, path)
     if value is not None:
-        return  # present (or its parent is null, which that parent's own entry reports)
-    parent = path.rsplit(".", 1)[0] if "." in path else None
-    if parent is not None and _lookup(values, parent) in (None, _MISSING):
-        return
+        return  # present, or under a null parent (that parent's own entry reports it)
     when = deref.get("when")
     if when:
         live = [

@@ -30,7 +30,7 @@ from npa_sop_tui.recipe.shape import (
 )
 from npa_sop_tui.recipe.table import load_table
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
-from npa_sop_tui.spec.findings import Finding, did_you_mean, errors_of
+from npa_sop_tui.spec.findings import Finding, errors_of
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, SpecError
 from npa_sop_tui.spec.model import kube_context as kube_context  # re-exported per contracts.md
 from npa_sop_tui.sshkeys import ResolvedKey
@@ -87,24 +87,9 @@ class Rendered:
 
 
 def _resolve_capacity(spec: SoperatorSpec, capacity: Mapping[str, str]) -> dict[str, str]:
-    """Per GPU pool, the reservation ID to use; run-time IDs win over the spec's."""
-    names = [p.name for p in spec.workers]
-    for pool_name in capacity:
-        pool = spec.pool(pool_name)
-        if pool is None:
-            raise UsageError(
-                f"capacity block group given for unknown worker pool {pool_name!r}",
-                hint=did_you_mean(pool_name, names) or f"pools: {', '.join(names)}",
-            )
-        if not pool.is_gpu:
-            raise UsageError(
-                f"worker pool {pool_name!r}: reserved capacity is valid only for GPU pools"
-            )
-        if pool.preemptible:
-            raise UsageError(
-                f"worker pool {pool_name!r}: reserved capacity is mutually exclusive with "
-                "preemptible=true"
-            )
+    """Per GPU pool, the reservation ID to use; run-time IDs win over the spec's.
+
+    Validation has already refused run-time IDs for unknown, CPU or preemptible pools."""
     resolved: dict[str, str] = {}
     for pool in spec.workers:
         if pool.name in capacity:
@@ -170,11 +155,9 @@ def _common(spec: SoperatorSpec, contract: Contract, key: str) -> dict[str, Any]
     return out
 
 
-def _env(
-    identity: Identity | None, spec: SoperatorSpec, environ: Mapping[str, str] | None = None
-) -> dict[str, str]:
+def _env(identity: Identity | None, spec: SoperatorSpec) -> dict[str, str]:
     identity = identity or Identity()
-    environ = os.environ if environ is None else environ
+    environ = os.environ
     env: dict[str, str] = {}
     pairs = {
         "region": identity.region,

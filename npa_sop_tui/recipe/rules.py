@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from npa_sop_tui.recipe.contract import Contract, load_contract
-from npa_sop_tui.recipe.shape import GB300_PLATFORM, GB300_RACK
+from npa_sop_tui.recipe.shape import GB300_PLATFORM, GB300_RACK, rack_names
 from npa_sop_tui.recipe.table import load_table
 from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS
@@ -46,14 +46,13 @@ def recipe_problems(
         return [f"unsupported recipe version {recipe_version}"]
     if contract is None:
         contract = load_contract(load_table().contract_commit(recipe_version))
-    out: list[str] = []
-    out += [
+    out = [
         f"{n} is required"
         for n, decl in contract.variables.items()
         if decl["required"] and n not in ENV_VARIABLES and tfvars.get(n) is None
     ]
     out += [f"{n} must come from TF_VAR_{n}" for n in ENV_VARIABLES if n in tfvars]
-    name = str(tfvars.get("company_name", ""))
+    name = str(tfvars.get("company_name"))
     if not (2 <= len(name) <= 32 and re.match(r"^[a-z][a-z\d-]*[a-z\d]+$", name)):
         out.append("company_name breaks ^[a-z][a-z\\d-]*[a-z\\d]+$ (2-32 chars)")
     for n in ("k8s_version", "node_group_version", "slurm_operator_version"):
@@ -67,7 +66,8 @@ def recipe_problems(
     if tfvars.get("production") is not False and not tfvars.get("iam_merge_request_url"):
         out.append("production=true needs iam_merge_request_url")
     system = tfvars.get("slurm_nodeset_system") or {}
-    if system.get("min_size", 0) < 3 or system.get("max_size", 0) < system.get("min_size", 0):
+    low, high = system.get("min_size"), system.get("max_size")
+    if low is None or high is None or low < 3 or high < low:
         out.append("slurm_nodeset_system sizes break min>=3, max>=min")
     if (tfvars.get("slurm_nodeset_controller") or {}).get("size") != 1:
         out.append("slurm_nodeset_controller.size must be 1")
@@ -78,14 +78,18 @@ def recipe_problems(
         ("login", "slurm_nodeset_login"),
         ("accounting", "slurm_nodeset_accounting"),
     ):
-        disk = (tfvars.get(var) or {}).get("boot_disk") or {}
+        nodeset = tfvars.get(var)
+        if nodeset is None:
+            continue  # a null nodeset has no disk; "is required" / accounting cover its absence
+        disk = nodeset.get("boot_disk") or {}
         if (
             not disk
             and contract.has_attr(var, "boot_disk")
             and not _optional(contract, var, "boot_disk")
         ):
             out.append(f"{var}.boot_disk is required by this recipe")
-        if disk and disk.get("size_gibibytes", 0) < mins[role]:
+        size = disk.get("size_gibibytes")
+        if disk and (size is None or size < mins[role]):
             out.append(f"{var}.boot_disk below {mins[role]} GiB")
     if tfvars.get("accounting_enabled") and tfvars.get("slurm_nodeset_accounting") is None:
         out.append("accounting needs slurm_nodeset_accounting")
@@ -101,9 +105,8 @@ def recipe_problems(
     return out
 
 
-def _optional(contract: Contract, variable: str, *path: str) -> bool:
-    *parents, last = path
-    spec = contract.object_attrs(variable, *parents).get(last)
+def _optional(contract: Contract, variable: str, attr: str) -> bool:
+    spec = contract.object_attrs(variable).get(attr)
     return bool(spec and spec["optional"])
 
 
@@ -115,8 +118,7 @@ def _generated_nodesets(workers: list[Mapping[str, Any]]) -> tuple[list[str], se
     for w in workers:
         platform = w["resource"]["platform"]
         if platform == GB300_PLATFORM:
-            racks = max(1, -(-int(w.get("size", 0)) // GB300_RACK))
-            generated = [f"{w['name']}-rack{i}" for i in range(racks)]
+            generated = rack_names(w["name"], int(w.get("size") or 0))
             gb300.update(generated)
         else:
             generated = [w["name"]]
@@ -143,7 +145,8 @@ def _worker_problems(tfvars: Mapping[str, Any], contract: Contract, cat: Catalog
         if preset is None:
             out.append(f"{label}: unknown platform/preset")
             continue
-        if w.get("size", 0) < 1:
+        size = w.get("size", 0)
+        if size < 1:
             out.append(f"{label}: size < 1")
         if w.get("gpu_cluster") is not None:
             if not preset.gpu_cluster_compatible:
@@ -176,11 +179,12 @@ def _worker_problems(tfvars: Mapping[str, Any], contract: Contract, cat: Catalog
             out.append(f"{label}: GB300 needs nvlink.enabled = true")
         if not gb300 and (w.get("nvlink") or {}).get("enabled"):
             out.append(f"{label}: NVLink is only for gpu-gb300")
-        if gb300 and tfvars.get("production") is not False and w.get("size", 0) % GB300_RACK:
+        if gb300 and tfvars.get("production") is not False and size % GB300_RACK:
             out.append(f"{label}: GB300 size must be a multiple of {GB300_RACK} in production")
-        boot = (w.get("boot_disk") or {}).get("size_gibibytes", 128)
-        if boot < cat.boot_disk_min_gib["worker"]:
-            out.append(f"{label}: boot disk below 128 GiB")
+        boot = (w.get("boot_disk") or {}).get("size_gibibytes")
+        least = cat.boot_disk_min_gib["worker"]
+        if boot is not None and boot < least:
+            out.append(f"{label}: boot disk below {least} GiB")
     generated, gpu_sets, gb300_sets = _generated_nodesets(workers)
     topologies = {"flat"}
     if gpu_sets:

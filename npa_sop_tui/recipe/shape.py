@@ -72,17 +72,11 @@ def gb300_refusal(spec: SoperatorSpec, contract: Contract) -> str | None:
     return None
 
 
-def rack_names(pool: WorkerPoolSpec) -> list[str]:
-    """The Slurm nodesets the recipe generates for a GB300 pool: `<name>-rack<N>`."""
-    racks = max(1, -(-pool.size // GB300_RACK))
-    return [f"{pool.name}-rack{i}" for i in range(racks)]
-
-
-def nodeset_names(spec: SoperatorSpec) -> list[str]:
-    out: list[str] = []
-    for pool in spec.workers:
-        out += rack_names(pool) if pool.platform == GB300_PLATFORM else [pool.name]
-    return out
+def rack_names(name: str, size: int) -> list[str]:
+    """The Slurm nodesets main.tf generates for a GB300 pool: `<name>-rack<N>`, one per
+    started rack of 18 nodes (at least one)."""
+    racks = max(1, -(-size // GB300_RACK))
+    return [f"{name}-rack{i}" for i in range(racks)]
 
 
 # --- storage --------------------------------------------------------------------------------
@@ -205,7 +199,7 @@ def ordered_pools(spec: SoperatorSpec) -> list[WorkerPoolSpec]:
     return [p for p in spec.workers if p.is_gpu] + [p for p in spec.workers if not p.is_gpu]
 
 
-def partitions(contract: Contract) -> list[dict[str, Any]]:
+def partitions() -> list[dict[str, Any]]:
     # `hidden` is used by the active checks and must be kept; flat exists in every layout.
     return [
         {
@@ -248,7 +242,7 @@ def nodesets(
         "slurm_nodeset_workers": [
             _worker(p, cat, reservations.get(p.name), contract) for p in ordered_pools(spec)
         ],
-        "slurm_nodesets_partitions": partitions(contract),
+        "slurm_nodesets_partitions": partitions(),
     }
     if gb300 and contract.declares("slurm_login_on_worker_nodes"):
         # 4.1.13: login pods share the GB300 (arm64) workers instead of a login node group,

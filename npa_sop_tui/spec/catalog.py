@@ -117,7 +117,8 @@ class Catalog:
             return "plausible"
         return "unknown"
 
-    def fabrics_for(self, region: str) -> list[str]:
+    def fabrics_for(self, region: str | None) -> list[str]:
+        """Known fabrics, then unverified ones; none for an unknown or unset region."""
         return [*self.regions.get(region, ()), *self.unverified_fabrics.get(region, ())]
 
 

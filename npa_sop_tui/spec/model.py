@@ -9,6 +9,7 @@ real YAML booleans, numbers real numbers, and unknown keys are errors with a did
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import typing
 from dataclasses import dataclass, field
@@ -322,7 +323,10 @@ def recipe_generation(version: str) -> str | None:
 
 
 class SpecError(UsageError):
-    """A spec that cannot be used; `.findings` lists every problem (and the warnings)."""
+    """A spec that cannot be used; `.findings` lists every problem (and the warnings).
+
+    `source` names the file in the head of a many-error message; a lone finding names its own.
+    """
 
     def __init__(self, findings: list[Finding], *, source: str | None = None) -> None:
         # errors first, each group in file order, so the output reads top to bottom
@@ -330,13 +334,13 @@ class SpecError(UsageError):
         findings = self.findings
         errors = errors_of(findings)
         where = f"{source}: " if source else ""
-        first = errors[0].render() if errors else "invalid spec"
-        head = (
-            f"{where}invalid spec ({summary_line(findings)})"
-            if len(errors) > 1
-            else f"invalid spec: {first}"
-        )
-        super().__init__(head, hint=None)
+        if len(errors) == 1:
+            head = f"invalid spec: {errors[0].render()}"  # the finding names its own file
+        elif errors:
+            head = f"{where}invalid spec ({summary_line(findings)})"
+        else:
+            head = f"{where}invalid spec"
+        super().__init__(head)
 
     def render(self) -> str:
         errors = errors_of(self.findings)
@@ -351,14 +355,17 @@ class SpecError(UsageError):
 # --- pydantic errors → findings -------------------------------------------------------------
 
 
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
 def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class reached by following `loc` from `model` (for did-you-mean lists)."""
+    """The model class reached by following `loc` from `model` (for did-you-mean lists), or
+    None where the path leaves the models (a dict's keys, a union's member tags)."""
     current: Any = model
     for part in loc:
         if isinstance(part, int):
             continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return None
         info = next(
             (f for n, f in current.model_fields.items() if part in (n, f.alias)),
             None,
@@ -366,32 +373,28 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
         if info is None:
             return None
         current = info.annotation
-        # unwrap list[Model] / Model | None
-        for _ in range(3):
+        # unwrap list[Model] / Model | None / dict[str, …] down to the first argument
+        while not _is_model(current):
             args = [a for a in typing.get_args(current) if a is not type(None)]
-            if isinstance(current, type) and issubclass(current, BaseModel):
-                break
             if not args:
-                break
+                return None
             current = args[0]
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return current
-    return None
+    return current
 
 
 def _field_names(model: type[BaseModel]) -> list[str]:
     return [f.alias or n for n, f in model.model_fields.items()]
 
 
-def _loc_path(loc: tuple[Any, ...]) -> str:
-    path = ""
-    for part in loc:
-        path = join_path(path, part if isinstance(part, int) else str(part))
-    return path
+def _loc_path(loc: tuple[str | int, ...]) -> str:
+    return functools.reduce(join_path, loc, "")
 
 
 def _show(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a value nested deeper than repr can follow (Python callers)
+        return f"a {type(value).__name__} nested too deeply"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -400,22 +403,20 @@ def findings_from_validation_error(
 ) -> list[Finding]:
     """Turn pydantic's errors into user-facing findings, placed at their YAML position."""
     out: list[Finding] = []
-    for err in exc.errors(include_url=False):
+    for err in exc.errors():
         loc = tuple(err["loc"])
         path = _loc_path(loc)
         kind = err["type"]
         value = err.get("input")
         hint: str | None = None
-        prefer_key = False
         if kind == "extra_forbidden":
-            key = str(loc[-1]) if loc else "?"
+            key = str(loc[-1])  # an unknown key always has a name
             parent = _model_at(root, loc[:-1])
             choices = _field_names(parent) if parent else []
             hint = did_you_mean(key, choices) or (
                 f"allowed fields: {', '.join(choices)}" if choices else None
             )
             message = f"unknown field {key!r}"
-            prefer_key = True
         elif kind == "missing":
             message = "required field is missing"
         elif kind == "bool_type":
@@ -429,18 +430,19 @@ def findings_from_validation_error(
             hint = "quote the value"
         elif kind == "literal_error" and path == "apiVersion":
             # Other files (workflows) reuse this; name the version *their* model expects.
-            expected = str((err.get("ctx") or {}).get("expected", "")).strip("'\"")
-            expected = expected if expected and "," not in expected else API_VERSION
+            field = next(f for n, f in root.model_fields.items() if path in (n, f.alias))
+            expected = " or ".join(typing.get_args(field.annotation))
             message = f"unsupported apiVersion {_show(value)}; expected {expected}"
             hint = f"use apiVersion: {expected}"
-        elif kind in ("list_type", "model_type", "dict_type", "model_attributes_type"):
+        elif kind in ("list_type", "model_type", "dict_type"):
             expected = "a list" if kind == "list_type" else "a mapping (key: value)"
             message = f"must be {expected}, got {_show(value)}"
         else:
             message = str(err["msg"])
         finding = error(path, message, hint)
         if positions is not None:
-            finding = positions.place(finding, prefer_key=prefer_key)
+            # an unknown key is shown where the key is written, not at its value
+            finding = positions.place(finding, prefer_key=kind == "extra_forbidden")
         out.append(finding)
     return out
 
@@ -492,10 +494,7 @@ def _build(
     capacity: dict[str, str] | None = None,
 ) -> tuple[SoperatorSpec, list[Finding]]:
     if not isinstance(data, dict):
-        raise SpecError(
-            [Finding("error", "", "spec must be a mapping (key: value)", None, source)],
-            source=source,
-        )
+        raise SpecError([Finding("error", "", "spec must be a mapping (key: value)", None, source)])
     data = dict(data)
     pre = _coerce_versions(data, positions)
     if positions is not None:
@@ -508,7 +507,7 @@ def _build(
             found += _rules_despite_model_errors(data, exc, positions, capacity)
         raise SpecError([*errors_of(pre), *found, *_warnings(pre)], source=source) from None
     except (TypeError, ValueError, RecursionError) as exc:  # exotic inputs from Python callers
-        raise SpecError([error("", f"cannot read spec: {exc}")], source=source) from None
+        raise SpecError([Finding("error", "", f"cannot read spec: {exc}", None, source)]) from None
     findings = list(pre)
     if run_validation:
         from npa_sop_tui.spec.validate import validate_spec
@@ -530,46 +529,41 @@ def _rules_despite_model_errors(
     """Rule findings for the parts of a spec the model could read, so a user sees every
     problem in one go rather than one layer per run.
 
-    Fields the model rejected are dropped (falling back to defaults; a missing name gets a
-    placeholder), the rest is validated, and findings about the dropped fields are left out.
+    Fields the model rejected are dropped (falling back to defaults; a missing or unreadable
+    name gets a placeholder), the rest is validated, and findings about the dropped fields are
+    left out.
     """
     import copy
+    import difflib
 
     from npa_sop_tui.spec.validate import validate_spec
 
-    patched = copy.deepcopy(data)
     failed: list[str] = []
-    for err in exc.errors(include_url=False):
-        loc = tuple(err["loc"])
-        failed.append(_loc_path(loc))
-        if err["type"] == "extra_forbidden" and loc:
-            # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing
-            model = _model_at(SoperatorSpec, loc[:-1])
-            import difflib
-
-            close = difflib.get_close_matches(
-                str(loc[-1]), _field_names(model) if model else [], 1, 0.6
-            )
-            failed += [_loc_path((*loc[:-1], close[0]))] if close else []
-        parent: Any = patched
-        for part in loc[:-1]:
-            try:
-                parent = parent[part]
-            except (KeyError, IndexError, TypeError):
-                parent = None
-                break
-        if not loc or parent is None:
-            return []
-        if err["type"] == "missing" and isinstance(parent, dict):
-            parent[loc[-1]] = "placeholder"
-        elif isinstance(parent, dict):
-            parent.pop(loc[-1], None)
-        elif isinstance(parent, list) and isinstance(loc[-1], int) and loc[-1] < len(parent):
-            return []  # a whole list item is unreadable; its siblings' indexes would shift
+    # best effort only: the model errors are what the user must fix first, so anything odd
+    # here (an exotic Python value that will not copy, say) just means no rule findings
     try:
+        patched = copy.deepcopy(data)
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            failed.append(_loc_path(loc))
+            if err["type"] == "extra_forbidden":
+                # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing
+                model = _model_at(SoperatorSpec, loc[:-1])
+                close = difflib.get_close_matches(
+                    str(loc[-1]), _field_names(model) if model else [], n=1
+                )
+                failed += [_loc_path((*loc[:-1], close[0]))] if close else []
+            parent: Any = functools.reduce(operator.getitem, loc[:-1], patched)
+            if isinstance(parent, list):
+                return []  # a whole list item is unreadable; its siblings' indexes would shift
+            if err["type"] == "missing" or loc == ("name",):
+                # the name is required: a stand-in lets the rest of the spec be checked
+                parent[loc[-1]] = "placeholder"
+            else:
+                del parent[loc[-1]]
         spec = SoperatorSpec.model_validate(patched)
         rules = validate_spec(spec, capacity=capacity)
-    except Exception:  # best effort only: the model errors are what the user must fix first
+    except Exception:
         return []
 
     def covered(path: str) -> bool:
@@ -596,7 +590,7 @@ def parse_spec_text(
     `capacity` ({pool: reservation id}, supplied at run time) counts as reserved capacity.
     """
     if not isinstance(text, str):
-        raise SpecError([error("", "spec text must be a string")], source=source)
+        raise SpecError([Finding("error", "", "spec text must be a string", None, source)])
     try:
         doc = load_yaml_mapping(text, source=source, what="spec")
     except YamlProblem as exc:
@@ -628,8 +622,7 @@ def load_spec(
                     Finding(
                         "error", "", "spec is larger than 1 MiB", "is this the right file?", source
                     )
-                ],
-                source=source,
+                ]
             )
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -642,20 +635,17 @@ def load_spec(
                     "check the path; relative paths start from the current folder",
                     source,
                 )
-            ],
-            source=source,
+            ]
         ) from None
     except OSError as exc:
         raise SpecError(
-            [Finding("error", "", f"cannot read spec file: {exc.strerror}", None, source)],
-            source=source,
+            [Finding("error", "", f"cannot read spec file: {exc.strerror}", None, source)]
         ) from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode()  # UTF-8
     except UnicodeDecodeError as exc:
         raise SpecError(
-            [Finding("error", "", f"spec is not UTF-8 text (byte {exc.start})", None, source)],
-            source=source,
+            [Finding("error", "", f"spec is not UTF-8 text (byte {exc.start})", None, source)]
         ) from None
     loaded = parse_spec_text(text, source=source, validate=validate, capacity=capacity)
     loaded.path = path
@@ -684,7 +674,6 @@ def dump_spec_yaml(spec: SoperatorSpec, *, include_secrets: bool = False) -> str
         exclude_unset=True,
         context={REVEAL_SECRETS: include_secrets},
     )
-    data["apiVersion"] = API_VERSION
     ordered = {"apiVersion": API_VERSION, "name": spec.name}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     if not include_secrets:
@@ -693,7 +682,7 @@ def dump_spec_yaml(spec: SoperatorSpec, *, include_secrets: bool = False) -> str
     for key in VERSION_FIELDS:
         if isinstance(ordered.get(key), str):
             ordered[key] = _Quoted(ordered[key])
-    return yaml.dump(ordered, Dumper=_make_dumper(), sort_keys=False, default_flow_style=False)
+    return yaml.dump(ordered, Dumper=_make_dumper(), sort_keys=False)
 
 
 class _Quoted(str):

@@ -33,7 +33,8 @@ MAX_POOL_NAME = 40
 
 def slug(name: str) -> str:
     """A suggestion that satisfies the company_name rule, for hints."""
-    out = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
+    out = re.sub(r"[^a-z0-9-]+", "-", name.lower())
+    # start at the first letter; cutting to 32 may leave a trailing '-', so strip after it
     out = re.sub(r"^[^a-z]+", "", out)[:32].rstrip("-")
     return out if len(out) >= 2 else "my-cluster"
 
@@ -49,18 +50,18 @@ def validate_spec(
     `capacity` lists pools that get reserved capacity at run time ({pool: id}).
     """
     cat = catalog or load_catalog()
-    out: list[Finding] = []
-    out += _name(spec)
-    out += _region(spec, cat)
-    out += _identity(spec)
-    out += _versions(spec)
-    out += _keys(spec)
-    out += _control_plane(spec, cat)
-    out += _accounting(spec)
-    if spec.jail_size_gib < 1:
-        out.append(error("jail_size_gib", "must be at least 1 GiB"))
-    out += _workers(spec, cat, capacity or {})
-    return out
+    jail = [error("jail_size_gib", "must be at least 1 GiB")] if spec.jail_size_gib < 1 else []
+    return [
+        *_name(spec),
+        *_region(spec, cat),
+        *_identity(spec),
+        *_versions(spec),
+        *_keys(spec),
+        *_control_plane(spec, cat),
+        *_accounting(spec),
+        *jail,
+        *_workers(spec, cat, capacity or {}),
+    ]
 
 
 def _name(spec: SoperatorSpec) -> list[Finding]:
@@ -202,8 +203,7 @@ def _check_cp_preset(
     role: str, preset: str, tier: str, cat: Catalog, *, role_path: str
 ) -> list[Finding]:
     path = f"{role_path}.preset"
-    cpu = cat.platform("cpu-d3")
-    assert cpu is not None, "catalog must define cpu-d3"
+    cpu = cat.platforms["cpu-d3"]
     spec_preset = cpu.presets.get(preset)
     if spec_preset is None:
         return [
@@ -213,7 +213,8 @@ def _check_cp_preset(
                 one_of_hint(preset, list(cpu.presets)),
             )
         ]
-    need_recipe = cat.role_min_vcpu.get(role, 0)
+    # the catalog names every role (tests/spec checks the data), so a gap fails loudly
+    need_recipe = cat.role_min_vcpu[role]
     if spec_preset.vcpu < need_recipe:
         return [
             error(
@@ -223,7 +224,7 @@ def _check_cp_preset(
                 "choose a larger preset or omit it so the sizing tier decides",
             )
         ]
-    need_tier = cat.control_plane_min_vcpu.get(role, {}).get(tier, 0)
+    need_tier = cat.control_plane_min_vcpu[role][tier]
     if spec_preset.vcpu < need_tier:
         return [
             error(
@@ -382,14 +383,14 @@ def _pool(
                 )
             )
         elif (
-            preset.vcpu < cat.role_min_vcpu.get("worker", 0)
+            preset.vcpu < cat.role_min_vcpu["worker"]
             or pool.preset in platform.worker_excluded_presets
         ):
             out.append(
                 error(
                     f"{base}.preset",
                     f"{pool.preset} is insufficient for a worker node group (recipe rule: at "
-                    f"least {cat.role_min_vcpu.get('worker', 0)} vCPU)",
+                    f"least {cat.role_min_vcpu['worker']} vCPU)",
                 )
             )
     out += _fabric(spec, pool, base, cat, preset.gpu_cluster_compatible if preset else None)
@@ -443,8 +444,9 @@ def _gb300(pool: WorkerPoolSpec, base: str) -> list[Finding]:
                 f"{(pool.size // GB300_RACK + 1) * GB300_RACK}",
             )
         )
-    for field_name, value in zip(
-        ("local_nvme_device_count", "local_nvme_device_gb"), nvme, strict=True
+    for field_name, value in (
+        ("local_nvme_device_count", pool.local_nvme_device_count),
+        ("local_nvme_device_gb", pool.local_nvme_device_gb),
     ):
         if value is None or value < 1:
             out.append(
@@ -473,14 +475,13 @@ def _fabric(
         return []
     if not pool.fabric:
         if clusterable:
-            region = spec.region or "<region>"
-            known = cat.fabrics_for(spec.region) if spec.region else []
+            known = cat.fabrics_for(spec.region)
             return [
                 error(
                     path,
                     f"GPU preset {pool.preset!r} needs an InfiniBand 'fabric' so its nodes "
                     "join one GPU cluster",
-                    f"fabrics in {region}: {', '.join(known)}" if known else "set fabric",
+                    f"fabrics in {spec.region}: {', '.join(known)}" if known else "set fabric",
                 )
             ]
         return []
@@ -498,7 +499,7 @@ def _fabric(
         return out
     status = cat.fabric_status(spec.region, pool.fabric)
     if status.startswith("other-region:"):
-        other = status.split(":", 1)[1]
+        other = status.removeprefix("other-region:")
         out.append(
             error(
                 path,

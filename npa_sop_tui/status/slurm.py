@@ -120,7 +120,7 @@ def long_state(base: str, flags: Iterable[str]) -> str:
 def display_state(state: str, flags: Iterable[str]) -> str:
     fl = set(flags)
     for suffix, flag in SUFFIX_FLAGS:
-        if flag in fl and _LONG_NAME_FLAGS.get(state, ()) != (flag,):
+        if flag in fl and _LONG_NAME_FLAGS.get(state) != (flag,):
             return state + suffix
     return state
 
@@ -135,7 +135,7 @@ def state_from_text(text: str) -> tuple[str, list[str]]:
     raw = text.strip().lower()
     match = _SUFFIX_RE.search(raw)
     suffix = match.group(0) if match else ""
-    name = raw[: len(raw) - len(suffix)] if suffix else raw
+    name = raw[: len(raw) - len(suffix)]
     name = _COMPACT_TO_LONG.get(name, name)
     flags = set(_LONG_NAME_FLAGS.get(name, ()))
     for ch in suffix:
@@ -259,7 +259,7 @@ def parse_partitions_delimited(text: str) -> list[SlurmPartition]:
             raise SinfoParseError(f"partition line {lineno}: expected 5 fields, got {len(parts)}")
         name_raw, avail, limit, count, aiot = parts
         name = name_raw.rstrip("*")
-        counts = [_num(x) or 0 for x in aiot.split("/")] if aiot.count("/") == 3 else [0] * 4
+        counts = [_num(x) or 0 for x in aiot.split("/")] if aiot.count("/") == 3 else [0, 0, 0, 0]
         part = out.get(name)
         if part is None:
             part = out[name] = SlurmPartition(
@@ -296,6 +296,8 @@ def parse_sinfo_json(text: str) -> JsonSinfo:
     slurm_meta = meta.get("Slurm") or meta.get("slurm") or {}
     version = slurm_meta.get("release") if isinstance(slurm_meta, dict) else None
     plugin = (meta.get("plugin") or {}).get("type") or ""
+    # `openapi/v0.0.38`, `openapi/data_parser/v0.0.44`: the last part names the format
+    parser = plugin.split("/")[-1]
     errors = [e for e in doc.get("errors") or [] if e]
     if errors and not doc.get("nodes") and not doc.get("sinfo"):
         first = errors[0]
@@ -305,10 +307,10 @@ def parse_sinfo_json(text: str) -> JsonSinfo:
         raise SinfoParseError(f"sinfo --json reported an error: {message}")
     if isinstance(doc.get("sinfo"), list):
         nodes, parts = _parse_groups(doc["sinfo"])
-        fmt = f"json-{plugin.rsplit('/', 1)[-1]}" if plugin else "json-v0.0.41+"
+        fmt = f"json-{parser}" if parser else "json-v0.0.41+"
         return JsonSinfo(nodes, version, fmt, parts)
     if isinstance(doc.get("nodes"), list):
-        fmt = f"json-{plugin.rsplit('/', 1)[-1]}" if plugin else "json-v0.0.38"
+        fmt = f"json-{parser}" if parser else "json-v0.0.38"
         return JsonSinfo([_parse_flat_node(n) for n in doc["nodes"]], version, fmt)
     raise SinfoParseError("sinfo --json has neither `sinfo` nor `nodes`")
 
@@ -440,66 +442,34 @@ class _Runner(Protocol):
     async def run(self, command: str, *, timeout: float = ...) -> Any: ...
 
 
-async def collect_json(
-    runner: _Runner, *, host: str, fmt: str = "json", timeout: float = 30.0
-) -> SlurmState:
+async def collect_json(runner: _Runner, *, host: str, timeout: float = 30.0) -> SlurmState:
     """Nodes from `sinfo --json`, plus the partition table and plain sinfo (three calls,
-    concurrently: JSON carries no partition availability or time limit). The chosen format
-    is in `SlurmState.source_format`."""
+    concurrently: JSON carries no partition availability or time limit). A Slurm without a
+    usable `--json` is an error here; the default format (status/sinfo_summary.py) needs none.
+    """
     import asyncio
 
-    want_json = True
-    node_cmd = NODES_JSON_CMD if want_json else NODES_DELIMITED_CMD
     nodes_res, parts_res, plain_res = await asyncio.gather(
-        runner.run(node_cmd, timeout=timeout),
+        runner.run(NODES_JSON_CMD, timeout=timeout),
         runner.run(PARTITIONS_CMD, timeout=timeout),
         runner.run(PLAIN_CMD, timeout=timeout),
     )
     _check(parts_res, PARTITIONS_CMD)
-    if want_json:
-        try:
-            _check(nodes_res, node_cmd)
-        except SlurmCommandFailed:
-            if fmt == "json":
-                raise
-            # no usable --json on this Slurm: ask for the delimited table instead
-            nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
-            want_json = False
-    else:
-        _check(nodes_res, node_cmd)
+    _check(nodes_res, NODES_JSON_CMD)
+    plain = plain_res.stdout if plain_res.exit_status == 0 else ""  # shown only, never parsed
     # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop.
-    try:
-        return await asyncio.to_thread(
-            _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, want_json
-        )
-    except SinfoParseError:
-        if not (want_json and fmt == "auto"):
-            raise
-    nodes_res = await runner.run(NODES_DELIMITED_CMD, timeout=timeout)
-    _check(nodes_res, NODES_DELIMITED_CMD)
-    return await asyncio.to_thread(
-        _assemble, nodes_res.stdout, parts_res.stdout, plain_res, host, False
-    )
+    return await asyncio.to_thread(_assemble, nodes_res.stdout, parts_res.stdout, plain, host)
 
 
-def _assemble(
-    nodes_text: str, parts_text: str, plain_res: Any, host: str, is_json: bool
-) -> SlurmState:
-    version: str | None = None
-    source = "delimited"
-    if is_json:
-        parsed = parse_sinfo_json(nodes_text)
-        nodes, version, source = parsed.nodes, parsed.version, parsed.source_format
-    else:
-        nodes = parse_nodes_delimited(nodes_text)
-    partitions = enrich_partitions(parse_partitions_delimited(parts_text), nodes)
+def _assemble(nodes_json: str, parts_text: str, plain_text: str, host: str) -> SlurmState:
+    parsed = parse_sinfo_json(nodes_json)
     return SlurmState(
         host=host,
-        version=version,
-        source_format=source,
-        partitions=partitions,
-        nodes=sorted(nodes, key=lambda n: n.name),
-        sinfo_text=plain_res.stdout if plain_res.exit_status == 0 else "",
+        version=parsed.version,
+        source_format=parsed.source_format,
+        partitions=enrich_partitions(parse_partitions_delimited(parts_text), parsed.nodes),
+        nodes=sorted(parsed.nodes, key=lambda n: n.name),
+        sinfo_text=plain_text,
     )
 
 

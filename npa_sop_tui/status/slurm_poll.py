@@ -19,4 +19,4 @@ async def collect_slurm(
     """
     if fmt in ("auto", "delimited"):
         return await collect_summary(runner, host=host, timeout=timeout, memo=memo)
-    return await collect_json(runner, host=host, fmt=fmt, timeout=timeout)
+    return await collect_json(runner, host=host, timeout=timeout)

@@ -70,8 +70,8 @@ def _live_verdict(
     workers: list[WorkerCapacity] | None,
 ) -> Verdict:
     hints: list[Hint] = []
-    waiting = False  # something is still coming up
-    broken = False  # degraded
+    waiting: list[bool] = []  # something is still coming up
+    broken: list[bool] = []  # degraded
     fatal = False  # failed
 
     kf, sf = freshness.get("kube", Freshness()), freshness.get("slurm", Freshness())
@@ -84,60 +84,34 @@ def _live_verdict(
     hints.extend(_source_hints(kf, sf))
 
     capacity = {w.name: w.capacity_mode for w in workers or []}
-    cluster_ready = False
-    nodesets_ready = True
+    # Control plane Available and every NodeSet ready; without a Kubernetes view there is
+    # nothing there to wait for.
+    settled = True
     if kube is not None:
         ctx = kube.context
-        cluster_ready, w = _cluster(kube, hints)
-        waiting |= w
-        nodesets_ready, w, b = _nodesets(kube, hints, capacity, ctx)
-        waiting |= w
-        broken |= b
-        w, b, f = _pods(kube, hints, ctx)
-        waiting |= w
-        broken |= b
-        fatal |= f
+        cluster_ready = _cluster(kube, hints)
+        nodesets_ready, nodesets_broken = _nodesets(kube, hints, capacity, ctx)
+        pods_waiting, pods_broken, fatal = _pods(kube, hints, ctx)
         not_ready, flagged = _nodes(kube, hints)
-        broken |= flagged
+        settled = cluster_ready and nodesets_ready
         # Nodes joining a cluster that is still coming up are NotReady for a while: that is
         # progress, not damage (the hint stays). Once the SlurmCluster is Available, a
         # NotReady node is a degraded cluster.
-        if cluster_ready:
-            broken |= not_ready
-        else:
-            waiting |= not_ready
-        if not kube.login_service:
-            waiting = True
-        elif not kube.login_ip:
-            waiting = True
-            hints.append(
-                Hint(
-                    code="login-no-address",
-                    severity="warning",
-                    subject="soperator-login-svc",
-                    message="the login LoadBalancer has no external address yet",
-                    action=(
-                        "wait a few minutes during deploy; if it stays empty, the project may "
-                        "forbid public IPs — see `"
-                        + _kubectl(ctx, "describe svc soperator-login-svc")
-                        + "` and consider slurm_login_public_ip = false with a private route"
-                    ),
-                )
-            )
+        waiting += [pods_waiting, _login_waiting(kube, hints, ctx)]
+        broken += [nodesets_broken, pods_broken, flagged, not_ready and cluster_ready]
 
     if slurm is None and sf.state == "pending":
-        waiting = True  # Slurm is about to be asked: don't call it ready before it answers
+        waiting.append(True)  # Slurm is about to be asked: don't call it ready before it answers
     if slurm is not None:
-        kube_settled = kube is None or (cluster_ready and nodesets_ready)
-        w, b = _slurm(slurm, hints, kube_settled, kube)
-        waiting |= w
-        broken |= b
+        slurm_waiting, slurm_broken = _slurm(slurm, hints, settled, kube)
+        waiting.append(slurm_waiting)
+        broken.append(slurm_broken)
 
     if fatal:
         state = "failed"
-    elif broken:
+    elif any(broken):
         state = "degraded"
-    elif waiting or (kube is not None and not (cluster_ready and nodesets_ready)):
+    elif any(waiting) or not settled:
         state = "progressing"
     else:
         state = "ready"
@@ -146,6 +120,26 @@ def _live_verdict(
 
         hints.extend(active_check_hints(kube.active_checks, kube.context))
     return Verdict(state=state, summary=_summary(state, kube, slurm), hints=hints)
+
+
+def _login_waiting(kube: KubeState, hints: list[Hint], ctx: str) -> bool:
+    """The login Service and its address come last: until then the cluster is coming up."""
+    if kube.login_service and not kube.login_ip:
+        hints.append(
+            Hint(
+                code="login-no-address",
+                severity="warning",
+                subject="soperator-login-svc",
+                message="the login LoadBalancer has no external address yet",
+                action=(
+                    "wait a few minutes during deploy; if it stays empty, the project may "
+                    "forbid public IPs — see `"
+                    + _kubectl(ctx, "describe svc soperator-login-svc")
+                    + "` and consider slurm_login_public_ip = false with a private route"
+                ),
+            )
+        )
+    return not (kube.login_service and kube.login_ip)
 
 
 def _source_hints(kf: Freshness, sf: Freshness) -> list[Hint]:
@@ -175,8 +169,8 @@ def _source_hints(kf: Freshness, sf: Freshness) -> list[Hint]:
     return out
 
 
-def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
-    """(control plane ready, still waiting)."""
+def _cluster(kube: KubeState, hints: list[Hint]) -> bool:
+    """Is the control plane ready (SlurmCluster Available with its conditions)?"""
     if not kube.slurm_cluster_crd:
         hints.append(
             Hint(
@@ -187,7 +181,7 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
                 action="wait: Flux installs the operator after the Kubernetes stage",
             )
         )
-        return False, True
+        return False
     sc = kube.slurm_cluster
     if sc is None:
         hints.append(
@@ -200,7 +194,7 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
                 "get helmreleases`)",
             )
         )
-        return False, True
+        return False
     conds = {c.type: c for c in sc.conditions}
     if sc.phase in (None, "Pending") and all(c.status == "Unknown" for c in sc.conditions):
         hints.append(
@@ -213,7 +207,7 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
                 "(`kubectl -n soperator get jobs`)",
             )
         )
-        return False, True
+        return False
     bad = [
         t for t in REQUIRED_CLUSTER_CONDITIONS if conds.get(t) is None or conds[t].status != "True"
     ]
@@ -222,7 +216,7 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
         if c is not None and c.status != "True" and not _accounting_disabled(c.message):
             bad.append(t)
     if sc.phase == "Available" and not bad:
-        return True, False
+        return True
     for t in bad:
         c = conds.get(t)
         if c is not None and c.reason == "Maintenance":
@@ -245,28 +239,25 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> tuple[bool, bool]:
             action="wait; if it stays, look at the controller/login pods below",
         )
     )
-    return False, True
+    return False
 
 
 def _accounting_disabled(message: str | None) -> bool:
-    return bool(message) and "accounting is disabled" in (message or "").lower()
+    return message is not None and "accounting is disabled" in message.lower()
 
 
 def _nodesets(
     kube: KubeState, hints: list[Hint], capacity: dict[str, str], ctx: str
-) -> tuple[bool, bool, bool]:
-    """(all NodeSets ready, waiting, degraded)."""
-    if not kube.nodesets_crd:
-        return False, True, False
-    if not kube.nodesets:
-        return False, True, False
-    ready_all, waiting, broken = True, False, False
+) -> tuple[bool, bool]:
+    """(all NodeSets ready, some NodeSet degraded); none listed yet is not ready."""
+    broken = False
     groups = {g.name: g for g in kube.node_groups}
-    for ns in kube.nodesets:
-        ok = ns.phase == "Ready" and (ns.ephemeral or ns.ready >= ns.desired)
-        if ok:
-            continue
-        ready_all = False
+    coming = [
+        ns
+        for ns in kube.nodesets
+        if not (ns.phase == "Ready" and (ns.ephemeral or ns.ready >= ns.desired))
+    ]
+    for ns in coming:
         if ns.phase == "Degraded":
             broken = True
             hints.append(
@@ -280,15 +271,13 @@ def _nodesets(
                     + "`",
                 )
             )
-        else:
-            waiting = True
         group = groups.get(ns.name)
         if ns.desired > 0 and (group is None or group.total == 0):
             mode = capacity.get(ns.name)
             gpu_words = {
                 "preemptible": "preemptible GPU capacity may be unavailable right now",
                 "on-demand": "on-demand GPU quota is often 0",
-            }.get(mode or "", "GPU quota or capacity may be 0")
+            }.get(mode, "GPU quota or capacity may be 0")
             hints.append(
                 Hint(
                     code="workers-no-nodes",
@@ -305,7 +294,8 @@ def _nodesets(
                     ),
                 )
             )
-    return ready_all, waiting, broken
+    ready = kube.nodesets_crd and bool(kube.nodesets) and not coming
+    return ready, broken
 
 
 def _pods(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool, bool]:
@@ -428,17 +418,15 @@ def _slurm(
     slurm: SlurmState, hints: list[Hint], kube_settled: bool, kube: KubeState | None
 ) -> tuple[bool, bool]:
     waiting = broken = False
-    by_reason: dict[str, list[SlurmNode]] = {}
+    by_reason: dict[str | None, list[SlurmNode]] = {}
     dead: list[SlurmNode] = []
     invalid: list[SlurmNode] = []
     for n in slurm.nodes:
         fl = set(n.flags)
         if "DRAIN" in fl:
-            prefix = (
-                (n.reason or "").split("]", 1)[0] + "]"
-                if (n.reason or "").startswith("[")
-                else "manual"
-            )
+            # Soperator's checks tag their drains `[node_problem] …`; anything else is by hand
+            tagged = n.reason is not None and n.reason.startswith("[")
+            prefix = n.reason.partition("]")[0] + "]" if tagged else None
             by_reason.setdefault(prefix, []).append(n)
         elif "INVALID_REG" in fl:
             invalid.append(n)
@@ -502,26 +490,25 @@ def _slurm(
                 f"{invalid[0].name}`); the worker pod may lack its GPU resources",
             )
         )
-    if dead:
-        if kube_settled:
-            broken = True
-            hints.append(
-                Hint(
-                    code="node-not-responding",
-                    severity="warning",
-                    subject=dead[0].name,
-                    message=f"{_names(dead)} not responding / down"
-                    + (f": {dead[0].reason}" if dead[0].reason else ""),
-                    action=(
-                        "check the worker pods (`kubectl -n soperator get pods -l "
-                        "slurm.nebius.ai/worker=true`) and `scontrol show node "
-                        f"{dead[0].name}`; resume with `scontrol update nodename="
-                        f"{dead[0].name} state=resume` once slurmd runs"
-                    ),
-                )
+    # Not settled yet: nodes still joining are down for a while, and the verdict already
+    # says progressing for the unsettled control plane.
+    if dead and kube_settled:
+        broken = True
+        hints.append(
+            Hint(
+                code="node-not-responding",
+                severity="warning",
+                subject=dead[0].name,
+                message=f"{_names(dead)} not responding / down"
+                + (f": {dead[0].reason}" if dead[0].reason else ""),
+                action=(
+                    "check the worker pods (`kubectl -n soperator get pods -l "
+                    "slurm.nebius.ai/worker=true`) and `scontrol show node "
+                    f"{dead[0].name}`; resume with `scontrol update nodename="
+                    f"{dead[0].name} state=resume` once slurmd runs"
+                ),
             )
-        else:
-            waiting = True
+        )
     if kube is not None and kube_settled and kube.nodesets:
         slurm_names = {n.name for n in slurm.nodes}
         missing = [

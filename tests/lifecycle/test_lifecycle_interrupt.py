@@ -44,8 +44,20 @@ def _started_in(phase: str) -> Callable[[Event, int], bool]:
     return check
 
 
+def _nth_resource(n: int) -> Callable[[Event, int], bool]:
+    """True when the n-th resource of the whole run starts."""
+    seen: list[Event] = []
+
+    def check(event: Event, _count: int) -> bool:
+        if event.kind == "resource_started":
+            seen.append(event)
+        return event.kind == "resource_started" and len(seen) == n
+
+    return check
+
+
 async def _interrupted_deploy(
-    spec: Any, opts: Any, trigger: Callable[[Event, int], bool] | None, delay: float | None
+    spec: Any, opts: Any, trigger: Callable[[Event, int], bool]
 ) -> list[Event]:
     events: list[Event] = []
     task: asyncio.Task[Any] | None = None
@@ -54,16 +66,12 @@ async def _interrupted_deploy(
     def sink(event: Event) -> None:
         nonlocal fired
         events.append(event)
-        if trigger is not None and not fired and trigger(event, len(events)):
+        if not fired and trigger(event, len(events)):
             fired = True
             assert task is not None
             task.cancel()
 
     task = asyncio.ensure_future(lifecycle.deploy(spec, options=opts, on_event=sink))
-    if delay is not None:
-        # the interrupt point itself (a seeded random time), not a wait for something
-        await asyncio.sleep(delay)
-        task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     return events
@@ -74,20 +82,28 @@ async def test_lifecycle_interrupt_at_several_points_converges(
     make_spec: Any, sandbox_options: Any
 ) -> None:
     rng = random.Random(SEED)
-    reference = await lifecycle.deploy(make_spec("ref"), options=sandbox_options())
+    started: list[Event] = []
+    reference = await lifecycle.deploy(
+        make_spec("ref"),
+        options=sandbox_options(),
+        on_event=lambda e: started.append(e) if e.kind == "resource_started" else None,
+    )
     expected = await lifecycle.cluster_resources("ref", sandbox_options())
     assert len(expected) == reference.resources
+    # A seeded random point: the n-th resource to start (a point in the run, not a time, so a
+    # slow machine interrupts at the same place as a fast one).
+    nth = rng.randint(1, len(started))
 
-    points: list[tuple[str, Callable[[Event, int], bool] | None, float | None]] = [
-        ("during init", _when_phase("init"), None),
-        ("first resource of apply:k8s", _started_in("apply:k8s"), None),
-        ("inside apply:full", _started_in("apply:full"), None),
-        (f"random time (seed {SEED})", None, rng.uniform(1.0, 4.0)),
+    points: list[tuple[str, Callable[[Event, int], bool]]] = [
+        ("during init", _when_phase("init")),
+        ("first resource of apply:k8s", _started_in("apply:k8s")),
+        ("inside apply:full", _started_in("apply:full")),
+        (f"resource {nth} of {len(started)} (seed {SEED})", _nth_resource(nth)),
     ]
-    for i, (label, trigger, delay) in enumerate(points):
+    for i, (label, trigger) in enumerate(points):
         name = f"intr{i}"
         spec = make_spec(name)
-        events = await _interrupted_deploy(spec, sandbox_options(sleep=0.3), trigger, delay)
+        events = await _interrupted_deploy(spec, sandbox_options(sleep=0.3), trigger)
         final = events[-1]
         assert final.kind == "operation_finished" and final.result == "interrupted", label
         assert not is_locked(name), label

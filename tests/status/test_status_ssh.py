@@ -210,10 +210,14 @@ async def test_set_interval_changes_the_poll_rate(substrate: Substrate) -> None:
         slurm_interval=60,
     )
     async with StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w:
-        await eventually(lambda: w.polls == 1, what="first poll")
-        # Not a wait but an observation window: with a 60 s interval nothing may happen in
-        # it, so a slow machine can only make this check weaker, never make it fail.
-        await asyncio.sleep(0.5)
+        await eventually(
+            lambda: w.polls == 1 and w.snapshot().freshness["slurm"].state == "fresh",
+            what="first poll done",
+        )
+        # A loop that did not wait would start the next poll on its very next turn; let it
+        # run a few turns instead of sleeping a fixed time.
+        for _ in range(20):
+            await asyncio.sleep(0)
         assert w.polls == 1  # 60 s interval: no second poll yet
         w.set_interval("slurm", 0.1)
         await eventually(lambda: w.polls >= 4, what="faster polls")

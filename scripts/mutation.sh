@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Mutation testing: do the tests catch a broken rule?
+#
+# mutmut (the `dev` extra) changes the code of the spec rules, the renderer, the Slurm parsers,
+# the readiness verdict and the recipe contract check one small edit at a time (`<` to `<=`,
+# a message text, `and` to `or`, …) and runs the tests that reach the edited function; a
+# mutant that leaves them green is a rule the tests cannot tell from a broken one. The modules
+# and the test selection are [tool.mutmut] in pyproject.toml; mutants that cannot change
+# behaviour are listed, each with its reason, in tests/mutation/equivalent.txt.
+#
+# Prints `mutation score <module>: <killed>/<total> = <pct>%` per module and exits 1 when one
+# is below 90 %. Not part of CI: it takes minutes (`bash scripts/mutation.sh`, README).
+# Options: --keep reuses ./mutants from the last run (only changed functions are re-mutated;
+# survivors are not re-tested), --jobs N sets the worker count (default 2).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+keep=0
+jobs=2
+while (($#)); do
+  case "$1" in
+    --keep) keep=1 ;;
+    --jobs) jobs="$2"; shift ;;
+    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N]" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [[ ! -x .venv/bin/mutmut ]]; then
+  echo "==> pip install -e .[test,dev]"
+  .venv/bin/pip install -q --disable-pip-version-check -e '.[test,dev]'
+fi
+((keep)) || rm -rf mutants
+
+echo "==> mutmut run on ${jobs} workers (nice 10; results in ./mutants, browse with .venv/bin/mutmut browse)"
+# Low priority: on a shared machine the mutants wait, not other people's tests. The
+# per-mutant progress goes to a log; the scores below are the result. CPU time is reported
+# beside the wall time because a loaded machine stretches the latter.
+TIMEFORMAT="    done in %0lR wall; CPU %0lU user + %0lS system"
+status=0
+{ time nice -n 10 .venv/bin/mutmut run --max-children "$jobs" >mutants.log 2>&1; } 2>mutants.time ||
+  status=$?
+if ((status)); then
+  tail -n 40 mutants.log >&2
+  echo "mutmut run failed (exit ${status}); full log: mutants.log" >&2
+  exit 1
+fi
+mv mutants.log mutants/run.log
+cat mutants.time && rm mutants.time
+
+.venv/bin/python scripts/mutation_report.py --survivors mutants/survivors.txt
