@@ -126,7 +126,7 @@ class PreflightReport(_Model):
             ok = sum(1 for r in self.reservations if r.verdict == "ok")
             parts.append(f"{ok}/{len(self.reservations)} reserved pools verified")
         if self.price is not None:
-            parts.append(f"≈ {self.price.total} {self.price.currency}/hour")
+            parts.append(f"≈ {float(self.price.total):.2f} {self.price.currency}/hour")
         return ", ".join(parts)
 
 

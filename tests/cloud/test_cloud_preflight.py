@@ -170,6 +170,9 @@ async def test_price_per_pool_and_total(cloud: CloudClient) -> None:
                            "control-plane/login"}  # fmt: skip
     assert Decimal(report.price.total) == sum(prices.values())
     assert "Hourly price estimate" in render_text(report)
+    # The one-line summary shows cents, not the calculator's full decimal string.
+    cents = f"{sum(prices.values()):.2f}"
+    assert report.summary().endswith(f"≈ {cents} {report.price.currency}/hour")
 
 
 async def test_platform_not_offered_warns_and_falls_back_offline(
