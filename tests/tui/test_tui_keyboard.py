@@ -161,7 +161,7 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         target = tmp_path / "cluster.yaml"
         assert wizard.query_one("#out-path", Input).value == str(target)
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
-        assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written
+        assert _footer_keys(app)["wizard.deploy"] is True  # valid: d would write, then deploy
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: target.is_file())
         # no question after writing: the review step says where and how to deploy
@@ -180,6 +180,49 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         assert deploy.plan is not None and deploy.plan.add > 0
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, HomeScreen))
+
+
+async def test_d_on_the_review_step_writes_the_file_then_deploys_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home_loaded(pilot)
+        await _new_wizard(pilot, "oneshot", region_downs=1)
+        await pilot.press("ctrl+n", "ctrl+n", "a")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, PoolEditor))
+        await pilot.press("ctrl+u", *"cpu", "ctrl+s")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, WizardScreen))
+        await pilot.press("ctrl+n", "ctrl+n")
+        wizard = pilot.app.screen
+        assert isinstance(wizard, WizardScreen) and wizard.step == "review"
+        assert not isinstance(wizard.focused, Input)  # d is a key here, not text
+        target = tmp_path / "cluster.yaml"
+        assert not target.exists()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DeployScreen))
+        assert npa_main(["soperator", "validate", "--spec", str(target)]) == 0
+
+
+async def test_d_with_errors_on_the_review_step_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home_loaded(pilot)
+        await _new_wizard(pilot, "nopools", region_downs=1)
+        await pilot.press("ctrl+n", "ctrl+n", "ctrl+n", "ctrl+n")  # no worker pool: an error
+        wizard = pilot.app.screen
+        assert isinstance(wizard, WizardScreen) and wizard.step == "review"
+        assert "wizard.deploy" not in _footer_keys(app) or not _footer_keys(app)["wizard.deploy"]
+        wizard.set_focus(None)  # away from the path field: d is a key, not text
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        assert pilot.app.screen is wizard
+        assert not (tmp_path / "cluster.yaml").exists()
 
 
 async def test_leaving_or_quitting_the_wizard_with_unwritten_changes_asks() -> None:
