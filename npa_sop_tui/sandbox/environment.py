@@ -28,6 +28,7 @@ from npa_sop_tui.environment import (
 )
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.sandbox.cluster import SimulatedCluster
+from npa_sop_tui.sandbox.hints import sandbox_hint_policy
 from npa_sop_tui.sandbox.slurm_sim import simulated_slurm_state
 from npa_sop_tui.settings import Settings, resolve_settings
 
@@ -233,12 +234,14 @@ class SandboxEnvironment(Environment):
                 "kubeconfig": self.kubeconfig_path(),
                 "slurm_enabled": status.slurm_enabled and not simulated,
                 "watch_timeout": 30,
-                "simulated": True,
             }
         )
+        hints = sandbox_hint_policy(str(status.kubeconfig))
         catalog = load_catalog()
-        context = await asyncio.to_thread(verdict_context_for, status)
-        async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
+        context = await asyncio.to_thread(verdict_context_for, status, hints)
+        async with StatusWatcher(
+            status, host_key_policy=host_key_policy, hint_policy=hints
+        ) as watcher:
             async for snap in watcher.snapshots(initial_timeout=initial_timeout):
                 if simulated:
                     snap.slurm = simulated_slurm_state(status.name, cluster.slurm_state(catalog))
