@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 from npa_sop_tui.sandbox.hints import sandbox_hint_policy
-from npa_sop_tui.status.model import Freshness, KubeState, NodeSetInfo, SlurmClusterInfo
+from npa_sop_tui.status.model import Freshness
 from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import VerdictContext
 
+from testkit.kube import progressing_kube
+
 NOW = 1_800_000_000.0
 KUBECONFIG = "/tmp/sandbox/kubeconfig"
-
-
-def _kube() -> KubeState:
-    return KubeState(
-        context="nebius-demo-slurm",
-        slurm_cluster_crd=True,
-        slurm_cluster=SlurmClusterInfo(name="soperator", phase="Reconciling"),
-        nodesets_crd=True,
-        nodesets=[NodeSetInfo(name="cpu", desired=2, ready=0, phase="Pending")],
-        login_service=True,
-        login_ip=None,
-    )
 
 
 def _hints(context: VerdictContext | None, kube_fresh: bool) -> dict[str, str]:
@@ -30,7 +20,7 @@ def _hints(context: VerdictContext | None, kube_fresh: bool) -> dict[str, str]:
         else Freshness(state="stale", updated_at=NOW, error="connection refused")
     )
     verdict = compute_verdict(
-        kube=_kube(),
+        kube=progressing_kube(login_ip=None),
         slurm=None,
         freshness={"kube": kube, "slurm": Freshness(state="disabled")},
         context=context,

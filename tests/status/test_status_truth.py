@@ -15,13 +15,12 @@ from npa_sop_tui.status.model import (
     ClusterStatus,
     Freshness,
     KubeState,
-    NodeSetInfo,
-    SlurmClusterInfo,
 )
 from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import HintPolicy, VerdictContext
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
+from testkit.kube import progressing_kube
 from testkit.substrate import Substrate
 
 NOW = 1_800_000_000.0
@@ -40,18 +39,6 @@ def test_freshness_counts_from_the_last_success() -> None:
     assert never.label() == "error (no route)"
 
 
-def _progressing_kube() -> KubeState:
-    return KubeState(
-        context="nebius-demo-slurm",
-        slurm_cluster_crd=True,
-        slurm_cluster=SlurmClusterInfo(name="soperator", phase="Reconciling"),
-        nodesets_crd=True,
-        nodesets=[NodeSetInfo(name="cpu", desired=2, ready=0, phase="Pending")],
-        login_service=True,
-        login_ip="203.0.113.7",
-    )
-
-
 def _verdict(context: VerdictContext | None, kube: KubeState | None = None) -> Any:
     fresh: dict[str, Freshness] = {
         "kube": Freshness(state="fresh", updated_at=NOW),
@@ -61,13 +48,13 @@ def _verdict(context: VerdictContext | None, kube: KubeState | None = None) -> A
 
 
 def test_live_state_alone_says_progressing() -> None:
-    assert _verdict(None, _progressing_kube()).state == "progressing"
+    assert _verdict(None, progressing_kube()).state == "progressing"
 
 
 @pytest.mark.parametrize("state", ["interrupted", "failed"])
 def test_after_a_stopped_deploy_nothing_is_progressing(state: str) -> None:
     context = VerdictContext(state=state, last_operation="deploy", last_message="boom")
-    verdict = _verdict(context, _progressing_kube())
+    verdict = _verdict(context, progressing_kube())
     assert verdict.state == "failed"
     first = verdict.hints[0]
     assert first.code == f"last-deploy-{state}" and "deploy again" in first.action
@@ -81,7 +68,7 @@ def test_a_destroyed_cluster_reads_destroyed() -> None:
 
 
 def test_an_environments_hint_policy_omits_and_rewords_hints() -> None:
-    kube = _progressing_kube().model_copy(update={"login_ip": None})
+    kube = progressing_kube(login_ip=None)
     real = _verdict(None, kube)
     codes = {h.code for h in real.hints}
     assert {"login-no-address", "cluster-not-available", "workers-no-nodes"} <= codes

@@ -182,47 +182,36 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, HomeScreen))
 
 
-async def test_d_on_the_review_step_writes_the_file_then_deploys_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("valid", [True, False], ids=["valid", "no-pools"])
+async def test_d_on_the_review_step_writes_a_valid_form_then_deploys_it(
+    valid: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = NpaSopApp(FixedBackend())
     async with app.run_test(size=(80, 24)) as pilot:
         await home_loaded(pilot)
         await _new_wizard(pilot, "oneshot", region_downs=1)
-        await pilot.press("ctrl+n", "ctrl+n", "a")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, PoolEditor))
-        await pilot.press("ctrl+u", *"cpu", "ctrl+s")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, WizardScreen))
+        await pilot.press("ctrl+n", "ctrl+n")
+        if valid:
+            await pilot.press("a")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, PoolEditor))
+            await pilot.press("ctrl+u", *"cpu", "ctrl+s")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, WizardScreen))
         await pilot.press("ctrl+n", "ctrl+n")
         wizard = pilot.app.screen
         assert isinstance(wizard, WizardScreen) and wizard.step == "review"
-        assert not isinstance(wizard.focused, Input)  # d is a key here, not text
+        wizard.set_focus(None)  # not in the path field: d is a key here, not text
+        await pilot.pause()
+        assert bool(_footer_keys(app).get("wizard.deploy")) is valid
         target = tmp_path / "cluster.yaml"
         assert not target.exists()
         await pilot.press("d")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, DeployScreen))
-        assert npa_main(["soperator", "validate", "--spec", str(target)]) == 0
-
-
-async def test_d_with_errors_on_the_review_step_writes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    app = NpaSopApp(FixedBackend())
-    async with app.run_test(size=(80, 24)) as pilot:
-        await home_loaded(pilot)
-        await _new_wizard(pilot, "nopools", region_downs=1)
-        await pilot.press("ctrl+n", "ctrl+n", "ctrl+n", "ctrl+n")  # no worker pool: an error
-        wizard = pilot.app.screen
-        assert isinstance(wizard, WizardScreen) and wizard.step == "review"
-        assert "wizard.deploy" not in _footer_keys(app) or not _footer_keys(app)["wizard.deploy"]
-        wizard.set_focus(None)  # away from the path field: d is a key, not text
-        await pilot.pause()
-        await pilot.press("d")
-        await pilot.pause()
-        assert pilot.app.screen is wizard
-        assert not (tmp_path / "cluster.yaml").exists()
+        if valid:
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, DeployScreen))
+            assert npa_main(["soperator", "validate", "--spec", str(target)]) == 0
+        else:  # no worker pool: an error, so nothing is written and nothing deploys
+            await pilot.pause()
+            assert pilot.app.screen is wizard and not target.exists()
 
 
 async def test_leaving_or_quitting_the_wizard_with_unwritten_changes_asks() -> None:
