@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import os
 import struct
 from collections.abc import Mapping
@@ -73,6 +72,8 @@ def check_public_key(record: str) -> str:
 
 def fingerprint(record: str) -> str:
     """OpenSSH-style `SHA256:…` fingerprint of a public-key record."""
+    import hashlib  # here, not at the top: spec validation reads keys but never hashes them
+
     blob = base64.b64decode(record.split()[1])
     digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
     return f"SHA256:{digest}"

@@ -9,6 +9,7 @@ shell completion). Argument errors honour `--output json`: one JSON error docume
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -33,11 +34,46 @@ def json_requested(argv: Sequence[str]) -> bool:
     return False
 
 
+def _terminal_columns() -> int:
+    """`shutil.get_terminal_size().columns`, without importing shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, given the terminal width: left to find it, it imports
+    shutil (and with it zlib, bz2 and lzma) on every call, since argparse makes a formatter
+    for each argument it adds, though only --help and usage errors print anything."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        width = _terminal_columns() - 2 if width is None else width  # as argparse does
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
 class NpaArgumentParser(argparse.ArgumentParser):
-    """argparse with one change: a usage error in a `--output json` call is also written as
-    one JSON document on stdout, so scripts always get one (exit code 2 as usual)."""
+    """argparse with two changes: a usage error in a `--output json` call is also written as
+    one JSON document on stdout, so scripts always get one (exit code 2 as usual); and the
+    help formatter does not import shutil (`_HelpFormatter`)."""
 
     argv: Sequence[str] = ()  # the call's arguments, set by `parse` (subparsers share it)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         hint = _suggestion(message) or f"see `{self.prog} --help`"

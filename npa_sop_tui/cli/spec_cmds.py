@@ -94,7 +94,8 @@ def _err(line: str) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from npa_sop_tui.errors import EXIT_BAD_INPUT
     from npa_sop_tui.spec.findings import summary_line
-    from npa_sop_tui.spec.model import SpecError, load_spec
+    from npa_sop_tui.spec.lean import load_spec  # the models' schema without pydantic's machinery
+    from npa_sop_tui.spec.reading import SpecError
 
     capacity = capacity_flag(args)
     try:

@@ -15,7 +15,6 @@ from npa_sop_tui.capacity import CAPACITY_ID_PREFIX
 from npa_sop_tui.spec.catalog import SUPPORTED_VERSIONS, Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
 from npa_sop_tui.spec.identity import IDENTITY_PREFIX, identity_shape_problems
-from npa_sop_tui.sshkeys import KeyProblem, check_public_key
 
 if TYPE_CHECKING:
     # types only: the model runs these rules when it loads a spec (no import cycle)
@@ -192,6 +191,8 @@ def _keys(spec: SoperatorSpec) -> list[Finding]:
     for path, key in candidates:
         if key is None:
             continue
+        from npa_sop_tui.sshkeys import KeyProblem, check_public_key  # only when there is a key
+
         try:
             check_public_key(key)
         except KeyProblem as exc:

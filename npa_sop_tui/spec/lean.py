@@ -1,0 +1,143 @@
+"""The lean spec validator: the models' own schema run by pydantic-core, without pydantic.
+
+A cold `npa soperator validate` is a script's most frequent call. `import pydantic` is cheap
+(it loads pydantic-core and little else), but importing `BaseModel` and building the spec's
+models costs more than everything else the command does together. The models compile to a
+pydantic-core schema, so that schema is exported once (`lean_export.py`) to a cache file
+under the npa home, and later runs validate with pydantic-core directly: the same schema,
+the same errors, the same rules and messages (`reading.py` is shared), no model machinery.
+
+The cache is keyed by the pydantic and pydantic-core versions, npa's version and a checksum
+of every source file the schema comes from; anything else, a missing or unreadable file
+included, means the models are used (and the cache is written again).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from pathlib import Path
+from typing import Any
+
+from npa_sop_tui.spec.reading import LoadedSpec, SpecReader, load_spec_file
+
+CACHE_NAME = "lean-spec-schema.json"
+# The files the exported schema is made from: a change in any of them re-exports it.
+_SOURCES = ("model.py", "derived.py", "lean_export.py")
+_FORMAT = 1  # lean_export.FORMAT; repeated so the fast path does not import the models
+
+
+def cache_path() -> Path:
+    from npa_sop_tui.paths import npa_home
+
+    return npa_home() / "cache" / CACHE_NAME
+
+
+def validity_key() -> dict[str, Any]:
+    """What the cache must have been made with to be used."""
+    import pydantic
+    import pydantic_core
+
+    from npa_sop_tui import __version__
+
+    here = Path(__file__).parent
+    return {
+        "format": _FORMAT,
+        "npa": __version__,
+        "pydantic": pydantic.VERSION,
+        "pydantic_core": pydantic_core.__version__,
+        "sources": {name: zlib.crc32((here / name).read_bytes()) for name in _SOURCES},
+    }
+
+
+class _Fields:
+    """`reading.FieldIndex` from the exported tables."""
+
+    def __init__(self, names: dict[str, list[str]], literals: dict[str, list[str]]) -> None:
+        self.names = names
+        self.literals = literals
+
+    def names_at(self, loc: tuple[str | int, ...]) -> list[str] | None:
+        return self.names.get(".".join(str(p) for p in loc if not isinstance(p, int)))
+
+    def literal_choices(self, name: str) -> tuple[str, ...] | None:
+        choices = self.literals.get(name)
+        return tuple(choices) if choices is not None else None
+
+
+def _revive(node: Any, classes: dict[str, type]) -> Any:
+    """The exported schema with its `{"$py": …}` markers replaced by the stand-ins."""
+    from npa_sop_tui.spec.derived import LEAN_FUNCTIONS, LEAN_MIXINS, LeanSecret
+
+    def stand_in(marker: str) -> Any:
+        kind, _, rest = marker.partition(":")
+        if kind == "secret":
+            return LeanSecret
+        if kind == "list":
+            return list
+        if kind == "fn":
+            return LEAN_FUNCTIONS[rest]
+        if kind == "model":
+            name, _, mixin = rest.partition(":")
+            if name not in classes:
+                bases = (LEAN_MIXINS[mixin],) if mixin else ()
+                classes[name] = type(name, bases, {"__module__": __name__})
+            return classes[name]
+        raise KeyError(marker)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, dict):
+            if set(item) == {"$py"}:
+                return stand_in(item["$py"])
+            return {key: walk(value) for key, value in item.items()}
+        if isinstance(item, list):
+            return [walk(value) for value in item]
+        return item
+
+    return walk(node)
+
+
+def cached_reader(path: Path | None = None) -> SpecReader | None:
+    """A reader over the cached schema, or None when there is no usable cache."""
+    from pydantic_core import SchemaValidator
+
+    try:
+        doc = json.loads((path or cache_path()).read_text("utf-8"))
+        if not isinstance(doc, dict) or doc.get("key") != validity_key():
+            return None
+        validator = SchemaValidator(_revive(doc["schema"], {}))
+        return SpecReader(validator.validate_python, _Fields(doc["fields"], doc["literals"]))
+    except Exception:  # missing, unreadable, stale or damaged: the models will do
+        return None
+
+
+def refresh_cache(path: Path | None = None) -> bool:
+    """Export the models' schema to the cache; False when it cannot be (then say nothing:
+    the cache only makes later runs faster)."""
+    from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
+    from npa_sop_tui.spec.lean_export import LeanExportError, export
+
+    target = path or cache_path()
+    try:
+        doc = {"key": validity_key(), **export()}
+        ensure_dir(target.parent)
+        atomic_write_text(target, json.dumps(doc, separators=(",", ":")), mode=0o600)
+    except (LeanExportError, OSError, ValueError):
+        return False
+    return True
+
+
+def load_spec(path: str | Path, *, capacity: dict[str, str] | None = None) -> LoadedSpec:
+    """`model.load_spec` for the CLI's `validate`: the cached schema when there is one, else
+    the models (and the cache is written for next time). `NPA_LEAN_VALIDATE=0` always uses
+    the models and leaves the cache alone."""
+    lean = os.environ.get("NPA_LEAN_VALIDATE", "").strip() != "0"
+    reader = cached_reader() if lean else None
+    if reader is None:
+        from npa_sop_tui.spec.model import READER
+
+        if lean:
+            refresh_cache()
+        reader = READER
+    return load_spec_file(path, reader, capacity=capacity)

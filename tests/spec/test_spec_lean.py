@@ -1,0 +1,241 @@
+"""The lean validator (spec/lean.py) reads every spec exactly as the pydantic models do.
+
+It runs the models' own schema, exported to a cache file, with pydantic-core alone. These
+tests hold it to the models: the same findings (messages, hints, positions), the same values
+and summaries, over the examples and hundreds of broken variants of them; and its cache is
+used only when it was made from the code and libraries that are running.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import BaseModel, field_validator
+
+from npa_sop_tui.spec import lean, lean_export
+from npa_sop_tui.spec.model import READER, SpecError
+from npa_sop_tui.spec.reading import SpecReader, parse_spec_text
+
+from testkit.specs import ASSETS, COMMENTED, KEY, MINIMAL, REPO
+
+EXAMPLES = sorted(p for p in ASSETS.glob("*.yaml") if "standin" not in p.name)
+BAD_VALUES: list[Any] = ["x", "", "  ", 7, -1, 2.5, True, None, [], ["x"], {}, {"bogus": 1}]
+
+
+@pytest.fixture(scope="module")
+def lean_reader(tmp_path_factory: pytest.TempPathFactory) -> SpecReader:
+    cache = tmp_path_factory.mktemp("lean") / lean.CACHE_NAME
+    assert lean.refresh_cache(cache)
+    reader = lean.cached_reader(cache)
+    assert reader is not None
+    return reader
+
+
+def _plain(value: Any) -> Any:
+    """A spec object as plain data, whichever validator made it (secrets shown as such)."""
+    if hasattr(value, "get_secret_value"):
+        return ("secret", value.get_secret_value())
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if hasattr(value, "__dict__"):
+        return {k: _plain(v) for k, v in vars(value).items() if not k.startswith("__")}
+    return value
+
+
+def _outcome(text: str, reader: SpecReader, capacity: dict[str, str] | None = None) -> Any:
+    try:
+        loaded = parse_spec_text(text, reader, source="c.yaml", capacity=capacity)
+    except SpecError as exc:
+        return ("refused", exc.message, exc.findings)
+    spec = loaded.spec
+    derived = (spec.kube_context, spec.sizing_tier, spec.worker_count, spec.has_gpu)
+    return ("ok", loaded.findings, _plain(spec), spec.summary(capacity), derived)
+
+
+def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield (*path, key)
+            yield from _paths(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield (*path, i)
+            yield from _paths(value, (*path, i))
+
+
+def _variants(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Broken (and a few fine) copies of `data`: every value replaced by every bad value,
+    every key dropped, and every key misspelt."""
+    for path in _paths(data):
+        *parents, last = path
+        for change in [*BAD_VALUES, "drop", "misspell"]:
+            variant = copy.deepcopy(data)
+            parent: Any = variant
+            for part in parents:
+                parent = parent[part]
+            if change == "drop":
+                del parent[last]
+            elif change == "misspell":
+                if isinstance(last, int):
+                    continue
+                parent[last[:-1] or "x"] = parent.pop(last)
+            else:
+                parent[last] = change
+            yield variant
+
+
+def _corpus() -> list[str]:
+    texts = [p.read_text() for p in EXAMPLES] + [MINIMAL, COMMENTED]
+    for example in EXAMPLES:
+        texts += [
+            yaml.safe_dump(v, sort_keys=False)
+            for v in _variants(yaml.safe_load(example.read_text()))
+        ]
+    texts += [
+        "apiVersion: npa.soperator/v0.0.2\nname: demo\n",  # another version
+        "name: demo\nk8s_version: 1.30\nnode_group_version: 72\n",  # unquoted versions
+        "name: demo\nk8s_version: 1.3\n",
+        f"name: demo\nroot_login_ssh_public_key: {KEY}\n",
+        "name: demo\nroot_login_ssh_public_key: ssh-ed25519 AAAA\n",
+        "name: demo\nworkers:\n  - name: g\n    platform: gpu-h200-sxm\n"
+        "    preset: 8gpu-128vcpu-1600gb\n    capacity_block_group: capacityblockgroup-e0abc\n",
+        "name: demo\nworkers:\n  - name: g\n    capacity_block_group: '   '\n",
+        "name: demo\nworkers:\n  - name: g\n    capacity_block_group: 12\n",
+        "- a list\n",
+        "name: [unclosed\n",
+    ]
+    return texts
+
+
+CORPUS = _corpus()
+
+
+def test_the_corpus_is_broad() -> None:
+    outcomes = [_outcome(text, READER) for text in CORPUS]
+    assert len(CORPUS) > 400
+    assert sum(o[0] == "ok" for o in outcomes) > 20
+    assert sum(o[0] == "refused" for o in outcomes) > 300
+
+
+@pytest.mark.parametrize("start", range(0, len(CORPUS), 100))
+def test_lean_reads_every_spec_as_the_models_do(lean_reader: SpecReader, start: int) -> None:
+    for text in CORPUS[start : start + 100]:
+        assert _outcome(text, lean_reader) == _outcome(text, READER), text
+
+
+def test_run_time_capacity_counts_alike(lean_reader: SpecReader) -> None:
+    text = (ASSETS / "gpu-reserved.yaml").read_text()
+    pools = [p["name"] for p in yaml.safe_load(text)["workers"]]
+    for capacity in ({}, {pools[0]: "capacityblockgroup-e01"}, {pools[0]: "wrong-prefix"}):
+        assert _outcome(text, lean_reader, capacity) == _outcome(text, READER, capacity)
+
+
+def test_the_lean_spec_hides_its_secret(lean_reader: SpecReader) -> None:
+    text = "name: demo\nworkers:\n  - name: g\n    capacity_block_group: capacityblockgroup-e0abc\n"
+    loaded = parse_spec_text(text, lean_reader, validate=False)
+    secret = loaded.spec.workers[0].capacity_block_group
+    assert "capacityblockgroup" not in f"{secret} {secret!r}"
+    assert loaded.spec.workers[0].capacity_block_group_id == "capacityblockgroup-e0abc"
+
+
+# --- the cache ------------------------------------------------------------------------------
+
+
+def test_a_cache_from_other_code_or_libraries_is_not_used(tmp_path: Path) -> None:
+    cache = tmp_path / lean.CACHE_NAME
+    assert lean.refresh_cache(cache)
+    doc = json.loads(cache.read_text())
+    for part, stale in (("pydantic_core", "0.0.1"), ("npa", "0.0.0")):
+        changed = copy.deepcopy(doc)
+        changed["key"][part] = stale
+        cache.write_text(json.dumps(changed))
+        assert lean.cached_reader(cache) is None, part
+    changed = copy.deepcopy(doc)
+    changed["key"]["sources"]["model.py"] += 1  # model.py was edited since
+    cache.write_text(json.dumps(changed))
+    assert lean.cached_reader(cache) is None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda text: text[: len(text) // 2],  # cut short
+        lambda text: "[]",
+        lambda text: text.replace('"fn:blank_to_none"', '"fn:os.system"'),  # no such stand-in
+        lambda text: text.replace('"type":"model"', '"type":"no-such-type"', 1),
+    ],
+)
+def test_a_damaged_cache_is_not_used(tmp_path: Path, damage: Any) -> None:
+    cache = tmp_path / lean.CACHE_NAME
+    assert lean.refresh_cache(cache)
+    cache.write_text(damage(cache.read_text()))
+    assert lean.cached_reader(cache) is None
+
+
+def test_the_cache_is_private(npa_home: Path) -> None:
+    assert lean.refresh_cache()
+    cache = npa_home / "cache" / lean.CACHE_NAME
+    assert cache.stat().st_mode & 0o077 == 0 and cache.parent.stat().st_mode & 0o077 == 0
+
+
+def test_export_refuses_what_it_has_no_stand_in_for() -> None:
+    def shout(value: str) -> str:
+        return value.upper()
+
+    class Odd(BaseModel):
+        name: str
+        _shout = field_validator("name")(shout)
+
+    with pytest.raises(lean_export.LeanExportError, match="shout"):
+        lean_export.export(Odd)
+
+
+# --- the CLI --------------------------------------------------------------------------------
+
+PROBE = (
+    "import sys\n"
+    "from npa_sop_tui.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print('MODELS', 'pydantic.main' in sys.modules, code)\n"
+)
+
+
+def _validate(spec: Path, home: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", PROBE, "soperator", "validate", "--spec", str(spec)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NPA_HOME": str(home), **env},
+        cwd=REPO,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("good", [True, False])
+def test_validate_uses_the_models_once_then_the_cache(tmp_path: Path, good: bool) -> None:
+    spec = tmp_path / "cluster.yaml"
+    text = (ASSETS / "cluster.yaml").read_text()
+    spec.write_text(text if good else text.replace("size: 2", "size: two") + "bogus: 1\n")
+    code = 0 if good else 2
+    first = _validate(spec, tmp_path / "home")
+    assert first.stdout.endswith(f"MODELS True {code}\n"), first.stdout + first.stderr
+    assert (tmp_path / "home" / "cache" / lean.CACHE_NAME).is_file()
+    second = _validate(spec, tmp_path / "home")
+    assert second.stdout.endswith(f"MODELS False {code}\n"), second.stdout + second.stderr
+    assert (second.stdout, second.stderr) == (first.stdout.replace("True", "False"), first.stderr)
+
+
+def test_validate_can_be_told_to_use_the_models(tmp_path: Path) -> None:
+    for _ in range(2):
+        done = _validate(ASSETS / "cluster.yaml", tmp_path, NPA_LEAN_VALIDATE="0")
+        assert done.stdout.endswith("MODELS True 0\n"), done.stdout + done.stderr
+    assert not (tmp_path / "cache").exists()
