@@ -174,12 +174,42 @@ def _build(raw: dict[str, Any]) -> Catalog:
     )
 
 
-@cache
-def load_catalog() -> Catalog:
-    """The packaged catalog, parsed once per process."""
+CATALOG_FILE = Path(__file__).parent / "data" / "catalog.yaml"
+# (checksum of the file, its data) parsed by an earlier process: see `use_parsed`
+_parsed: tuple[int, Any] | None = None
+
+
+def use_parsed(checksum: int, data: Any) -> None:
+    """Offer the catalog file's data as parsed earlier (the lean validator keeps it in its
+    cache: parsing the YAML is a good part of a cold `validate`). Used only while the file's
+    CRC-32 is still `checksum`."""
+    global _parsed
+    _parsed = (checksum, data)
+
+
+def catalog_data() -> tuple[int, Any]:
+    """The catalog file's CRC-32 and its data, parsed from the file unless `use_parsed`
+    offered this very file's data already."""
+    import zlib
+
     # The file beside this module, read directly: importlib.resources costs more to import
     # than the whole parse, on every cold `validate`. (setuptools installs package data as
     # plain files; the package is never imported from a zip.)
-    text = (Path(__file__).parent / "data" / "catalog.yaml").read_text("utf-8")
+    raw = CATALOG_FILE.read_bytes()
+    checksum = zlib.crc32(raw)
+    if _parsed is not None and _parsed[0] == checksum:
+        return checksum, _parsed[1]
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return _build(yaml.load(text, Loader=loader))
+    return checksum, yaml.load(raw.decode("utf-8"), Loader=loader)
+
+
+@cache
+def load_catalog() -> Catalog:
+    """The packaged catalog, parsed once per process."""
+    global _parsed
+    if _parsed is not None:
+        try:
+            return _build(catalog_data()[1])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            _parsed = None  # a damaged offer: the file itself decides
+    return _build(catalog_data()[1])

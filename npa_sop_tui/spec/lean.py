@@ -6,6 +6,7 @@ models costs more than everything else the command does together. The models com
 pydantic-core schema, so that schema is exported once (`lean_export.py`) to a cache file
 under the npa home, and later runs validate with pydantic-core directly: the same schema,
 the same errors, the same rules and messages (`reading.py` is shared), no model machinery.
+The cache also keeps the catalog's data parsed (used while `catalog.yaml` is unchanged).
 
 The cache is keyed by the pydantic and pydantic-core versions, npa's version and a checksum
 of every source file the schema comes from; anything else, a missing or unreadable file
@@ -107,7 +108,13 @@ def cached_reader(path: Path | None = None) -> SpecReader | None:
         if not isinstance(doc, dict) or doc.get("key") != validity_key():
             return None
         validator = SchemaValidator(_revive(doc["schema"], {}))
-        return SpecReader(validator.validate_python, _Fields(doc["fields"], doc["literals"]))
+        reader = SpecReader(validator.validate_python, _Fields(doc["fields"], doc["literals"]))
+        catalog = doc.get("catalog")
+        if isinstance(catalog, dict):
+            from npa_sop_tui.spec.catalog import use_parsed
+
+            use_parsed(catalog["crc32"], catalog["data"])  # checked against the file there
+        return reader
     except Exception:  # missing, unreadable, stale or damaged: the models will do
         return None
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from npa_sop_tui.spec.catalog import catalog_data
 from npa_sop_tui.spec.derived import LEAN_FUNCTIONS, LEAN_MIXINS
 from npa_sop_tui.spec.model import ModelFields, SoperatorSpec
 
@@ -78,9 +79,13 @@ def _portable(node: Any, where: str) -> Any:
 
 
 def export(root: type[BaseModel] = SoperatorSpec) -> dict[str, Any]:
-    """`root`'s schema and field index as JSON-ready data (without the validity key)."""
+    """`root`'s schema and field index, and the parsed catalog, as JSON-ready data (without
+    the validity key)."""
     fields = ModelFields(root)
+    checksum, catalog = catalog_data()
     return {
+        # the rules read the catalog; its YAML costs more to parse than this JSON to load
+        "catalog": {"crc32": checksum, "data": catalog},
         "schema": _portable(root.__pydantic_core_schema__, root.__name__),
         # dotted field path (list indexes left out) → the names allowed there
         "fields": {

@@ -21,7 +21,7 @@ import pytest
 import yaml
 from pydantic import BaseModel, field_validator
 
-from npa_sop_tui.spec import lean, lean_export
+from npa_sop_tui.spec import catalog, lean, lean_export
 from npa_sop_tui.spec.model import READER, SpecError
 from npa_sop_tui.spec.reading import SpecReader, parse_spec_text
 
@@ -239,3 +239,27 @@ def test_validate_can_be_told_to_use_the_models(tmp_path: Path) -> None:
         done = _validate(ASSETS / "cluster.yaml", tmp_path, NPA_LEAN_VALIDATE="0")
         assert done.stdout.endswith("MODELS True 0\n"), done.stdout + done.stderr
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_cached_catalog_is_used_only_for_the_same_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / lean.CACHE_NAME
+    assert lean.refresh_cache(cache)
+    doc = json.loads(cache.read_text())
+    expected = catalog.load_catalog()
+    monkeypatch.setattr(catalog, "_parsed", None)
+    doc["catalog"]["data"]["regions"]["xx-moon1"] = {"fabrics": ["moon-a"]}
+    for crc, has_moon in ((doc["catalog"]["crc32"], True), (doc["catalog"]["crc32"] + 1, False)):
+        doc["catalog"]["crc32"] = crc
+        cache.write_text(json.dumps(doc))
+        catalog.load_catalog.cache_clear()
+        assert lean.cached_reader(cache) is not None
+        assert ("xx-moon1" in catalog.load_catalog().regions) is has_moon
+    doc["catalog"]["data"] = {"regions": "damaged"}
+    doc["catalog"]["crc32"] -= 1
+    cache.write_text(json.dumps(doc))
+    catalog.load_catalog.cache_clear()
+    assert lean.cached_reader(cache) is not None
+    assert catalog.load_catalog() == expected  # a damaged offer is not used
+    catalog.load_catalog.cache_clear()
