@@ -234,7 +234,7 @@ async def _bench_ssh(rounds: int) -> list[Ratio]:
             if steps[label] is refresh_fresh:
                 # sshd is still tearing that connection down; let it finish rather than
                 # charge it to whichever step comes next
-                await asyncio.sleep(0.05)
+                await asyncio.sleep(0.1)
     await reused.close()
     per_refresh = len(commands) / rounds
     print(
