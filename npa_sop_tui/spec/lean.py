@@ -121,16 +121,17 @@ def cached_reader(path: Path | None = None) -> SpecReader | None:
 
 def refresh_cache(path: Path | None = None) -> bool:
     """Export the models' schema to the cache; False when it cannot be (then say nothing:
-    the cache only makes later runs faster)."""
+    the cache only makes later runs faster, and `validate` must work without it, in an npa
+    home that is read-only or not a folder too)."""
     from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
-    from npa_sop_tui.spec.lean_export import LeanExportError, export
+    from npa_sop_tui.spec.lean_export import export
 
-    target = path or cache_path()
     try:
+        target = path or cache_path()
         doc = {"key": validity_key(), **export()}
         ensure_dir(target.parent)
         atomic_write_text(target, json.dumps(doc, separators=(",", ":")), mode=0o600)
-    except (LeanExportError, OSError, ValueError):
+    except Exception:  # LeanExportError, OSError, DiskFull, the home's UsageError …
         return False
     return True
 

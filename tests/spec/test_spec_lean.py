@@ -263,3 +263,11 @@ def test_the_cached_catalog_is_used_only_for_the_same_file(
     assert lean.cached_reader(cache) is not None
     assert catalog.load_catalog() == expected  # a damaged offer is not used
     catalog.load_catalog.cache_clear()
+
+
+def test_validate_works_where_no_cache_can_be_written(tmp_path: Path) -> None:
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    done = _validate(ASSETS / "cluster.yaml", home)
+    assert done.stdout.endswith("MODELS True 0\n"), done.stdout + done.stderr
+    assert "error" not in done.stderr
