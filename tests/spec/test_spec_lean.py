@@ -113,6 +113,8 @@ def _corpus() -> list[str]:
         "- a list\n",
         "name: [unclosed\n",
     ]
+    for key in ("self", "__dict__", "__class__", "__pydantic_fields_set__", "model_config"):
+        texts += [f"name: demo\n{key}: 1\n", f"name: demo\nworkers:\n  - name: a\n    {key}: 1\n"]
     return texts
 
 
