@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import Ratio
+from bench import Ratio, paired_ratio
 
 N_NODES = 10_000
 # scripts/substrate.sh: $NPA_SUBSTRATE_DIR, else $LAB (its older name), else the default
@@ -256,6 +256,10 @@ async def _bench_ssh(rounds: int) -> list[Ratio]:
             "one bare `sinfo` on the open channel",
             med["bare `sinfo` on the open connection"],
             target="≤ 1.3",
+            paired=paired_ratio(
+                times["status refresh, reused connection"],
+                times["bare `sinfo` on the open connection"],
+            ),
         ),
         Ratio(
             "P2 status",
@@ -263,6 +267,10 @@ async def _bench_ssh(rounds: int) -> list[Ratio]:
             med["status refresh, reused connection"],
             "its own sinfo command, bare, on the same channel",
             med["bare summary sinfo, same connection"],
+            paired=paired_ratio(
+                times["status refresh, reused connection"],
+                times["bare summary sinfo, same connection"],
+            ),
         ),
         Ratio(
             "P2 status",
@@ -271,6 +279,10 @@ async def _bench_ssh(rounds: int) -> list[Ratio]:
             "one refresh, reused connection",
             med["status refresh, reused connection"],
             target="≥ 5",
+            paired=paired_ratio(
+                times["status refresh, fresh connection"],
+                times["status refresh, reused connection"],
+            ),
         ),
     ]
 
