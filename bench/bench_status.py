@@ -10,8 +10,8 @@ fresh connection per refresh against the reused one (target ≥ 5×). Also shown
 refresh against its own sinfo command run bare, which is the refresh's own overhead
 (parsing, change detection, building the snapshot).
 
-The four steps run interleaved (load changes hit all alike), in an order rotated each
-round, 60 rounds by default (NPA_BENCH_ROUNDS), medians. After a fresh connection closes,
+The four steps run interleaved (load changes hit all alike), each round in the next of
+their 24 orders, 60 rounds by default (NPA_BENCH_ROUNDS), medians. After a fresh connection closes,
 sshd is still reaping it for a few milliseconds; the bench waits that out rather than
 charge it to the next step (a status watch reuses one connection, so its refreshes never
 follow a teardown).
@@ -20,6 +20,7 @@ follow a teardown).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -223,11 +224,12 @@ async def _bench_ssh(rounds: int) -> list[Ratio]:
         "status refresh, fresh connection": refresh_fresh,
     }
     times: dict[str, list[float]] = {label: [] for label in steps}
-    order = list(steps)
+    # Interleaved, so load changes hit every figure alike; each round takes the next of all
+    # the orders, so every step follows every other (and the fresh connection's teardown)
+    # equally often. (Rotating one order would not: a step's successor never changes.)
+    orders = list(itertools.permutations(steps))
     for i in range(rounds):
-        # Interleaved, so load changes hit every figure alike, and rotated, so no figure
-        # always follows the same one (each comes after every other equally often).
-        for label in order[i % len(order) :] + order[: i % len(order)]:
+        for label in orders[i % len(orders)]:
             t0 = time.perf_counter()
             await steps[label]()
             times[label].append(time.perf_counter() - t0)
@@ -238,7 +240,7 @@ async def _bench_ssh(rounds: int) -> list[Ratio]:
     await reused.close()
     per_refresh = len(commands) / rounds
     print(
-        f"{rounds} rounds each, interleaved and rotated; medians; "
+        f"{rounds} rounds each, interleaved, all orders in turn; medians; "
         f"Slurm commands per refresh: {per_refresh:g}"
     )
     for label, values in times.items():

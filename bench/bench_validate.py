@@ -14,6 +14,7 @@ Run: `.venv/bin/python -m bench validate` (NPA_BENCH_ROUNDS to change the count)
 
 from __future__ import annotations
 
+import itertools
 import os
 import resource
 import statistics
@@ -57,7 +58,7 @@ def _time(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def main() -> list[Ratio]:
-    rounds = int(os.environ.get("NPA_BENCH_ROUNDS", "25"))
+    rounds = int(os.environ.get("NPA_BENCH_ROUNDS", "24"))
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "NPA_HOME": home, "PYTHONDONTWRITEBYTECODE": "0"}
         seed = Path(home) / "cluster.yaml"
@@ -75,16 +76,17 @@ def main() -> list[Ratio]:
             _time(cmd, env)
         times: dict[str, list[float]] = {name: [] for name in commands}
         cpu: dict[str, list[float]] = {name: [] for name in commands}
-        names = list(commands)
+        # interleaved; each round in the next of all the orders, so that every command runs
+        # after every other equally often
+        orders = list(itertools.permutations(commands))
         for i in range(rounds):
-            # interleaved, and rotated so that no command always runs after the same one
-            for name in names[i % len(names) :] + names[: i % len(names)]:
+            for name in orders[i % len(orders)]:
                 wall, used = _time(commands[name], env)
                 times[name].append(wall)
                 cpu[name].append(used)
     med = {name: statistics.median(values) * 1000 for name, values in times.items()}
     med_cpu = {name: statistics.median(values) * 1000 for name, values in cpu.items()}
-    print(f"rounds: {rounds} (interleaved, rotated; medians)")
+    print(f"rounds: {rounds} (interleaved, all orders in turn; medians)")
     for name, values in times.items():
         print(
             f"  {name:12s} median {med[name]:6.1f} ms "
