@@ -24,9 +24,9 @@ from typing import Any
 from npa_sop_tui.spec.reading import LoadedSpec, SpecReader, load_spec_file
 
 CACHE_NAME = "lean-spec-schema.json"
-# The files the exported schema is made from: a change in any of them re-exports it.
-_SOURCES = ("model.py", "derived.py", "lean_export.py")
-_FORMAT = 1  # lean_export.FORMAT; repeated so the fast path does not import the models
+# The files the exported schema is made from and read by: a change in any re-exports it.
+_SOURCES = ("model.py", "derived.py", "lean_export.py", "lean.py")
+_FORMAT = 1  # the cache file's layout
 
 
 def cache_path() -> Path:

@@ -19,7 +19,6 @@ from npa_sop_tui.spec.catalog import catalog_data
 from npa_sop_tui.spec.derived import LEAN_FUNCTIONS, LEAN_MIXINS
 from npa_sop_tui.spec.model import ModelFields, SoperatorSpec
 
-FORMAT = 1
 _DROPPED_KEYS = frozenset({"metadata", "serialization"})
 
 
