@@ -30,7 +30,9 @@ STATE_ENV = {
     "state.endpoint": "NPA_STATE_ENDPOINT",
     "state.region": "NPA_STATE_REGION",
     "state.lease_seconds": "NPA_STATE_LEASE_SECONDS",
+    "state.service_account_id": "NPA_STATE_SERVICE_ACCOUNT_ID",
 }
+NEBIUS_PROFILE_ENV = "NEBIUS_PROFILE"  # the Nebius CLI's own variable
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +107,10 @@ _KEYS: dict[str, _Key] = {
     "state.lease_seconds": _Key(
         ("state", "lease_seconds"), STATE_ENV["state.lease_seconds"], parse_env=_positive_float
     ),
+    "state.service_account_id": _Key(
+        ("state", "service_account_id"), STATE_ENV["state.service_account_id"]
+    ),
+    "profile": _Key(None, NEBIUS_PROFILE_ENV),  # the Nebius CLI profile (--profile)
     "root_login_key_file": _Key(None),
 }
 
