@@ -177,10 +177,14 @@ def test_state_init_with_only_a_nebius_cli_profile(
     nebius_dir = Path(os.environ["HOME"]) / ".nebius"
     nebius_dir.mkdir()
     (nebius_dir / "token").write_text("profile-token")
+    (nebius_dir / "other-token").write_text("someone-elses-token")
     (nebius_dir / "config.yaml").write_text(
-        f"default: team\nprofiles:\n  team:\n    token-file: {nebius_dir / 'token'}\n"
+        "default: other\nprofiles:\n"
+        f"  other:\n    token-file: {nebius_dir / 'other-token'}\n"
+        f"  team:\n    token-file: {nebius_dir / 'token'}\n"
     )
-    assert cli(["soperator", "state", "init", "--bucket", "team-state"]) == 0
+    argv = ["soperator", "state", "init", "--bucket", "team-state", "--profile", "team"]
+    assert cli(argv) == 0
     out = capsys.readouterr().out
     assert "Created bucket 'team-state'" in out
     assert "minted from your Nebius profile" in out

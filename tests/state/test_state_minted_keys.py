@@ -143,12 +143,19 @@ def test_cli_mints_then_deletes_the_key_and_config_show_names_the_source(
     nebius: FakeNebius,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    monkeypatch.setenv("NPA_DEBUG", "1")  # the debug log must not get the key either
     assert cli(["soperator", "list", "-o", "json"]) == 0
-    listed = json.loads(capsys.readouterr().out)
-    assert isinstance(listed["clusters"], list)
+    captured = capsys.readouterr()
+    assert isinstance(json.loads(captured.out)["clusters"], list)
     (key,) = _issued(nebius)
     assert nebius.state.access_keys.deleted == [key.id]  # gone when the command exits
+    home = Path(os.environ["NPA_HOME"])
+    assert list(home.rglob("*.log")), "no debug log was written"
+    assert _files_containing(key.secret, tmp_path) == []
+    assert key.secret not in captured.out + captured.err
+    monkeypatch.delenv("NPA_DEBUG")
 
     assert cli(["soperator", "config", "show"]) == 0
     out = capsys.readouterr().out
@@ -163,6 +170,28 @@ def test_cli_mints_then_deletes_the_key_and_config_show_names_the_source(
     row = next(r for r in rows if r["key"] == "state.access_key")
     assert row["value"] == "aws-profile"
     assert row["source"] == "AWS_PROFILE=team (shared AWS credentials)"
+
+
+def test_a_key_running_low_is_replaced_and_every_key_is_deleted_at_the_end(
+    profile_only: dict[str, str],
+    nebius: FakeNebius,
+    signing_moto: SigningMoto,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A key that is minted with less life than an operation needs is replaced at its next
+    # use; the S3 client follows the new key, and both keys are deleted on release.
+    monkeypatch.setattr(credentials, "KEY_LIFETIME", credentials.RENEW_BEFORE - 60)
+    store = default_store()
+    assert isinstance(store, S3Store)
+    store.save(InventoryEntry(name="renew", kube_context="nebius-renew-slurm"))
+    first = store.bucket.client
+    assert store.get("renew") is not None
+    assert store.bucket.client is not first  # rebuilt with the replacement key
+    assert len(_issued(nebius)) >= 2
+    assert store.terraform_env()["AWS_ACCESS_KEY_ID"] == _issued(nebius)[-1].aws_access_key_id
+    deleted = credentials.release_minted_keys()
+    assert sorted(deleted) == sorted(k.id for k in _issued(nebius))
+    assert sorted(nebius.state.access_keys.deleted) == sorted(deleted)
 
 
 def test_precedence_aws_env_then_aws_profile_then_nebius(
@@ -249,3 +278,33 @@ async def test_terraform_s3_backend_deploys_with_the_minted_key_and_no_secret_le
         body = admin.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
         assert key.secret.encode() not in body, item["Key"]
     assert any("/operations/" in item["Key"] for item in listing["Contents"])
+
+
+@pytest.mark.terraform
+async def test_migrate_into_the_bucket_with_the_minted_key(
+    profile_only: dict[str, str],
+    nebius: FakeNebius,
+    signing_moto: SigningMoto,
+    sandbox_in_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    import asyncio
+
+    from npa_sop_tui import lifecycle
+
+    from testkit.lifecycle import make_spec, options
+
+    monkeypatch.delenv("NPA_STATE_BUCKET")  # deployed with local state first
+    result = await lifecycle.deploy(make_spec("moved"), options=options(preflight=False))
+    flags = ["--sandbox", "--state-bucket", BUCKET]
+    argv = ["soperator", "state", "migrate", "-n", "moved", "--to", "s3", *flags]
+    assert await asyncio.to_thread(cli, argv) == 0  # the CLI runs its own event loop
+    (key,) = _issued(nebius)
+    assert nebius.state.access_keys.deleted == [key.id]
+    body = signing_moto.admin().get_object(Bucket=BUCKET, Key="npa/moved/terraform.tfstate")
+    assert (
+        sum(len(r.get("instances") or []) for r in json.loads(body["Body"].read())["resources"])
+        == 23
+    )
+    assert _files_containing(key.secret, tmp_path, Path(result.install_dir)) == []
