@@ -332,7 +332,8 @@ def _handlers(fake: FakeNebius) -> list[Any]:
     def profile_get(req: Any, ctx: Any) -> Any:
         who = s.profile
         if who.kind == "service_account":
-            account = iam.ServiceAccount(metadata=_meta(id=who.id, name=who.name))
+            meta = _meta(id=who.id, name=who.name, parent_id=s.project_id)
+            account = iam.ServiceAccount(metadata=meta)
             return iam.GetProfileResponse(
                 service_account_profile=iam.ServiceAccountProfile(info=account)
             )

@@ -58,7 +58,8 @@ async def mint_access_key(
     timeout: float,
 ) -> MintedKey:
     """A new access key of `service_account_id` (default: the caller's own service account),
-    created in `parent_id` (the project), expiring after `lifetime_seconds`."""
+    created in `parent_id` (the project; default: the caller's service account's own
+    container), expiring after `lifetime_seconds`."""
     from nebius.api.nebius.common.v1 import ResourceMetadata
     from nebius.api.nebius.iam.v1 import Account
     from nebius.api.nebius.iam.v2 import (
@@ -69,11 +70,15 @@ async def mint_access_key(
         SecretDeliveryMode,
     )
 
-    account = service_account_id or await _own_service_account(sdk, timeout)
+    if service_account_id:
+        account, home = service_account_id, None
+    else:
+        account, home = await _own_service_account(sdk, timeout)
+    parent_id = parent_id or home  # a service account's key sits beside it by default
     if not parent_id:
         raise CloudCredentialsMissing(
             f"no project to create the access key of {account} in",
-            hint="set project_id (the project of the state bucket)",
+            hint="set project_id (the project of the service account and the bucket)",
         )
     expires = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lifetime_seconds)
     request = CreateAccessKeyRequest(
@@ -123,8 +128,9 @@ async def delete_access_key(sdk: Any, key_id: str, timeout: float) -> None:
     await _call(f"delete access key {key_id}", timeout, delete)
 
 
-async def _own_service_account(sdk: Any, timeout: float) -> str:
-    """The service account the credentials sign in as; a user profile cannot hold keys."""
+async def _own_service_account(sdk: Any, timeout: float) -> tuple[str, str | None]:
+    """The service account the credentials sign in as, and its container; a user profile
+    cannot hold keys."""
     from nebius.api.nebius.iam.v1 import GetProfileRequest, ProfileServiceClient
 
     who = await _call(
@@ -133,7 +139,8 @@ async def _own_service_account(sdk: Any, timeout: float) -> str:
         lambda: ProfileServiceClient(sdk).get(GetProfileRequest(), timeout=timeout),
     )
     if who.service_account_profile is not None:
-        return str(who.service_account_profile.info.metadata.id)
+        meta = who.service_account_profile.info.metadata
+        return str(meta.id), str(meta.parent_id or "") or None
     kind = "user" if who.user_profile is not None else "anonymous account"
     raise CloudCredentialsMissing(
         f"the Nebius credentials sign in as a {kind}; Object Storage access keys belong to a "

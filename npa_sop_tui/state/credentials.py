@@ -11,9 +11,10 @@ Precedence (first that applies wins):
 
 A minted key lives in this process's memory only, handed to boto3 and to Terraform's
 environment (never to a file of ours); it is reused while it has hours left, deleted when the
-CLI exits (`release_minted_keys`), and expires on its own after `KEY_LIFETIME` anyway (a
-process that dies cannot delete it). Terraform holds the key for a whole plan or apply, so a
-key is renewed before an operation whenever less than `RENEW_BEFORE` of it remains.
+CLI or the app exits (`release_minted_keys`), and expires on its own after `KEY_LIFETIME`
+anyway (a process that dies cannot delete it; the Python SDK leaves its key to expire).
+Terraform holds the key for a whole plan or apply, so a key is renewed before an operation
+whenever less than `RENEW_BEFORE` of it remains.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def key_source(settings: Settings, env: Mapping[str, str] | None = None) -> KeyS
     account = settings["state.service_account_id"]
     key_file = (env.get(SA_CREDENTIALS_ENV) or "").strip()
     if (env.get(TOKEN_ENV) or "").strip():
-        via = f"{TOKEN_ENV}"
+        via = TOKEN_ENV
     elif key_file:
         via = f"the service-account key file {key_file}"
     elif CLI_CONFIG.expanduser().is_file():
@@ -175,12 +176,6 @@ def terraform_env(source: KeySource) -> dict[str, str]:
         return {}
     key = current_key(source)
     return {"AWS_ACCESS_KEY_ID": key.aws_access_key_id, "AWS_SECRET_ACCESS_KEY": key.secret}
-
-
-def minted_secrets() -> list[str]:
-    """Every secret this process holds (for the redactor)."""
-    with _LOCK:
-        return [key.secret for key in _MINTED.values()] + [key.secret for _, key in _RETIRED]
 
 
 def release_minted_keys(timeout: float = 5.0) -> list[str]:

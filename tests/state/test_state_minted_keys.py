@@ -146,10 +146,12 @@ def test_cli_mints_then_deletes_the_key_and_config_show_names_the_source(
     tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("NPA_DEBUG", "1")  # the debug log must not get the key either
+    monkeypatch.delenv("NPA_PROJECT_ID")  # the key then sits beside its service account
     assert cli(["soperator", "list", "-o", "json"]) == 0
     captured = capsys.readouterr()
     assert isinstance(json.loads(captured.out)["clusters"], list)
     (key,) = _issued(nebius)
+    assert (key.account_id, key.parent_id) == (ACCOUNT, PROJECT)
     assert nebius.state.access_keys.deleted == [key.id]  # gone when the command exits
     home = Path(os.environ["NPA_HOME"])
     assert list(home.rglob("*.log")), "no debug log was written"
@@ -192,6 +194,19 @@ def test_a_key_running_low_is_replaced_and_every_key_is_deleted_at_the_end(
     deleted = credentials.release_minted_keys()
     assert sorted(deleted) == sorted(k.id for k in _issued(nebius))
     assert sorted(nebius.state.access_keys.deleted) == sorted(deleted)
+
+
+def test_a_user_profile_mints_for_the_configured_service_account(
+    profile_only: dict[str, str],
+    nebius: FakeNebius,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    nebius.state.profile = WhoAmI("user", "useraccount-ann")
+    monkeypatch.setenv("NPA_STATE_SERVICE_ACCOUNT_ID", "serviceaccount-terraform")
+    assert cli(["soperator", "list"]) == 0, capsys.readouterr().err
+    (key,) = _issued(nebius)
+    assert (key.account_id, key.parent_id) == ("serviceaccount-terraform", PROJECT)
 
 
 def test_precedence_aws_env_then_aws_profile_then_nebius(
