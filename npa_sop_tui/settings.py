@@ -20,6 +20,7 @@ from typing import Any
 from npa_sop_tui.capacity import CAPACITY_ENV
 from npa_sop_tui.config import IDENTITY_ENV, Identity, NpaConfig, load_config
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.nebius_auth import PROFILE_ENV as NEBIUS_PROFILE_ENV
 
 TERRAFORM_BIN_ENV = "NPA_TERRAFORM_BIN"
 STATUS_INTERVAL_ENV = "NPA_STATUS_INTERVAL"
@@ -32,7 +33,6 @@ STATE_ENV = {
     "state.lease_seconds": "NPA_STATE_LEASE_SECONDS",
     "state.service_account_id": "NPA_STATE_SERVICE_ACCOUNT_ID",
 }
-NEBIUS_PROFILE_ENV = "NEBIUS_PROFILE"  # the Nebius CLI's own variable
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +110,7 @@ _KEYS: dict[str, _Key] = {
     "state.service_account_id": _Key(
         ("state", "service_account_id"), STATE_ENV["state.service_account_id"]
     ),
-    "profile": _Key(None, NEBIUS_PROFILE_ENV),  # the Nebius CLI profile (--profile)
+    "profile": _Key(None, NEBIUS_PROFILE_ENV),  # the Nebius CLI profile (--profile, NEBIUS_PROFILE)
     "root_login_key_file": _Key(None),
 }
 
