@@ -281,6 +281,10 @@ async def test_terraform_s3_backend_deploys_with_the_minted_key_and_no_secret_le
     install = Path(result.install_dir)
     override = json.loads((install / "terraform_backend_override.tf.json").read_text())
     assert override["terraform"]["backend"]["s3"]["bucket"] == BUCKET
+    # `terraform state list` reads the state through the backend with the same key.
+    listed = await lifecycle.cluster_resources("minted", options(preflight=False))
+    assert len(listed) == 23
+    assert len(_issued(nebius)) == 1
 
     # The secret is in no file (npa home, HOME, the installation, the working dir), no
     # event, and no log uploaded to the bucket.
