@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from npa_sop_tui.cli import main as cli
 from npa_sop_tui.cloud.model import WhoAmI
@@ -25,7 +26,6 @@ from npa_sop_tui.sandbox.fake_cloud_state import default_state
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 from npa_sop_tui.settings import resolve_settings
 from npa_sop_tui.state import credentials, default_store
-from npa_sop_tui.state.errors import StateAccessDenied
 from npa_sop_tui.state.s3 import S3Store
 
 from testkit.moto import REGION, SigningMoto
@@ -128,11 +128,9 @@ def test_store_and_lock_use_a_key_minted_from_the_profile(
     assert json.loads(body["Body"].read())["name"] == "keyed"
 
     # moto really checks: the same key id with another secret is refused.
-    forged = S3Store(store.location)
-    forged.bucket._client = signing_moto._client("s3", key.aws_access_key_id, "not-the-secret")
-    forged.bucket._keys = credentials.boto3_keys(store.location.keys)
-    with pytest.raises(StateAccessDenied, match="SignatureDoesNotMatch"):
-        forged.get("keyed")
+    forged = signing_moto.client(key.aws_access_key_id, "not-the-secret")
+    with pytest.raises(ClientError, match="SignatureDoesNotMatch"):
+        forged.get_object(Bucket=BUCKET, Key="npa/keyed/inventory.json")
 
     # The secret is nowhere on disk.
     assert _files_containing(key.secret, tmp_path) == []

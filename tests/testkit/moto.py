@@ -107,7 +107,7 @@ class SigningMoto:
     def __init__(self, bucket: str) -> None:
         self.server = MotoServer().start()
         self.bucket = bucket
-        anon = self._client("iam", "setup", "setup")
+        anon = self.client("setup", "setup", "iam")
         anon.create_user(UserName="state-writer")
         anon.put_user_policy(
             UserName="state-writer",
@@ -132,7 +132,7 @@ class SigningMoto:
     def endpoint(self) -> str:
         return self.server.endpoint
 
-    def _client(self, service: str, key_id: str, secret: str) -> Any:
+    def client(self, key_id: str, secret: str, service: str = "s3") -> Any:
         import boto3
         from botocore.config import Config
 
@@ -146,7 +146,7 @@ class SigningMoto:
         )
 
     def admin(self, service: str = "s3") -> Any:
-        return self._client(service, *self._admin)
+        return self.client(*self._admin, service)
 
     def mint(self, _service_account: str) -> tuple[str, str]:
         """A new key the server accepts (the local Nebius server's key minter)."""
