@@ -181,15 +181,14 @@ def terraform_env(source: KeySource) -> dict[str, str]:
 def release_minted_keys(timeout: float = 5.0) -> list[str]:
     """Delete the keys this process minted (best effort: they expire anyway); returns the
     ids deleted. Called when the CLI exits."""
-    from npa_sop_tui.nebius_auth import sdk_from_env
-    from npa_sop_tui.state.access_keys import delete_access_key
-
     with _LOCK:
         owned = [*_MINTED.items(), *_RETIRED]
         _MINTED.clear()
         _RETIRED.clear()
     if not owned:
         return []
+    from npa_sop_tui.nebius_auth import sdk_from_env
+    from npa_sop_tui.state.access_keys import delete_access_key
 
     async def delete_all() -> list[str]:
         deleted: list[str] = []
