@@ -719,6 +719,21 @@ def test_summaries_word_for_word() -> None:
     assert spec.pool("nope") is None
 
 
+def test_the_name_may_come_first_like_in_npas_sdk() -> None:
+    import inspect
+
+    spec = SoperatorSpec("demo", workers=[WorkerPoolSpec("cpu", size=2)])
+    assert (spec.name, spec.workers[0].name, spec.workers[0].size) == ("demo", "cpu", 2)
+    assert SoperatorSpec(name="demo").name == "demo"
+    with pytest.raises(TypeError) as info:
+        WorkerPoolSpec("cpu", name="gpu")
+    assert str(info.value) == "WorkerPoolSpec() got the name twice"
+    with pytest.raises(ValidationError):
+        SoperatorSpec(None)  # validated like the keyword: strict, not "no name given"
+    shown = str(inspect.signature(WorkerPoolSpec.__init__))
+    assert shown == "(self, name: 'str' = <or name=...>, /, **data: 'Any') -> 'None'"
+
+
 def test_kube_context_name() -> None:
     assert kube_context("My Lab") == "nebius-my-lab-slurm"
     assert kube_context("demo") == "nebius-demo-slurm"
