@@ -92,7 +92,7 @@ def _job(j: Mapping[str, Any]) -> SlurmJob:
         nodes=_num(j.get("node_count")),
         nodelist=str(j.get("nodes") or "") or None if running else None,
         reason=None if running or reason == "None" else reason,
-        elapsed=None,
+        # no elapsed time: the JSON has start times, not Slurm's printed duration
         time_limit=f"{limit} min" if limit is not None else None,
         gres=_none(gres),
     )
@@ -110,5 +110,7 @@ def jobs_on(jobs: Iterable[SlurmJob], node: str) -> list[SlurmJob]:
 
 
 def _none(value: Any) -> str | None:
-    text = str(value).strip() if value is not None else ""
+    if value is None:
+        return None
+    text = str(value).strip()
     return None if text in ("", "N/A", "(null)", "None") else text

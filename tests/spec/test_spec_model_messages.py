@@ -387,6 +387,17 @@ def test_the_callers_mapping_is_left_as_it_was() -> None:
     assert repr(data) == before
 
 
+def test_a_misspelt_pool_key_is_not_also_reported_as_its_missing_field() -> None:
+    text = MINIMAL.replace("name: demo", "name: Demo") + (
+        "  - name: gpu\n    platform: gpu-h100-sxm\n    preset: 8gpu-128vcpu-1600gb\n"
+        "    fabrc: fabric-3\n    preemptible: true\n"
+    )
+    assert [(r[1], r[3]) for r in refused(text)] == [
+        ("name", "try 'demo'"),
+        ("workers[1].fabrc", "did you mean 'fabric'?"),
+    ]
+
+
 def test_a_misspelt_nested_key_is_matched_in_its_own_model() -> None:
     text = MINIMAL + "    fabrc: fabric-3\n"
     rows = refused(text)

@@ -75,7 +75,7 @@ def test_show_node_every_field() -> None:
 
 def test_show_node_nulls_and_absent_fields() -> None:
     node = parse_show_node(
-        "NodeName=vm CPUTot=N/A Gres=(null) GresUsed=n/a AllocMem= RealMemory=x Reason=left by hand"
+        "NodeName=vm CPUTot=N/A Gres=(null) GresUsed= AllocMem= RealMemory=x Reason=left by hand"
     )
     assert node.model_dump(exclude={"fields"}) == {
         "name": "vm",
@@ -96,13 +96,9 @@ def test_show_node_nulls_and_absent_fields() -> None:
         "k8s_node": None,
         "node_group": None,
     }
-    plain = parse_show_node("NodeName=vm State=IDLE Gres=N/A\n")
-    assert (plain.reason, plain.reason_by, plain.reason_time, plain.gres) == (
-        None,
-        None,
-        None,
-        None,
-    )
+    plain = parse_show_node("NodeName=vm State=IDLE Gres=N/A GresUsed=n/a\n")
+    assert (plain.reason, plain.reason_by, plain.reason_time) == (None, None, None)
+    assert (plain.gres, plain.gres_used) == (None, None)
     assert "Reason" not in plain.fields
     assert show_node_command("gpu-1") == "scontrol show node gpu-1 -o"
 
@@ -186,7 +182,8 @@ def test_squeue_json_every_field() -> None:
                 "array_job_id": {"set": False, "number": 0},
                 "array_task_id": 4,
             },
-            {"job_id": "abc", "job_state": "PENDING", "gres_detail": []},
+            {"job_id": "abc", "job_state": "PENDING", "gres_detail": [], "nodes": "n9"},
+            {"job_id": 15, "tres_per_node": "None"},
             "not a job",
             {"job_id": 14, "job_state": "RUNNING", "array_job_id": 10, "array_task_id": 0},
         ]
@@ -212,7 +209,8 @@ def test_squeue_json_every_field() -> None:
             "reason": "Priority",
             "gres": "gpu:h100:2,gpu:h100:1",
         },
-        {"id": "abc", "name": "", "user": "", "state": "PENDING"},
+        {"id": "abc", "name": "", "user": "", "state": "PENDING"},  # no nodes while waiting
+        {"id": "15", "name": "", "user": "", "state": "UNKNOWN"},
         {"id": "10_0", "name": "", "user": "", "state": "RUNNING"},
     ]
 
@@ -253,7 +251,8 @@ def test_host_lists_expand(hostlist_text: str, hosts: list[str]) -> None:
 def test_host_list_ranges_are_capped() -> None:
     assert len(expand(f"n[0-{MAX_HOSTS}]")) == MAX_HOSTS + 1
     assert expand(f"n[0-{MAX_HOSTS + 1}]") == [f"n[0-{MAX_HOSTS + 1}]"]
-    assert expand(f"n[5-{MAX_HOSTS + 5}],m")[-1] == "m"
+    offset = expand(f"n[5-{MAX_HOSTS + 5}],m")
+    assert (len(offset), offset[0], offset[-1]) == (MAX_HOSTS + 2, "n5", "m")
 
 
 @pytest.mark.parametrize(
@@ -284,37 +283,40 @@ def test_summary_counts_each_node_once_per_partition() -> None:
         + "\n"
         + row("a-2", "main*", "idle", "idle")
         + row("a-2", "main*", "idle", "idle")
+        + row("a-7", "main*", "idle", "idle")
         + row("a-3", "main*", "mix", "mixed")
-        + row("a-4", "main*", "alloc", "allocated")
+        + row("a-4", "main*", "alloc*", "allocated*")
+        + row("a-8", "main*", "comp", "completing")
         + row("a-5", "main*", "drain*", "drained*")
         + row("a-6", "main*", "down", "down")
-        + row("a-6", "x*y", "down", "down", "inact", "2:00")
+        + row("a-6", "gpuX", "down", "down", "inact", "2:00")
     )
     nodes, parts, plain = parse_summary(text)
-    assert [n.name for n in nodes] == ["a-1", "a-2", "a-3", "a-4", "a-5", "a-6"]
-    main, odd = parts
+    assert [n.name for n in nodes] == ["a-1", "a-2", "a-7", "a-3", "a-4", "a-8", "a-5", "a-6"]
+    main, gpu = parts
     assert main.model_dump() == {
         "name": "main",
         "default": True,
         "available": "up",
         "timelimit": "1:00",
-        "nodes_total": 6,
-        "nodes_allocated": 2,
-        "nodes_idle": 2,
+        "nodes_total": 8,
+        "nodes_allocated": 3,
+        "nodes_idle": 3,
         "nodes_other": 2,
-        "nodes": ["a-1", "a-2", "a-3", "a-4", "a-5", "a-6"],
+        "nodes": ["a-1", "a-2", "a-7", "a-3", "a-4", "a-8", "a-5", "a-6"],
         "state_counts": {
             "idle~": 1,
-            "idle": 1,
+            "idle": 2,
             "mixed": 1,
-            "allocated": 1,
+            "allocated*": 1,
+            "completing": 1,
             "drained*": 1,
             "down": 1,
         },
     }
-    assert (odd.name, odd.default, odd.available, odd.timelimit) == ("x*y", False, "inact", "2:00")
+    assert (gpu.name, gpu.default, gpu.available, gpu.timelimit) == ("gpuX", False, "inact", "2:00")
     assert plain.splitlines()[0] == "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST"
-    assert plain.splitlines()[-1] == "x*y       inact       2:00      1   down a-6"
+    assert plain.splitlines()[-1] == "gpuX      inact       2:00      1   down a-6"
 
 
 def test_summary_names_the_foreign_line() -> None:
@@ -338,6 +340,7 @@ def test_summary_with_a_memo_reuses_unchanged_nodes() -> None:
     [
         ("slurm 22.05.8\n", "22.05.8"),
         ("slurm-wlm 23.11.1", "23.11.1"),
+        ("slurm 9.1", "9.1"),
         ("slurm", None),
         ("slurm x.1", None),
         ("other 1.0", None),
@@ -419,12 +422,32 @@ async def test_a_runner_without_weak_references_asks_every_time() -> None:
     assert sorted(r.asked) == sorted([SUMMARY_CMD, VERSION_CMD] * 2)
 
 
-async def test_a_big_table_parses_the_same_off_the_loop() -> None:
-    lines = [row(f"c-{i:04}", "main", "idle", "idle") for i in range(80)]
-    big = "".join(lines)
-    assert len(big) > INLINE_PARSE_BYTES
-    state = await collect_summary(Runner(answers(big)), host="h", timeout=1, memo=SinfoMemo())
-    assert len(state.nodes) == 80 and state.partitions[0].nodes_total == 80
+@pytest.mark.parametrize("count", [2, 80])
+async def test_a_memo_reuses_nodes_inline_and_off_the_loop(count: int) -> None:
+    table = "".join(row(f"c-{i:04}", "main", "idle", "idle") for i in range(count))
+    assert (len(table) > INLINE_PARSE_BYTES) is (count == 80)  # the big one parses in a thread
+    memo = SinfoMemo()
+    r = Runner(answers(table))
+    first = await collect_summary(r, host="h", timeout=1, memo=memo)
+    again = await collect_summary(r, host="h", timeout=1, memo=memo)
+    assert len(again.nodes) == count and again.partitions[0].nodes_total == count
+    assert all(a is b for a, b in zip(first.nodes, again.nodes, strict=True))
+
+
+async def test_an_unhashable_runner_asks_for_the_version_every_time() -> None:
+    @dataclass  # eq=True: weakly referenceable but not hashable
+    class Unhashable:
+        answers: dict[str, Result]
+        asked: list[str] = field(default_factory=list)
+
+        async def run(self, command: str, *, timeout: float = 0) -> Result:
+            self.asked.append(command)
+            return self.answers[command]
+
+    r = Unhashable(answers())
+    for _ in range(2):
+        assert (await collect_summary(r, host="h", timeout=1)).version == "22.05.8"
+    assert sorted(r.asked) == sorted([SUMMARY_CMD, VERSION_CMD] * 2)
 
 
 async def test_a_failing_sinfo_is_reported() -> None:
