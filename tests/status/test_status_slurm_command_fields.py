@@ -148,8 +148,11 @@ def test_squeue_table_every_field() -> None:
         "time_limit": "1:00:00",
         "gres": "gpu:8",
     }
-    (odd,) = parse_squeue_delimited("9|x|u|PENDING||1|((nested))|(null)|p|\n")
+    odd, blank = parse_squeue_delimited(
+        "9|x|u|PENDING||1|((nested))|(null)|p|\n10|y|u|PENDING|0:00|1|(Priority)| |p|1:00\n"
+    )
     assert (odd.reason, odd.elapsed, odd.gres, odd.time_limit) == ("(nested)", None, None, None)
+    assert (blank.reason, blank.gres) == ("Priority", None)
 
 
 def test_squeue_table_names_the_foreign_line() -> None:
@@ -284,6 +287,7 @@ def test_summary_counts_each_node_once_per_partition() -> None:
         + row("a-2", "main*", "idle", "idle")
         + row("a-2", "main*", "idle", "idle")
         + row("a-7", "main*", "idle", "idle")
+        + row("a-9", "main*", "idle", "idle")
         + row("a-3", "main*", "mix", "mixed")
         + row("a-4", "main*", "alloc*", "allocated*")
         + row("a-8", "main*", "comp", "completing")
@@ -292,21 +296,31 @@ def test_summary_counts_each_node_once_per_partition() -> None:
         + row("a-6", "gpuX", "down", "down", "inact", "2:00")
     )
     nodes, parts, plain = parse_summary(text)
-    assert [n.name for n in nodes] == ["a-1", "a-2", "a-7", "a-3", "a-4", "a-8", "a-5", "a-6"]
+    assert [n.name for n in nodes] == [
+        "a-1",
+        "a-2",
+        "a-7",
+        "a-9",
+        "a-3",
+        "a-4",
+        "a-8",
+        "a-5",
+        "a-6",
+    ]
     main, gpu = parts
     assert main.model_dump() == {
         "name": "main",
         "default": True,
         "available": "up",
         "timelimit": "1:00",
-        "nodes_total": 8,
+        "nodes_total": 9,
         "nodes_allocated": 3,
-        "nodes_idle": 3,
+        "nodes_idle": 4,
         "nodes_other": 2,
-        "nodes": ["a-1", "a-2", "a-7", "a-3", "a-4", "a-8", "a-5", "a-6"],
+        "nodes": ["a-1", "a-2", "a-7", "a-9", "a-3", "a-4", "a-8", "a-5", "a-6"],
         "state_counts": {
             "idle~": 1,
-            "idle": 2,
+            "idle": 3,
             "mixed": 1,
             "allocated*": 1,
             "completing": 1,
