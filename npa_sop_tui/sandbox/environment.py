@@ -193,7 +193,7 @@ class SandboxEnvironment(Environment):
                 "kubeconfig": self.kubeconfig_path(),
                 "slurm_enabled": status.slurm_enabled and not simulated,
                 "watch_timeout": 30,
-                "sandbox": True,
+                "simulated": True,
             }
         )
         catalog = load_catalog()

@@ -34,7 +34,7 @@ class VerdictContext:
     state: str | None = None  # deployed, failed, interrupted, destroyed, deploying, …
     last_operation: str | None = None  # "deploy", "destroy", "plan"
     last_message: str = ""
-    sandbox: bool = False
+    simulated: bool = False  # no real cloud behind the cluster (the sandbox environment)
     kubeconfig: str | None = None  # the sandbox's kubeconfig, for the kubectl commands shown
 
 
@@ -77,12 +77,12 @@ def apply_context(verdict: Verdict, context: VerdictContext | None) -> Verdict:
         if state in ("progressing", "unknown"):
             state = "failed"
             summary = f"failed: the last {op} {ended}; " + summary.split(": ", 1)[-1]
-    if context.sandbox:
-        hints = [_sandboxed(h, context) for h in hints if h.code not in REAL_CLUSTER_ONLY]
+    if context.simulated:
+        hints = [_for_simulated(h, context) for h in hints if h.code not in REAL_CLUSTER_ONLY]
     return Verdict(state=state, summary=summary, hints=hints)
 
 
-def _sandboxed(hint: Hint, context: VerdictContext) -> Hint:
+def _for_simulated(hint: Hint, context: VerdictContext) -> Hint:
     action = SANDBOX_ACTIONS.get(hint.code)
     if action is None:
         config = context.kubeconfig or "the sandbox kubeconfig"

@@ -65,7 +65,7 @@ class StatusSettings(BaseModel):
     ssh_backoff_max: float = Field(default=30.0, gt=0)
     command_timeout: float = Field(default=30.0, gt=0)
     terraform_dir: Path | None = None
-    sandbox: bool = False  # a sandbox cluster: hints speak of the sandbox, not a cloud
+    simulated: bool = False  # no real cloud behind the cluster: hints name no cloud
 
     @property
     def kube_context(self) -> str:
@@ -376,7 +376,7 @@ class StatusWatcher:
 
 
 def verdict_context_for(settings: StatusSettings) -> VerdictContext:
-    """The inventory's record of the cluster (state, last operation) and the sandbox flag."""
+    """The inventory's record of the cluster (state, last operation) and whether it is simulated."""
     from npa_sop_tui import inventory
 
     try:
@@ -389,6 +389,6 @@ def verdict_context_for(settings: StatusSettings) -> VerdictContext:
         state=entry.state if entry is not None else None,
         last_operation=last.kind if last is not None else None,
         last_message=(last.summary if last is not None else "")[:200],
-        sandbox=settings.sandbox,
+        simulated=settings.simulated,
         kubeconfig=kubeconfig,
     )

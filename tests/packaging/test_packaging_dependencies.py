@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = {"npa_sop_tui", "npa", "testkit", "bench", "__future__"}
+FIRST_PARTY = {"npa_sop_tui", "npa", "testkit", "bench", "fakes", "__future__"}
 
 
 def _declared(requirements: list[str]) -> set[str]:

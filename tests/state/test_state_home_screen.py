@@ -44,5 +44,5 @@ async def test_home_shows_the_buckets_clusters_and_who_ran_the_last_operation(
         table = app.screen.query_one("#clusters", DataTable)
         await wait_for(pilot, lambda: table.row_count == 1)
         row = [str(c) for c in table.get_row_at(0)]
-        assert row[0] == "shared" and "deployed" in row[2]
+        assert row[0] == "shared" and "deployed" in row[1]  # name and state come first
         assert row[3].startswith("deploy ok") and row[3].endswith("by ann@ann-laptop")

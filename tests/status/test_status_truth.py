@@ -88,7 +88,7 @@ def test_sandbox_hints_name_no_real_cloud() -> None:
         "kube": Freshness(state="stale", updated_at=NOW, error="connection refused"),
         "slurm": Freshness(state="disabled"),
     }
-    context = VerdictContext(sandbox=True, kubeconfig="/tmp/sandbox/kubeconfig")
+    context = VerdictContext(simulated=True, kubeconfig="/tmp/sandbox/kubeconfig")
     sandboxed = compute_verdict(kube=kube, slurm=None, freshness=fresh, context=context)
     text = " ".join(f"{h.message} {h.action}" for h in sandboxed.hints)
     for real_only in ("nebius mk8s", "Nebius console", "public IPs", "quota", "--identity-file"):
