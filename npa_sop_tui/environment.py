@@ -11,7 +11,8 @@ simulated cloud and cluster are driven by those same lifecycle events.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -19,8 +20,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from npa_sop_tui.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:
+    from npa_sop_tui.cloud import CloudClient
+    from npa_sop_tui.cloud.client import CloudReads
     from npa_sop_tui.config import Identity
     from npa_sop_tui.events import Event
+    from npa_sop_tui.postdeploy.shell import SlurmShell
     from npa_sop_tui.recipe.source import Recipe, RecipeSettings
     from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.sshkeys import ResolvedKey
@@ -195,6 +199,65 @@ class Environment:
     async def warm_up(self) -> None:
         """One-time setup before operations run side by side (a fleet's targets)."""
         return None
+
+    # -- the cloud, the login node, the cluster's API (cloud/, postdeploy/) --------------------
+
+    def cloud(self, *, profile: str | None = None, timeout: float | None = None) -> CloudClient:
+        """A Nebius client (the official SDK, loaded on its first call) with the user's own
+        credentials: `NEBIUS_IAM_TOKEN`, a service-account file, or the Nebius CLI profile."""
+        from npa_sop_tui.cloud import CloudSettings, connect
+
+        return connect(CloudSettings.from_env(profile=profile, timeout=timeout))
+
+    @contextlib.asynccontextmanager
+    async def cloud_session(
+        self, reads: CloudReads, recipe: Recipe | None = None
+    ) -> AsyncIterator[CloudClient]:
+        """The cloud one operation step reads, closed afterwards: Nebius, or for a stand-in
+        recipe (no cloud behind it) the simulated one the sandbox uses."""
+        if recipe is not None and recipe.is_standin:
+            from npa_sop_tui.sandbox.cloud import simulated_cloud
+
+            async with simulated_cloud(reads) as client:
+                yield client
+            return
+        client = self.cloud(profile=reads.profile, timeout=reads.timeout)
+        try:
+            yield client
+        finally:
+            await client.close()
+
+    def login_shell(
+        self, outputs: Mapping[str, Any], spec: SoperatorSpec, recipe: Recipe | None = None
+    ) -> tuple[SlurmShell | None, str]:
+        """A shell on the cluster's login node for the post-deploy steps (SSH to `login.host`,
+        else the deploy's `login_ip`), or None and why not. A stand-in recipe without a
+        configured `login.host` gets the simulated login node."""
+        if recipe is not None and recipe.is_standin and not self.settings["login.host"]:
+            from npa_sop_tui.sandbox.slurm_login import simulated_login
+
+            return simulated_login(spec), ""
+        from npa_sop_tui.postdeploy.shell import login_shell
+
+        shell = login_shell(outputs, self.settings)
+        if shell is None:
+            return None, (
+                "no login node address: set login.host in the npa config or check the login "
+                "Service (soperator-login-svc)"
+            )
+        return shell, ""
+
+    @contextlib.contextmanager
+    def cluster_api(self, context: str, recipe: Recipe | None = None) -> Iterator[Path | None]:
+        """The kubeconfig that reaches the cluster's API under `context` (None: the default
+        one, where the recipe wrote it); a stand-in's is a short-lived fake API server."""
+        if recipe is not None and recipe.is_standin:
+            from npa_sop_tui.sandbox.cluster_api import sandbox_cluster_api
+
+            with sandbox_cluster_api(context) as path:
+                yield path
+            return
+        yield None
 
     async def start_live(self) -> None:
         """Make operations update a live view of the cluster as they run (the sandbox's)."""

@@ -141,6 +141,38 @@ class OperationFinished(_Event):
     duration: float
 
 
+# --- cloud preflight and the post-deploy gate (cloud/, lifecycle/post_deploy) ---------------
+
+
+class PreflightReported(_Event):
+    """The cloud preflight's report (`cloud.preflight.PreflightReport` as JSON)."""
+
+    kind: Literal["preflight"] = "preflight"
+    report: dict[str, Any]
+    blocked: bool = False
+
+
+class RepairReported(_Event):
+    """One post-deploy repair and its result; a failure is a warning, never a crash."""
+
+    kind: Literal["repair"] = "repair"
+    repair: str
+    result: Literal["applied", "not-needed", "failed"]
+    message: str = ""
+
+
+class GpuCheckReported(_Event):
+    """The GPU creation gate: one pool's discovery, or one node's checks."""
+
+    kind: Literal["gpu_check"] = "gpu_check"
+    pool: str
+    node: str | None = None
+    status: Literal["running", "PASS", "FAIL", "TIMEOUT"]
+    check: str | None = None
+    message: str = ""
+    gpus: int | None = None
+
+
 Event = Annotated[
     OperationStarted
     | PhaseChanged
@@ -153,7 +185,10 @@ Event = Annotated[
     | Diagnostic
     | LogLine
     | Outputs
-    | OperationFinished,
+    | OperationFinished
+    | PreflightReported
+    | RepairReported
+    | GpuCheckReported,
     Field(discriminator="kind"),
 ]
 
@@ -243,8 +278,31 @@ def _words(event: Event) -> tuple[str, list[str]]:
                 "interrupted": f"interrupted after {took}",
             }[event.result]
             return (f"{head}: {event.message}" if event.message else head), []
+        case PreflightReported():
+            return _preflight(event)
+        case RepairReported():
+            tail = f" ({event.message})" if event.message else ""
+            return f"repair {event.repair}: {event.result}{tail}", []
+        case GpuCheckReported():
+            where = f"{event.pool}/{event.node}" if event.node else event.pool
+            what = f" {event.check}" if event.check else ""
+            tail = f": {event.message}" if event.message else ""
+            return f"GPU check {where}{what} {event.status}{tail}", []
         case _:
             assert_never(event)
+
+
+def _preflight(event: PreflightReported) -> tuple[str, list[str]]:
+    report = event.report
+    rows = report.get("rows") or []
+    short = [r["resource"] for r in rows if str(r.get("verdict", "")).startswith("short")]
+    head = f"preflight: {'refused' if event.blocked else 'passed'} ({len(rows)} quotas checked"
+    head += f", short: {', '.join(short)})" if short else ")"
+    price = report.get("price") or {}
+    if price:
+        head += f"; ≈ {float(price['total']):.2f} {price.get('currency', '')}/hour"
+    lines = [str(p.get("message", "")) for p in report.get("problems") or []]
+    return head, lines
 
 
 def _recipe(event: RecipeResolved) -> tuple[str, list[str]]:
@@ -303,6 +361,12 @@ def level_of(event: Event) -> Level:
             return "warning" if event.stream == "stderr" else "info"
         case OperationFinished():
             return {"ok": "info", "failed": "error", "interrupted": "warning"}[event.result]
+        case PreflightReported():
+            return "error" if event.blocked else "info"
+        case RepairReported():
+            return "warning" if event.result == "failed" else "info"
+        case GpuCheckReported():
+            return "error" if event.status in ("FAIL", "TIMEOUT") else "info"
         case _:
             return "info"
 
@@ -321,7 +385,11 @@ def is_milestone(event: Event) -> bool:
             | ResourceFinished()
             | ResourceFailed()
             | OperationFinished()
+            | PreflightReported()
+            | RepairReported()
         ):
             return True
+        case GpuCheckReported():
+            return event.status != "running"
         case _:
             return False

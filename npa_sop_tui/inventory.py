@@ -36,6 +36,7 @@ ClusterState = Literal[
     "planned",
     "deploying",
     "deployed",
+    "degraded-validation",
     "failed",
     "interrupted",
     "destroying",
@@ -80,6 +81,8 @@ class InventoryEntry(BaseModel):
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
     outputs: dict[str, object] = Field(default_factory=dict)
+    # The last deploy's post-deploy result: status, validation, gpu_creation_checks.
+    validation: dict[str, object] | None = None
     operations: list[OperationRecord] = Field(default_factory=list)
 
     @property

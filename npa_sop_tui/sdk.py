@@ -43,6 +43,10 @@ from npa_sop_tui.status.model import ClusterStatus
 
 SoperatorSpecError = SpecError
 """The anchor SDK's name for a spec problem; here it carries positioned findings."""
+from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked  # noqa: E402
+from npa_sop_tui.lifecycle.post_deploy_step import (  # noqa: E402
+    DeploymentDegraded as SoperatorDeploymentValidationError,
+)
 
 SpecLike = SoperatorSpec | Mapping[str, Any] | str | os.PathLike[str]
 EventCallback = Callable[[Event], None]
@@ -269,8 +273,13 @@ async def adeploy(
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
     capacity: Mapping[str, str] | None = None,
+    **npa_flags: Any,
 ) -> DeployResult:
+    """`npa_flags`: the existing npa's deploy keywords (timeout_minutes,
+    gpu_creation_check_timeout_seconds, apply_fixes, source_preflight_only, project, profile)
+    and preflight. A failed GPU check raises `SoperatorDeploymentValidationError` (`.result`)."""
     from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle.flags import with_npa_flags
 
     async with _options(
         options,
@@ -283,7 +292,7 @@ async def adeploy(
     ) as opts:
         return await lifecycle.deploy(
             load(spec),
-            options=opts,
+            options=with_npa_flags(opts, npa_flags),
             on_event=_sink(on_event, on_status),
             allow_destructive=allow_destructive,
         )
@@ -299,8 +308,11 @@ async def adestroy(
     sandbox: bool | None = None,
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
+    **npa_flags: Any,
 ) -> DestroyResult:
+    """`npa_flags`: timeout_minutes, source_preflight_only, profile (the existing npa's)."""
     from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle.flags import with_npa_flags
 
     async with _options(
         options,
@@ -312,7 +324,9 @@ async def adestroy(
         capacity=None,
     ) as opts:
         return await lifecycle.destroy(
-            _name(name), options=opts, on_event=_sink(on_event, on_status)
+            _name(name),
+            options=with_npa_flags(opts, npa_flags),
+            on_event=_sink(on_event, on_status),
         )
 
 
@@ -457,6 +471,8 @@ __all__ = [
     "OperationFinished",
     "OperationStream",
     "PlanResult",
+    "PreflightBlocked",
+    "SoperatorDeploymentValidationError",
     "SoperatorSpec",
     "SoperatorSpecError",
     "SpecError",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.syntax import Syntax
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -129,6 +129,7 @@ class WizardScreen(Guarded, Screen[None]):
         self.spec: Any | None = None
         self._ready = False
         self._saved: dict[str, Any] = copy.deepcopy(self.data)
+        self._deploy_after_write = False
         """The mapping as last written (or opened); leaving with other data asks first."""
         self._auto_out = ""
         self._touched: set[str] = set()
@@ -250,6 +251,9 @@ class WizardScreen(Guarded, Screen[None]):
                             yield Static("", id="yaml-preview")
                         with VerticalScroll(id="review-side"):
                             yield Static("", id="totals")
+                            price = Static("", id="price")
+                            price.display = False  # shown once the calculator answers
+                            yield price
                             yield Static("", id="findings")
                             yield Label("Write to")
                             yield Input(str(self.path or ""), id="out-path")
@@ -365,7 +369,8 @@ class WizardScreen(Guarded, Screen[None]):
         if action == "deploy":
             if self.step != "review":
                 return False  # hidden: deploying starts from the review step
-            return True if self._deployable() else None
+            # an unwritten but valid form is written first (d = write, then deploy)
+            return True if not any(i.is_error for i in self.issues) else None
         return True
 
     @on(Input.Submitted)
@@ -610,6 +615,7 @@ class WizardScreen(Guarded, Screen[None]):
                     context=backend.kube_context(self.spec.name),
                 )
             )
+            self._estimate_price(self.spec)
         else:
             preview.update("The spec cannot be built yet; fix the errors listed.")
             self.query_one("#totals", Static).update("")
@@ -618,14 +624,31 @@ class WizardScreen(Guarded, Screen[None]):
             findings.update(Content("\n").join(_issue_markup(i) for i in self.issues))
         else:
             findings.update("[green]No findings: the spec is valid.[/]")
-        self.query_one("#write", Button).disabled = any(i.is_error for i in self.issues)
-        self.query_one("#deploy", Button).disabled = not self._deployable()
+        blocked = any(i.is_error for i in self.issues)
+        self.query_one("#write", Button).disabled = blocked
+        self.query_one("#deploy", Button).disabled = blocked  # unwritten: d writes first
         out = self.query_one("#out-path", Input)
         if self.path is None and out.value in ("", self._auto_out):
             # a new cluster: offer the backend's place for it (the sandbox keeps its own)
             self._auto_out = str(backend.default_spec_path(self.data.get("name") or ""))
             out.value = self._auto_out
         self._describe_target()
+
+    @work(thread=True, exclusive=True, group="price")
+    def _estimate_price(self, spec: Any) -> None:
+        """Ask the billing calculator in a thread (the SDK's first import takes a second)."""
+        import asyncio
+
+        from textual.worker import get_current_worker
+
+        text = asyncio.run(self.npa.backend.price_estimate(spec))
+        if text is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_price, text)
+
+    def _show_price(self, text: str) -> None:
+        price = self.query_one("#price", Static)
+        price.update(text)
+        price.display = True
 
     def _new_text(self) -> tuple[str, str]:
         """(text to write, diff against the opened file) for what the form holds now."""
@@ -690,6 +713,8 @@ class WizardScreen(Guarded, Screen[None]):
             def confirmed(yes: bool | None) -> None:
                 if yes:
                     self._write(target)
+                else:
+                    self._deploy_after_write = False
 
             self.app.push_screen(
                 ConfirmModal(f"{target} exists. Overwrite it?", yes="Overwrite", danger=True),
@@ -708,6 +733,7 @@ class WizardScreen(Guarded, Screen[None]):
             if not (same_file and text == self.document.original):  # unchanged: not rewritten
                 self.document = self.npa.backend.write_text(target, text)
         except (NpaError, OSError) as exc:
+            self._deploy_after_write = False
             self.npa.show_error(exc, title=f"Could not write {target}")
             return
         self.path = target.absolute()
@@ -717,11 +743,19 @@ class WizardScreen(Guarded, Screen[None]):
         self.refresh_bindings()
         self.query_one("#deploy", Button).focus()
         self.post_message(self.SpecWritten(self.path, self.spec))
+        if self._deploy_after_write:
+            self._deploy_after_write = False
+            self.action_deploy()
 
     @on(Button.Pressed, "#deploy")
     def action_deploy(self) -> None:
         if not self._deployable() or self.spec is None:
-            self.notify("Write cluster.yaml first (ctrl+s); deploy uses the written file.")
+            if self.step == "review" and not any(i.is_error for i in self.issues):
+                # deploy runs from a file on disk: write it first, then go on
+                self._deploy_after_write = True
+                self.action_write()
+                return
+            self.notify("Fix the errors shown first; deploy uses the written cluster.yaml.")
             return
         # the wizard's work is done: deploy takes its place, so esc there goes home
         self.npa.deploy(self.spec, spec_path=self.path, replace=True)

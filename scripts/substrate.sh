@@ -18,9 +18,19 @@
 # the munge key and the config files only if `start` created them, the substrate folder);
 # the packages stay (`apt-get purge slurmctld slurmd slurm-client munge` removes them).
 # `--dry-run` prints what `stop` or `purge` would do and changes nothing.
+#
+# Beside it, a separate GPU lab for the post-deploy GPU gate ($NPA_GPU_LAB_DIR, else
+# <substrate folder>-gpu): its own slurmctld (port 16817, SlurmUser=slurmops so node updates
+# work over SSH), two slurmd for the fake GPU nodes gpu-0 and gpu-1 (ports 17001-17002, eight
+# `File=` GPUs each: symlinks to /dev/null), fake nvidia-smi / health-checker / CUDA samples on
+# the tasks' PATH (TaskProlog), and its login node: an sshd on 127.0.0.1:2223 whose sessions
+# get SLURM_CONF for this cluster. It leaves the shared cluster above untouched.
 set -euo pipefail
 LAB=${NPA_SUBSTRATE_DIR:-${LAB:-/tmp/npa-substrate}}
+GPU=${NPA_GPU_LAB_DIR:-$LAB-gpu}
 NODE=$(hostname -s)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GPU_NODES=(gpu-0 gpu-1)
 cmd=${1:-start}
 DRY=""
 [[ ${2:-} == --dry-run || ${1:-} == --dry-run ]] && DRY=1
@@ -57,6 +67,9 @@ stop_pidfile() {
 }
 
 stop_all() {
+  stop_pidfile "$LAB/sshd-gpu.pid"
+  for n in "${GPU_NODES[@]}"; do stop_pidfile "$GPU/slurmd-$n.pid"; done
+  stop_pidfile "$GPU/slurmctld.pid"
   stop_pidfile "$LAB/sshd.pid"
   stop_pidfile /run/slurm/slurmd.pid
   stop_pidfile /run/slurm/slurmctld.pid
@@ -79,6 +92,7 @@ purge() {
   if created munge-key; then act rm -f /etc/munge/munge.key; fi
   if created user-slurmops && id slurmops >/dev/null 2>&1; then act userdel -r slurmops; fi
   if [[ -d $LAB ]]; then act rm -rf "$LAB"; fi
+  if [[ -f $GPU/slurm.conf ]] && ours "$GPU/slurm.conf"; then act rm -rf "$GPU"; fi
   echo "packages are left installed; apt-get purge slurmctld slurmd slurm-client munge removes them"
 }
 
@@ -93,7 +107,8 @@ case $cmd in
     ;;
   status)
     rc=0
-    for p in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid "$LAB/sshd.pid"; do
+    for p in /run/munge/munged.pid /run/slurm/slurmctld.pid /run/slurm/slurmd.pid "$LAB/sshd.pid" \
+      "$GPU/slurmctld.pid" "$GPU/slurmd-gpu-0.pid" "$GPU/slurmd-gpu-1.pid" "$LAB/sshd-gpu.pid"; do
       if alive "$p"; then echo "up   $p"; else echo "down $p"; rc=1; fi
     done
     exit $rc
@@ -203,4 +218,71 @@ if ! alive "$LAB/sshd.pid"; then
   /usr/sbin/sshd -f "$LAB/sshd_config" -E "$LAB/sshd.log"
   for _ in $(seq 50); do [[ -s $LAB/sshd.pid ]] && break; sleep 0.1; done
 fi
+# --- GPU lab: its own Slurm cluster with fake GPU nodes, and its login sshd on :2223 ------
+# Outside $LAB (0700): the GPU tasks run as slurmops and read their fake tools from here.
+install -d -m 0755 "$GPU" "$GPU/bin" "$GPU/dev" "$GPU/spool"
+install -d -m 1777 "$GPU/behaviour" # tests write per-node behaviour here (any user)
+install -d -o slurmops -g slurmops -m 0755 "$GPU/state" "$GPU/log"
+for i in $(seq 0 7); do ln -sfn /dev/null "$GPU/dev/gpu$i"; done
+install -m 0755 "$ROOT/npa_sop_tui/sandbox/fake_gpu_tools.py" "$GPU/bin/fake_gpu_tools.py"
+for tool in nvidia-smi health-checker deviceQuery vectorAdd simpleMultiGPU p2pBandwidthLatencyTest; do
+  printf '#!/bin/sh\nexec /usr/bin/python3 %s/fake_gpu_tools.py %s "$@"\n' "$GPU/bin" "$tool" >"$GPU/bin/$tool"
+  chmod 0755 "$GPU/bin/$tool"
+done
+# Slurm reads "export NAME=value" lines printed by a TaskProlog into the task's environment.
+printf '#!/bin/sh\necho "export PATH=%s/bin:/usr/local/bin:/usr/bin:/bin"\necho "export NPA_FAKE_GPU_DIR=%s/behaviour"\n' \
+  "$GPU" "$GPU" >"$GPU/task_prolog.sh"
+chmod 0755 "$GPU/task_prolog.sh"
+if ! alive "$GPU/slurmctld.pid"; then
+  cat >"$GPU/slurm.conf" <<GPUCONF
+$MARK
+ClusterName=gpulab
+SlurmctldHost=localhost
+SlurmctldPort=16817
+SlurmUser=slurmops
+AuthType=auth/munge
+CredType=cred/munge
+StateSaveLocation=$GPU/state
+SlurmdSpoolDir=$GPU/spool/%n
+SlurmctldPidFile=$GPU/slurmctld.pid
+SlurmdPidFile=$GPU/slurmd-%n.pid
+SlurmctldLogFile=$GPU/log/slurmctld.log
+SlurmdLogFile=$GPU/log/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+TaskProlog=$GPU/task_prolog.sh
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmdTimeout=10
+MinJobAge=2
+KillWait=2
+GresTypes=gpu
+NodeName=gpu-[0-1] NodeHostname=$NODE NodeAddr=127.0.0.1 Port=[17001-17002] CPUs=2 RealMemory=1000 Gres=gpu:h100:8 State=UNKNOWN
+PartitionName=main Nodes=gpu-[0-1] Default=YES MaxTime=INFINITE State=UP
+GPUCONF
+  printf 'AutoDetect=off\nNodeName=gpu-[0-1] Name=gpu Type=h100 File=%s/dev/gpu[0-7]\n' "$GPU" >"$GPU/gres.conf"
+  /usr/sbin/slurmctld -f "$GPU/slurm.conf"
+fi
+for n in "${GPU_NODES[@]}"; do
+  install -d -m 0755 "$GPU/spool/$n"
+  alive "$GPU/slurmd-$n.pid" || /usr/sbin/slurmd -f "$GPU/slurm.conf" -N "$n"
+done
+for _ in $(seq 60); do
+  up=$(SLURM_CONF=$GPU/slurm.conf sinfo -h -N -o %T 2>/dev/null | grep -Ecx 'idle|mixed|allocated' || true)
+  [[ $up -ge ${#GPU_NODES[@]} ]] && break
+  sleep 0.5
+done
+sed -e "s/^Port 2222$/Port 2223/" -e "s#^PidFile .*#PidFile $LAB/sshd-gpu.pid#" "$LAB/sshd_config" >"$LAB/sshd_gpu_config"
+echo "SetEnv SLURM_CONF=$GPU/slurm.conf" >>"$LAB/sshd_gpu_config"
+echo "[127.0.0.1]:2223 $(cut -d' ' -f1,2 "$LAB/host_ed25519.pub")" >>"$LAB/known_hosts"
+if ! alive "$LAB/sshd-gpu.pid"; then
+  /usr/sbin/sshd -t -f "$LAB/sshd_gpu_config"
+  /usr/sbin/sshd -f "$LAB/sshd_gpu_config" -E "$LAB/sshd-gpu.log"
+  for _ in $(seq 50); do [[ -s $LAB/sshd-gpu.pid ]] && break; sleep 0.1; done
+fi
 echo "substrate up: slurm on $NODE, sshd 127.0.0.1:2222 user slurmops, lab $LAB"
+echo "GPU lab up: gpu-0, gpu-1 (SLURM_CONF=$GPU/slurm.conf), sshd 127.0.0.1:2223 user slurmops"

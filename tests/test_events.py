@@ -139,7 +139,39 @@ CASES: list[tuple[ev.Event, str, str, bool]] = [
         "info",
         True,
     ),
-]
+    (
+        ev.PreflightReported(
+            operation_id=OP,
+            report={
+                "rows": [{"resource": "compute.instance.gpu.h100", "verdict": "short by 8"}],
+                "price": {"total": "51.424", "currency": "usd"},
+                "problems": [{"message": "worker pool gpu: no capacity block group"}],
+            },
+            blocked=True,
+        ),
+        "preflight: refused (1 quotas checked, short: compute.instance.gpu.h100); "
+        "≈ 51.42 usd/hour\n  worker pool gpu: no capacity block group",
+        "error",
+        True,
+    ),
+    (
+        ev.RepairReported(
+            operation_id=OP, repair="worker-recovery", result="failed", message="sinfo: x"
+        ),
+        "repair worker-recovery: failed (sinfo: x)",
+        "warning",
+        True,
+    ),
+    (
+        ev.GpuCheckReported(
+            operation_id=OP, pool="gpu", node="gpu-1", status="FAIL", check="vectorAdd.result",
+            message="boom", gpus=8,
+        ),
+        "GPU check gpu/gpu-1 vectorAdd.result FAIL: boom",
+        "error",
+        True,
+    ),
+]  # fmt: skip
 
 
 def _event_classes() -> set[type]:

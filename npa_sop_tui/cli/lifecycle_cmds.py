@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from npa_sop_tui.cli import cloud_cmds
 from npa_sop_tui.cli.common import (
     add_output_flag,
     add_recipe_ref_flag,
@@ -36,6 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "Changes nothing.",
     )
     _spec_args(p)
+    cloud_cmds.add_lifecycle_flags(p, command="plan")
     p.set_defaults(handler=cmd_plan)
 
     p = subparsers.add_parser(
@@ -52,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="apply plans that delete or replace resources",
     )
+    cloud_cmds.add_lifecycle_flags(p, command="deploy")
     p.set_defaults(handler=cmd_deploy)
 
     p = subparsers.add_parser(
@@ -63,6 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--name", "-n", required=True, help="cluster name (see `npa soperator list`)")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     _common_args(p)
+    cloud_cmds.add_lifecycle_flags(p, command="destroy")
     p.set_defaults(handler=cmd_destroy)
 
     p = subparsers.add_parser(
@@ -171,7 +175,9 @@ def _options(args: argparse.Namespace) -> Any:
     """The lifecycle options of this command: its environment, with the flags' settings."""
     from npa_sop_tui.lifecycle import LifecycleOptions
 
-    return LifecycleOptions(environment=open_environment(args))
+    return LifecycleOptions(
+        environment=open_environment(args), **cloud_cmds.lifecycle_options(args)
+    )
 
 
 async def _closing(options: Any, operation: Awaitable[T]) -> T:
@@ -226,7 +232,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
         emit_json({"ok": True, "result": result.model_dump(mode="json")})
         return 0
     _print_plan(result.changes, spec.name)
+    _print_preflight(result.preflight)
     return 0
+
+
+def _print_preflight(report: Any) -> None:
+    if report is None:
+        return
+    from npa_sop_tui.cloud.preflight import PreflightReport
+    from npa_sop_tui.cloud.report_text import render_text
+
+    print(render_text(PreflightReport.model_validate(report)))
 
 
 def _print_plan(changes: Any, name: str) -> None:
@@ -259,6 +275,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
             lambda sink: lifecycle.plan(spec, options=options, on_event=sink), args, final=False
         )
         _print_plan(preview.changes, spec.name)
+        _print_preflight(preview.preflight)
         if preview.changes.destructive and not args.allow_destructive:
             print(
                 "This plan deletes or replaces resources; deploy will refuse it without "
@@ -280,6 +297,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     if wants_json(args):
         emit_json({"ok": True, "result": result.model_dump(mode="json")})
         return 0
+    if result.status == "source-preflight-passed":
+        print(f"Recipe source OK for {result.name!r}: {result.recipe.path}; nothing changed.")
+        return 0
     print(
         f"Deployed {result.name!r} in {result.duration:.0f}s: {result.resources} resources; "
         f"kube context {result.kube_context}"
@@ -297,7 +317,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     entry = inventory.require(
         check_cluster_name(args.name), store=options.environment.state_store()
     )
-    if not args.yes:
+    if not args.yes and not args.source_preflight_only:
         if not _interactive():
             raise UsageError(
                 f"refusing to destroy {args.name!r} without confirmation (not a terminal)",
@@ -321,6 +341,9 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     )
     if wants_json(args):
         emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        return 0
+    if result.status == "source-preflight-passed":
+        print(f"Recipe source OK for {result.name!r}; nothing changed.")
         return 0
     print(f"Destroyed {result.name!r}: {result.destroyed} resources removed.")
     return 0

@@ -129,6 +129,8 @@ SOPERATOR_MODULES: dict[str, str] = {
     "deploy": "lifecycle_cmds",
     "destroy": "lifecycle_cmds",
     "list": "lifecycle_cmds",
+    "preflight": "cloud_cmds",
+    "catalog": "cloud_cmds",
     "set": "set_cmd",
     "state": "state_cmds",
     "unlock": "state_cmds",

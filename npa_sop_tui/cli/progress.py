@@ -30,17 +30,26 @@ from npa_sop_tui.events import (
     ResourceFinished,
     ResourceStarted,
     describe,
+    level_of,
 )
 
 MAX_IN_FLIGHT_SHOWN = 8
 MAX_DIAGNOSTICS_KEPT = 50
 
 
+def _stderr_console() -> Console:
+    console = Console(stderr=True)
+    # Piped to a file or CI log, a line wrapped at 80 columns splits paths and commands that
+    # people copy; there the reader's viewer wraps, not us.
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
 class TextProgress:
     """An event sink that draws progress; use as a context manager around the operation."""
 
     def __init__(self, console: Console | None = None, *, verbose: bool = False) -> None:
-        self.console = console or Console(stderr=True)
+        self.console = console or _stderr_console()
         self.verbose = verbose
         self.live_mode = self.console.is_terminal
         self.phase_label = "starting"
@@ -118,6 +127,10 @@ class TextProgress:
                 self._line(_indent(describe(event)), style="dim")
         elif isinstance(event, OperationFinished):
             self.in_flight.clear()
+        elif event.kind in ("preflight", "repair", "gpu_check"):
+            # cloud preflight, post-deploy repairs, GPU gate: one line each, as they happen
+            style = {"error": "red", "warning": "yellow"}.get(level_of(event))
+            self._line(_indent(describe(event)), style=style)
         if self._live is not None:
             self._live.refresh()
 

@@ -32,6 +32,10 @@ async def deploy(
 
     options = options or LifecycleOptions()
     steps.check_spec(spec)
+    if options.source_preflight_only:
+        from npa_sop_tui.lifecycle.source_check import source_preflight
+
+        return await source_preflight(spec, options)
     steps.identity_preflight(spec, options)
     redactor = Redactor(options.capacity.values())
     with operation("deploy", spec.name, on_event, redactor, steps.store_of(options)) as op:
@@ -58,10 +62,17 @@ async def deploy(
             resources = await steps.state_list(ctx, install)
         entry.outputs = outputs
         entry.state = "deployed"
-        op.message = (
-            f"deployed {spec.name!r}: {len(resources)} resources, context {entry.kube_context}"
+        from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded, post_deploy
+
+        post = await post_deploy(
+            op, spec, options, outputs, entry.kube_context, ctx.environment, ctx.recipe
         )
-        return DeployResult(
+        entry.validation = post.model_dump(mode="json", exclude={"post_deploy_fix_warnings"})
+        op.message = (
+            f"deployed {spec.name!r}: {len(resources)} resources, context {entry.kube_context}, "
+            f"{post.status}"
+        )
+        result = DeployResult(
             operation_id=op.id,
             name=spec.name,
             duration=op.duration,
@@ -72,7 +83,13 @@ async def deploy(
             recipe=ctx.recipe_info(),
             resources=len(resources),
             phases=list(op.phases),
+            preflight=op.preflight.model_dump(mode="json") if op.preflight else None,
+            **post.model_dump(),
         )
+        if post.status != "ready":
+            entry.state = "degraded-validation"
+            raise DeploymentDegraded(result)
+        return result
 
 
 async def _phase(

@@ -39,6 +39,10 @@ async def destroy(
             f"cluster {name!r} has no installation folder ({entry.install_dir or 'none recorded'})",
             hint="it may never have been deployed; remove its inventory folder if it is gone",
         )
+    if options.source_preflight_only:
+        from npa_sop_tui.lifecycle.source_check import source_preflight_destroy
+
+        return await source_preflight_destroy(entry, recorded_dir if here else None, options)
     redactor = Redactor(options.capacity.values())
     with operation("destroy", name, on_event, redactor, store) as op:
         if here:
@@ -59,6 +63,9 @@ async def destroy(
             PlanSummary(operation_id=op.id, phase="destroy", add=0, change=0, remove=len(before))
         )
         op.phase("destroy", f"Destroying {len(before)} resources")
+        from npa_sop_tui.lifecycle import cloud_steps
+
+        owned = cloud_steps.owned_resources(install_dir)
         run = await steps.destroy(ctx, install)
         bucket_down = None if run.ok else explain_failure(install_dir, op.store, "destroy")
         if bucket_down:
@@ -67,6 +74,12 @@ async def destroy(
         if remaining or not run.ok:
             reason = run.error_text() if not run.ok else "resources are still in state"
             raise DestroyIncomplete(name, remaining, reason)
+        leftovers = await cloud_steps.verify_destroyed(
+            op, name, cloud_steps.identity_from_env(ctx.env, options), owned, options,
+            ctx.environment, ctx.recipe,
+        )  # fmt: skip
+        if leftovers:
+            raise DestroyIncomplete(name, leftovers, "still present in Nebius after destroy")
         op.entry.state = "destroyed"
         op.entry.outputs = {}
         shutil.rmtree(install_dir / ".npa-plan", ignore_errors=True)

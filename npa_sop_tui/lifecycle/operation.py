@@ -22,7 +22,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from npa_sop_tui import inventory
 from npa_sop_tui.errors import NpaError, OperationError
@@ -73,6 +73,8 @@ class Operation:
         self.message = ""
         self.applied = False  # a deploy that applied something keeps its new files
         self.rollback = Rollback()
+        self.preflight: Any = None  # the cloud preflight's report, when it ran
+        self.in_flight: dict[str, float] = {}  # resource → start time (timeouts say where)
         self._sinks: list[Sink] = [on_event] if on_event is not None else []
         # Records, logs and the lock live where the settings say: local, or the team's bucket.
         self.store = store if store is not None else _default_store()
@@ -100,6 +102,10 @@ class Operation:
             self._sinks.insert(0, sink)
 
     def emit(self, event: Event) -> None:
+        if event.kind == "resource_started":
+            self.in_flight[event.addr] = event.ts
+        elif event.kind in ("resource_finished", "resource_failed"):
+            self.in_flight.pop(event.addr, None)
         if isinstance(event, Diagnostic) and event.summary.startswith(_EXPECTED):
             event = event.model_copy(update={"severity": "info"})
         if event.kind in _REDACTED_KINDS:
@@ -190,11 +196,19 @@ class Operation:
         assert self.entry is not None
         if isinstance(exc, DestructivePlanError) and self.prev_state is not None:
             self.entry.state = self.prev_state  # type: ignore[assignment]  # nothing applied
+        elif _degraded(exc):
+            pass  # applied, a GPU check failed: `degraded-validation`, set by deploy, stands
         elif exc is not None and self.kind != "plan":
             self.entry.state = {  # type: ignore[assignment]
                 "deploy": "interrupted" if result == "interrupted" else "failed",
                 "destroy": "destroy-incomplete",
             }[self.kind]
+
+
+def _degraded(exc: BaseException | None) -> bool:
+    from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
+
+    return isinstance(exc, DeploymentDegraded)
 
 
 def _outcome(

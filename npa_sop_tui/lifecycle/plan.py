@@ -40,4 +40,5 @@ async def plan(
             install_dir=str(install.dir),
             recipe=ctx.recipe_info(),
             terraform_version=ctx.binary.version,
+            preflight=op.preflight.model_dump(mode="json") if op.preflight else None,
         )

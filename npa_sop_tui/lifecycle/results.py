@@ -36,6 +36,17 @@ class LifecycleOptions:
     recipe_version: str | None = None
     recipe_ref: str | None = None  # the upstream commit to deploy on, instead of the table's
     root_login_key_file: str | Path | None = None
+    # Cloud steps (lifecycle/cloud_steps.py, post_deploy_step.py) and the existing npa's flags.
+    cloud: Any = None  # a cloud.CloudClient; None: the environment's (sandbox or the SDK)
+    profile: str | None = None  # Nebius CLI profile (--profile)
+    cloud_timeout: float | None = None  # seconds per cloud read; None: 120
+    preflight: bool = True  # --no-preflight
+    project: str | None = None  # --project: the project ID to deploy into
+    timeout_minutes: float | None = 90  # --timeout: each Terraform plan or apply
+    source_preflight_only: bool = False  # resolve and check the recipe, then stop
+    apply_fixes: bool = True  # --apply-fixes/--skip-fixes: the post-deploy repairs
+    gpu_check_timeout: float = 1800  # --gpu-creation-check-timeout, seconds
+    slurm: Any = None  # a postdeploy.shell.SlurmShell; None: SSH to the login node
 
     def flags(self) -> dict[str, Any]:
         """The explicit settings of this call, keyed like `settings.Settings`."""
@@ -64,6 +75,7 @@ class PlanResult(_Result):
     install_dir: str
     recipe: RecipeInfo
     terraform_version: str
+    preflight: dict[str, Any] | None = None  # cloud.preflight.PreflightReport as JSON
 
 
 class DeployResult(_Result):
@@ -73,12 +85,22 @@ class DeployResult(_Result):
     recipe: RecipeInfo
     resources: int
     phases: list[str]
+    preflight: dict[str, Any] | None = None
+    # The existing npa's result fields (postdeploy/model.py): ready | degraded-validation,
+    # or source-preflight-passed when --source-preflight-only stopped before anything ran.
+    status: str = "ready"
+    deployment_status: str = "applied"
+    validation: dict[str, Any] | None = None
+    gpu_creation_checks: list[dict[str, Any]] = Field(default_factory=list)
+    post_deploy_fixes: str = "skipped"
+    post_deploy_fix_warnings: list[str] = Field(default_factory=list)
 
 
 class DestroyResult(_Result):
     install_dir: str
     destroyed: int
     remaining: list[str] = Field(default_factory=list)
+    status: str = "destroyed"  # source-preflight-passed when --source-preflight-only
 
 
 class DestructivePlanError(OperationError):

@@ -54,6 +54,7 @@ class Context:
     binary: TerraformBinary
     env: dict[str, str]
     parallelism: int | None
+    timeout_minutes: float | None = None  # --timeout, per plan/apply/destroy
 
     @property
     def settings(self) -> Settings:
@@ -117,6 +118,7 @@ async def context_for(
         binary=setup.binary,
         env=env,
         parallelism=environment.settings.parallelism,
+        timeout_minutes=options.timeout_minutes,
     )
 
 
@@ -159,14 +161,26 @@ async def prepare(
     from npa_sop_tui.recipe.render import render
 
     environment = environment_of(options)
+    if options.preflight and options.cloud is None:
+        from npa_sop_tui.cloud.client import warm_up
+
+        warm_up()  # the SDK's import overlaps with the recipe and Terraform discovery
     ctx = await context_for(
         op, environment, options, terraform_dir=None, spec_version=spec.slurm_operator_version
     )
     # The recipe must ship the spec's version and allow this Terraform (exit 2 otherwise);
     # its commit decides the variables' contract.
     recipe_ref = check_recipe_for_spec(ctx.recipe, spec, ctx.binary)
+    from npa_sop_tui.lifecycle import cloud_steps
+    from npa_sop_tui.lifecycle.flags import with_project
+
     identity = options.identity or environment.identity(spec, ctx.recipe)
+    identity = with_project(identity, spec, options.project)
     capacity = _capacity(spec, environment.settings.capacity)
+    if op.kind in ("plan", "deploy"):  # a destroy rebuilding its installation needs none
+        capacity, op.preflight = await cloud_steps.preflight(
+            op, spec, identity, capacity, options, environment, ctx.recipe
+        )
     key = environment.root_login_key(spec, ctx.recipe)
     op.note(f"root login key {key.describe()}")
     rendered = render(
@@ -251,7 +265,9 @@ async def plan(
     args = ["plan", "-input=false", "-json", f"-out={plan_file}"]
     args += [f"-target={t}" for t in targets]
     runner = ctx.runner()
-    run = await runner.run([*args, *_parallelism(ctx)], cwd=install.dir)
+    run = await within(
+        ctx, runner.run([*args, *_parallelism(ctx)], cwd=install.dir), f"plan ({phase})"
+    )
     if not run.ok:
         bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "plan")
         if bucket_down:
@@ -272,7 +288,9 @@ async def apply(
     ctx.op.applied = True
     args = ["apply", "-input=false", "-json", "-auto-approve", *_parallelism(ctx)]
     try:
-        run = await ctx.runner().run([*args, str(plan_file)], cwd=install.dir)
+        run = await within(
+            ctx, ctx.runner().run([*args, str(plan_file)], cwd=install.dir), f"apply ({phase})"
+        )
     finally:
         plan_file.unlink(missing_ok=True)
     if not run.ok:
@@ -285,7 +303,14 @@ async def apply(
 
 async def destroy(ctx: Context, install: Installation) -> RunResult:
     args = ["destroy", "-input=false", "-json", "-auto-approve", *_parallelism(ctx)]
-    return await ctx.runner().run(args, cwd=install.dir)
+    return await within(ctx, ctx.runner().run(args, cwd=install.dir), "destroy")
+
+
+async def within(ctx: Context, run: Any, what: str) -> RunResult:
+    """`run` bounded by `--timeout` (a graceful stop, then `TerraformTimeout` saying where)."""
+    from npa_sop_tui.lifecycle.flags import bounded
+
+    return await bounded(run, ctx.timeout_minutes, what=what, in_flight=ctx.op.in_flight)
 
 
 async def state_list(ctx: Context, install: Installation) -> list[str]:

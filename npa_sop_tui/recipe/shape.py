@@ -28,6 +28,9 @@ NVIDIA_CONFIG_LINES = [
 PARTITION_COMMON = "PriorityTier=10 PreemptMode=OFF MaxTime=INFINITE State=UP OverSubscribe=YES"
 ACTIVE_CHECKS_SCOPE = "essential"  # in every commit's enumeration; no GPU burn-in wait
 SPOOL_GIB = 128  # the example terraform.tfvars' controller spool
+# Boot disks of the control-plane node groups (GiB; the cloud preflight counts them too).
+BOOT_DISK_TYPE = "NETWORK_SSD"
+SYSTEM_BOOT_GIB, CONTROLLER_BOOT_GIB, LOGIN_BOOT_GIB, ACCOUNTING_BOOT_GIB = 192, 256, 256, 128
 ACCOUNTING_GIB = 512  # the example's accounting filestore / MariaDB PVC
 NFS_IN_K8S_FLAT = {  # 4.1.6 main.tf lowercases disk_type/filesystem_type even when disabled
     "enabled": False,
@@ -48,7 +51,7 @@ NFS_FLAT = {
 
 
 def boot_disk(size: int) -> dict[str, Any]:
-    return {"type": "NETWORK_SSD", "size_gibibytes": size, "block_size_kibibytes": 4}
+    return {"type": BOOT_DISK_TYPE, "size_gibibytes": size, "block_size_kibibytes": 4}
 
 
 def hosts_gb300(contract: Contract) -> bool:
@@ -220,21 +223,21 @@ def nodesets(
             "min_size": cp.system.min_size,
             "max_size": cp.system.effective_max_size,
             "resource": {"platform": "cpu-d3", "preset": cp.system.preset},
-            "boot_disk": boot_disk(192),
+            "boot_disk": boot_disk(SYSTEM_BOOT_GIB),
         },
         "slurm_nodeset_controller": {
             "size": 1,
             "resource": {"platform": "cpu-d3", "preset": cp.controller.preset},
-            "boot_disk": boot_disk(256),
+            "boot_disk": boot_disk(CONTROLLER_BOOT_GIB),
         },
         "slurm_nodeset_login": {
             "size": 1,
             "resource": {"platform": "cpu-d3", "preset": cp.login.preset},
-            "boot_disk": boot_disk(256),
+            "boot_disk": boot_disk(LOGIN_BOOT_GIB),
         },
         "slurm_nodeset_accounting": {
             "resource": {"platform": "cpu-d3", "preset": cp.accounting.preset},
-            "boot_disk": boot_disk(128),
+            "boot_disk": boot_disk(ACCOUNTING_BOOT_GIB),
         },
         "slurm_nodeset_workers": [
             _worker(p, cat, reservations.get(p.name), contract) for p in ordered_pools(spec)

@@ -115,6 +115,15 @@ class SimulatedCluster:
         for i in range(size):
             self._pod(f"worker-{key}-{i}", "worker", deleting, nodeset=key)
 
+    def _slurm_release_activechecks(self, key: str | None, deleting: bool) -> None:
+        from npa_sop_tui.sandbox.active_checks import sandbox_active_checks
+
+        for check in sandbox_active_checks(self.spec):
+            if deleting:
+                self._delete("activechecks", check["metadata"]["name"])
+            else:
+                self.kube.upsert("activechecks", check)
+
     def _slurm_release_accounting(self, key: str | None, deleting: bool) -> None:
         self._pod("accounting-0", "accounting", deleting)
 

@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -26,11 +28,14 @@ from npa_sop_tui.environment import (
 )
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.sandbox.cluster import SimulatedCluster
+from npa_sop_tui.sandbox.hints import sandbox_hint_policy
 from npa_sop_tui.sandbox.slurm_sim import simulated_slurm_state
 from npa_sop_tui.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:
+    from npa_sop_tui.cloud.client import CloudClient, CloudReads
     from npa_sop_tui.config import Identity
+    from npa_sop_tui.postdeploy.shell import SlurmShell
     from npa_sop_tui.recipe.source import Recipe
     from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
     from npa_sop_tui.spec.model import SoperatorSpec
@@ -130,6 +135,42 @@ class SandboxEnvironment(Environment):
             # reused, keeps the flow keyless and the login node stable across runs.
             return self._generated_key()
 
+    # -- the simulated cloud and login node -----------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def cloud_session(
+        self, reads: CloudReads, recipe: Recipe | None = None
+    ) -> AsyncIterator[CloudClient]:
+        """The simulated cloud (sandbox/fake_nebius.py); `NPA_NEBIUS_ENDPOINT` (a local server
+        you started) replaces it, as a configured `login.host` replaces the login node."""
+        from npa_sop_tui.cloud.client import ENDPOINT_ENV
+
+        if os.environ.get(ENDPOINT_ENV):
+            async with super().cloud_session(reads, None) as client:
+                yield client
+            return
+        from npa_sop_tui.sandbox.cloud import simulated_cloud
+
+        async with simulated_cloud(reads) as client:
+            yield client
+
+    def login_shell(
+        self, outputs: Mapping[str, Any], spec: SoperatorSpec, recipe: Recipe | None = None
+    ) -> tuple[SlurmShell | None, str]:
+        """The simulated login node, unless `login.host` points at a real one (tests)."""
+        if self.settings["login.host"]:
+            return super().login_shell(outputs, spec, None)
+        from npa_sop_tui.sandbox.slurm_login import simulated_login
+
+        return simulated_login(spec), ""
+
+    @contextlib.contextmanager
+    def cluster_api(self, context: str, recipe: Recipe | None = None) -> Iterator[Path | None]:
+        from npa_sop_tui.sandbox.cluster_api import sandbox_cluster_api
+
+        with sandbox_cluster_api(context) as path:
+            yield path
+
     # -- the simulated cluster ----------------------------------------------------------------
 
     async def observer(self, name: str, spec: SoperatorSpec | None) -> EventObserver | None:
@@ -193,12 +234,14 @@ class SandboxEnvironment(Environment):
                 "kubeconfig": self.kubeconfig_path(),
                 "slurm_enabled": status.slurm_enabled and not simulated,
                 "watch_timeout": 30,
-                "simulated": True,
             }
         )
+        hints = sandbox_hint_policy(str(status.kubeconfig))
         catalog = load_catalog()
-        context = await asyncio.to_thread(verdict_context_for, status)
-        async with StatusWatcher(status, host_key_policy=host_key_policy) as watcher:
+        context = await asyncio.to_thread(verdict_context_for, status, hints)
+        async with StatusWatcher(
+            status, host_key_policy=host_key_policy, hint_policy=hints
+        ) as watcher:
             async for snap in watcher.snapshots(initial_timeout=initial_timeout):
                 if simulated:
                     snap.slurm = simulated_slurm_state(status.name, cluster.slurm_state(catalog))

@@ -41,6 +41,9 @@ CORE_RESOURCES: dict[str, tuple[str, str, bool]] = {
     "pods": ("Pod", "v1", True),
     "services": ("Service", "v1", True),
     "events": ("Event", "v1", True),
+    # read and written by the post-deploy repairs (see fake_kube_writes.py)
+    "configmaps": ("ConfigMap", "v1", True),
+    "customresourcedefinitions": ("CustomResourceDefinition", "apiextensions.k8s.io/v1", False),
 }
 SLURM_GROUP = "slurm.nebius.ai"
 SOPERATOR_CRDS: dict[str, tuple[str, str, bool]] = {
@@ -365,6 +368,9 @@ class FakeKubeServer:
         app.router.add_get("/api/v1/namespaces/{ns}/{plural}/{name}", self._get_one)
         app.router.add_get("/apis/{group}/{version}/{plural}/{name}", self._get_one)
         app.router.add_get("/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}", self._get_one)
+        from npa_sop_tui.sandbox.fake_kube_writes import add_write_routes
+
+        add_write_routes(self, app, _status)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         return app
 

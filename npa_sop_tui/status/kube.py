@@ -333,6 +333,12 @@ class KubeCollector:
                 (SLURM_GROUP, "v1alpha1", ns, "nodesets"),
                 True,
             ),
+            (
+                "activechecks",
+                custom.list_namespaced_custom_object,
+                (SLURM_GROUP, "v1alpha1", ns, "activechecks"),
+                True,
+            ),
         ]
         for key, fn, args, optional in specs:
             inf = _Informer(
@@ -393,9 +399,12 @@ class KubeCollector:
         return synced, None, None, last_ok
 
     def snapshot(self) -> KubeState:
+        from npa_sop_tui.status.active_checks import parse_active_checks, waiting_on
+
         states = self.resource_states()
         empty = ResourceState("")
-        return build_kube_state(
+        checks = states.get("activechecks", empty)
+        state = build_kube_state(
             self.settings.context,
             nodes=list(states.get("nodes", empty).objects.values()),
             pods=list(states.get("pods", empty).objects.values()),
@@ -407,6 +416,10 @@ class KubeCollector:
             nodesets_missing=states.get("nodesets", empty).missing
             or not states.get("nodesets", empty).synced,
         )
+        state.active_checks = parse_active_checks(list(checks.objects.values()))
+        state.active_checks_crd = checks.synced and not checks.missing
+        state.waiting_on = [c.name for c in waiting_on(state.active_checks)]
+        return state
 
 
 def _copy_state(st: ResourceState) -> ResourceState:

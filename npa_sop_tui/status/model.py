@@ -105,6 +105,21 @@ class NodeSetInfo(_Model):
     conditions: list[Condition] = Field(default_factory=list)
 
 
+class ActiveCheckInfo(_Model):
+    """One Soperator ActiveCheck and its latest run (status/active_checks.py)."""
+
+    name: str
+    type: str  # k8sJob | slurmJob
+    status: str | None = None  # Complete, InProgress, Failed, Active, Pending, …
+    run_after_creation: bool = False
+    suspended: bool = False
+    comment_only: bool = False  # a failure only comments nodes: the apply does not wait on it
+    schedule: str | None = None
+    last_run_id: str | None = None
+    last_run_submitted: str | None = None
+    failures: list[str] = Field(default_factory=list)  # "job <id>: <reason>"
+
+
 class KubeState(_Model):
     context: str
     node_groups: list[NodeGroup] = Field(default_factory=list)
@@ -115,6 +130,9 @@ class KubeState(_Model):
     nodesets_crd: bool = False
     login_service: bool = False
     login_ip: str | None = None
+    active_checks: list[ActiveCheckInfo] = Field(default_factory=list)
+    active_checks_crd: bool = False
+    waiting_on: list[str] = Field(default_factory=list)  # checks a running apply waits on
 
 
 # --- Slurm ------------------------------------------------------------------------------
@@ -239,6 +257,8 @@ class ClusterStatus(_Model):
     verdict: Verdict = Field(
         default_factory=lambda: Verdict(state="unknown", summary="no data collected yet")
     )
+    # The last deploy's post-deploy result (inventory): status, validation, gpu_creation_checks.
+    gpu_validation: dict[str, object] | None = None
 
     def content_key(self) -> str:
         """JSON of everything except timestamps: equal keys mean "nothing changed"."""

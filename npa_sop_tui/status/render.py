@@ -117,6 +117,25 @@ def render_status(snap: ClusterStatus, *, interval: float | None = None) -> Rend
                 nt.add_row(f"… {len(problems) - 20} more", "", "", "", "")
             parts.append(nt)
 
+    if kube is not None and kube.active_checks:
+        at = Table(title="Active checks", title_justify="left", pad_edge=False)
+        for col in ("check", "type", "status", "last run", "notes"):
+            at.add_column(col)
+        for c in kube.active_checks:
+            notes = "the apply waits on it" if c.name in kube.waiting_on else ""
+            notes = "; ".join(x for x in (notes, *c.failures[:2]) if x)
+            style = {"Complete": "green", "Failed": "red", "Error": "red"}.get(c.status or "", "")
+            at.add_row(c.name, c.type, Text(c.status or "-", style=style), c.last_run_id or "",
+                       notes)  # fmt: skip
+        parts.append(at)
+    if snap.gpu_validation:
+        gv = snap.gpu_validation
+        line = Text("GPU creation check (last deploy): ")
+        line.append(str(gv.get("status")), style="green" if gv.get("status") == "ready" else "red")
+        for check in gv.get("gpu_creation_checks") or []:  # type: ignore[union-attr]
+            line.append(f"  {check['pool']} {check['status']}")
+        parts.append(line)
+
     for h in snap.verdict.hints:
         line = Text(f"[{h.severity}] ", style=SEVERITY_STYLE.get(h.severity, ""))
         line.append(h.message)

@@ -115,6 +115,10 @@ def _live_verdict(
         state = "progressing"
     else:
         state = "ready"
+    if kube is not None:
+        from npa_sop_tui.status.active_checks import hints as active_check_hints
+
+        hints.extend(active_check_hints(kube.active_checks, kube.context))
     return Verdict(state=state, summary=_summary(state, kube, slurm), hints=hints)
 
 

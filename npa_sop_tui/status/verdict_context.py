@@ -1,30 +1,43 @@
 """What npa knows about a cluster beyond its live state: how the last operation ended, and
-whether it is a sandbox. Applied on top of the live verdict (verdict.py) so that:
+how the environment the cluster lives in words its hints. Applied on top of the live verdict
+(verdict.py) so that:
 
 - a destroyed cluster reads DESTROYED, not PROGRESSING (nothing is coming up);
 - after a failed or interrupted deploy, nothing is progressing either: a verdict that would
   say "wait" says FAILED with what to do (deploy again), and a READY one keeps a warning;
-- in the sandbox, hints speak of the sandbox: no Nebius console, quotas, mk8s credentials
-  or real login nodes; what only a real cloud can cause is left out.
+- an environment with no real cloud behind it (the sandbox) supplies a `HintPolicy`: the
+  hints that only a real cloud can cause are left out, and the actions are its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from npa_sop_tui.status.model import Hint, Verdict
 
-REAL_CLUSTER_ONLY = frozenset(
-    {"workers-no-nodes", "login-no-address", "pods-unschedulable", "k8s-node-condition"}
-)
-"""Hints about cloud capacity, quotas and networks: they cannot happen in the sandbox."""
 
-SANDBOX_ACTIONS = {
-    "kube-unreachable": "the sandbox's Kubernetes API is served by the npa process that "
-    "deployed it; reopen the app (npa-sop --sandbox) or run `npa soperator status --sandbox`",
-    "slurm-unreachable": "the sandbox reads Slurm from the login.host in its config; check "
-    "that sshd and Slurm run there (the local substrate: bash scripts/substrate.sh start)",
-}
+@dataclass(frozen=True)
+class HintPolicy:
+    """How an environment rewords the verdict's hints."""
+
+    omit: frozenset[str] = frozenset()
+    """Hint codes that cannot happen there (cloud capacity, quotas, networks)."""
+    actions: Mapping[str, str] = field(default_factory=dict)
+    """Hint code → the action to show instead."""
+    kubeconfig: str | None = None
+    """Named in the kubectl commands the hints show (its own kubeconfig, not ~/.kube)."""
+
+    def apply(self, hints: list[Hint]) -> list[Hint]:
+        return [self._reworded(h) for h in hints if h.code not in self.omit]
+
+    def _reworded(self, hint: Hint) -> Hint:
+        action = self.actions.get(hint.code)
+        if action is None and self.kubeconfig:
+            action = hint.action.replace(
+                "kubectl --context", f"kubectl --kubeconfig {self.kubeconfig} --context"
+            )
+        return hint if action is None else hint.model_copy(update={"action": action})
 
 
 @dataclass(frozen=True)
@@ -34,8 +47,7 @@ class VerdictContext:
     state: str | None = None  # deployed, failed, interrupted, destroyed, deploying, …
     last_operation: str | None = None  # "deploy", "destroy", "plan"
     last_message: str = ""
-    simulated: bool = False  # no real cloud behind the cluster (the sandbox environment)
-    kubeconfig: str | None = None  # the sandbox's kubeconfig, for the kubectl commands shown
+    hint_policy: HintPolicy | None = None  # the environment's wording; None: a real cloud
 
 
 def apply_context(verdict: Verdict, context: VerdictContext | None) -> Verdict:
@@ -77,16 +89,6 @@ def apply_context(verdict: Verdict, context: VerdictContext | None) -> Verdict:
         if state in ("progressing", "unknown"):
             state = "failed"
             summary = f"failed: the last {op} {ended}; " + summary.split(": ", 1)[-1]
-    if context.simulated:
-        hints = [_for_simulated(h, context) for h in hints if h.code not in REAL_CLUSTER_ONLY]
+    if context.hint_policy is not None:
+        hints = context.hint_policy.apply(hints)
     return Verdict(state=state, summary=summary, hints=hints)
-
-
-def _for_simulated(hint: Hint, context: VerdictContext) -> Hint:
-    action = SANDBOX_ACTIONS.get(hint.code)
-    if action is None:
-        config = context.kubeconfig or "the sandbox kubeconfig"
-        action = hint.action.replace(
-            "kubectl --context", f"kubectl --kubeconfig {config} --context"
-        )
-    return hint.model_copy(update={"action": action})

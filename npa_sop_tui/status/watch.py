@@ -39,7 +39,7 @@ from npa_sop_tui.status.slurm import SinfoParseError, SlurmCommandFailed
 from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable, backoff_cap
 from npa_sop_tui.status.verdict import compute_verdict
-from npa_sop_tui.status.verdict_context import VerdictContext
+from npa_sop_tui.status.verdict_context import HintPolicy, VerdictContext
 
 Source = Literal["kube", "slurm"]
 
@@ -65,7 +65,6 @@ class StatusSettings(BaseModel):
     ssh_backoff_max: float = Field(default=30.0, gt=0)
     command_timeout: float = Field(default=30.0, gt=0)
     terraform_dir: Path | None = None
-    simulated: bool = False  # no real cloud behind the cluster: hints name no cloud
 
     @property
     def kube_context(self) -> str:
@@ -74,10 +73,15 @@ class StatusSettings(BaseModel):
 
 class StatusWatcher:
     def __init__(
-        self, settings: StatusSettings, *, host_key_policy: HostKeyPolicy | None = None
+        self,
+        settings: StatusSettings,
+        *,
+        host_key_policy: HostKeyPolicy | None = None,
+        hint_policy: HintPolicy | None = None,
     ) -> None:
         self.settings = settings
         self.policy = host_key_policy or HostKeyPolicy()
+        self.hint_policy = hint_policy
         self._intervals: dict[Source, float] = {
             "kube": settings.kube_coalesce,
             "slurm": settings.slurm_interval,
@@ -94,6 +98,7 @@ class StatusWatcher:
         self._closed = False
         self._workers: list[WorkerCapacity] = []
         self._capacity_status: Literal["applied", "unknown"] = "unknown"
+        self._gpu_validation: dict[str, object] | None = None
         self.polls = 0
         self.successes = 0
         """Successful Slurm polls so far (a new one is a new snapshot even if nothing changed)."""
@@ -120,7 +125,10 @@ class StatusWatcher:
             capacity_for, self.settings.name, self.settings.terraform_dir
         )
         self._capacity_status = "applied" if status == "applied" else "unknown"
-        self._context = await asyncio.to_thread(verdict_context_for, self.settings)
+        self._gpu_validation = await asyncio.to_thread(_last_validation, self.settings.name)
+        self._context = await asyncio.to_thread(
+            verdict_context_for, self.settings, self.hint_policy
+        )
         s = self.settings
         if s.kube_enabled:
             self._kube = KubeCollector(
@@ -243,6 +251,7 @@ class StatusWatcher:
             slurm=self._slurm,
             freshness=freshness,
             verdict=verdict,
+            gpu_validation=self._gpu_validation,
         )
 
     # --- kube ----------------------------------------------------------------------------
@@ -375,8 +384,22 @@ class StatusWatcher:
         )
 
 
-def verdict_context_for(settings: StatusSettings) -> VerdictContext:
-    """The inventory's record of the cluster (state, last operation) and whether it is simulated."""
+def _last_validation(name: str) -> dict[str, object] | None:
+    """The last deploy's GPU creation check result from the inventory (None if none)."""
+    from npa_sop_tui import inventory
+
+    try:
+        entry = inventory.get(name)
+    except Exception:  # a damaged record is reported by `list`; status goes on without it
+        return None
+    return entry.validation if entry is not None else None
+
+
+def verdict_context_for(
+    settings: StatusSettings, hint_policy: HintPolicy | None = None
+) -> VerdictContext:
+    """The inventory's record of the cluster (state, last operation), with the environment's
+    way of wording hints."""
     from npa_sop_tui import inventory
 
     try:
@@ -384,11 +407,9 @@ def verdict_context_for(settings: StatusSettings) -> VerdictContext:
     except Exception:  # a damaged inventory must not stop status: it reports that itself
         entry = None
     last = entry.last_operation if entry is not None else None
-    kubeconfig = str(settings.kubeconfig) if settings.kubeconfig else None
     return VerdictContext(
         state=entry.state if entry is not None else None,
         last_operation=last.kind if last is not None else None,
         last_message=(last.summary if last is not None else "")[:200],
-        simulated=settings.simulated,
-        kubeconfig=kubeconfig,
+        hint_policy=hint_policy,
     )

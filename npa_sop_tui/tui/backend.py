@@ -270,6 +270,15 @@ class Backend:
             self._catalog = CatalogView(load_catalog())
         return self._catalog
 
+    async def price_estimate(self, spec: Any) -> str | None:
+        """The spec's hourly price as one line for the review step (billing calculator);
+        None when there is no cloud to ask (no identity configured, not the sandbox)."""
+        if not (self.sandbox or self.has_cloud_identity()):
+            return None
+        from npa_sop_tui.tui.price import price_text
+
+        return await price_text(spec, self.environment)
+
     # -- lifecycle ----------------------------------------------------------------------------
 
     def lifecycle_options(self) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from npa_sop_tui import events as ev
@@ -83,3 +84,16 @@ def test_verbose_also_shows_terraform_log_lines() -> None:
     lines = _run(STREAM, verbose=True)
     assert "  module.k8s.a: Creating..." in lines
     assert "  module.k8s.a: Creating..." not in _run(STREAM)
+
+
+def test_a_pipe_never_gets_long_paths_split_across_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr("sys.stderr", out)
+    long_path = "/home/someone/" + "deep/" * 30 + "soperator"
+    with TextProgress() as progress:  # the console it builds for itself, on a pipe
+        progress(
+            ev.RecipeResolved(
+                operation_id=OP, origin="sandbox", path=long_path, terraform_version="1.9.8"
+            )
+        )
+    assert any(long_path in line for line in out.getvalue().splitlines())

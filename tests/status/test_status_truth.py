@@ -15,13 +15,12 @@ from npa_sop_tui.status.model import (
     ClusterStatus,
     Freshness,
     KubeState,
-    NodeSetInfo,
-    SlurmClusterInfo,
 )
 from npa_sop_tui.status.verdict import compute_verdict
-from npa_sop_tui.status.verdict_context import VerdictContext
+from npa_sop_tui.status.verdict_context import HintPolicy, VerdictContext
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
+from testkit.kube import progressing_kube
 from testkit.substrate import Substrate
 
 NOW = 1_800_000_000.0
@@ -40,18 +39,6 @@ def test_freshness_counts_from_the_last_success() -> None:
     assert never.label() == "error (no route)"
 
 
-def _progressing_kube() -> KubeState:
-    return KubeState(
-        context="nebius-demo-slurm",
-        slurm_cluster_crd=True,
-        slurm_cluster=SlurmClusterInfo(name="soperator", phase="Reconciling"),
-        nodesets_crd=True,
-        nodesets=[NodeSetInfo(name="cpu", desired=2, ready=0, phase="Pending")],
-        login_service=True,
-        login_ip="203.0.113.7",
-    )
-
-
 def _verdict(context: VerdictContext | None, kube: KubeState | None = None) -> Any:
     fresh: dict[str, Freshness] = {
         "kube": Freshness(state="fresh", updated_at=NOW),
@@ -61,13 +48,13 @@ def _verdict(context: VerdictContext | None, kube: KubeState | None = None) -> A
 
 
 def test_live_state_alone_says_progressing() -> None:
-    assert _verdict(None, _progressing_kube()).state == "progressing"
+    assert _verdict(None, progressing_kube()).state == "progressing"
 
 
 @pytest.mark.parametrize("state", ["interrupted", "failed"])
 def test_after_a_stopped_deploy_nothing_is_progressing(state: str) -> None:
     context = VerdictContext(state=state, last_operation="deploy", last_message="boom")
-    verdict = _verdict(context, _progressing_kube())
+    verdict = _verdict(context, progressing_kube())
     assert verdict.state == "failed"
     first = verdict.hints[0]
     assert first.code == f"last-deploy-{state}" and "deploy again" in first.action
@@ -80,21 +67,29 @@ def test_a_destroyed_cluster_reads_destroyed() -> None:
     assert [h.code for h in verdict.hints] == ["cluster-destroyed"]
 
 
-def test_sandbox_hints_name_no_real_cloud() -> None:
-    kube = _progressing_kube().model_copy(update={"login_ip": None})
+def test_an_environments_hint_policy_omits_and_rewords_hints() -> None:
+    kube = progressing_kube(login_ip=None)
     real = _verdict(None, kube)
-    assert any(h.code == "login-no-address" for h in real.hints)
-    fresh = {
-        "kube": Freshness(state="stale", updated_at=NOW, error="connection refused"),
-        "slurm": Freshness(state="disabled"),
-    }
-    context = VerdictContext(simulated=True, kubeconfig="/tmp/sandbox/kubeconfig")
-    sandboxed = compute_verdict(kube=kube, slurm=None, freshness=fresh, context=context)
-    text = " ".join(f"{h.message} {h.action}" for h in sandboxed.hints)
-    for real_only in ("nebius mk8s", "Nebius console", "public IPs", "quota", "--identity-file"):
-        assert real_only not in text
-    assert "kube-unreachable" in {h.code for h in sandboxed.hints}
-    assert "npa-sop --sandbox" in text
+    codes = {h.code for h in real.hints}
+    assert {"login-no-address", "cluster-not-available", "workers-no-nodes"} <= codes
+    policy = HintPolicy(
+        omit=frozenset({"workers-no-nodes"}),
+        actions={"cluster-not-available": "look at the local pods"},
+        kubeconfig="/tmp/k/kubeconfig",
+    )
+    worded = compute_verdict(
+        kube=kube,
+        slurm=None,
+        freshness={"kube": Freshness(state="fresh", updated_at=NOW)},
+        context=VerdictContext(hint_policy=policy),
+    )
+    by_code = {h.code: h for h in worded.hints}
+    assert "workers-no-nodes" not in by_code
+    assert by_code["cluster-not-available"].action == "look at the local pods"
+    kubectl = [h.action for h in worded.hints if "kubectl" in h.action]
+    assert kubectl and all("--kubeconfig /tmp/k/kubeconfig --context" in a for a in kubectl)
+    # the policy rewords; the state and summary are the live verdict's
+    assert (worded.state, worded.summary) == (real.state, real.summary)
 
 
 def test_cluster_status_accepts_destroyed() -> None:

@@ -161,7 +161,7 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         target = tmp_path / "cluster.yaml"
         assert wizard.query_one("#out-path", Input).value == str(target)
         assert str(target) in str(wizard.query_one("#out-note", Static).render())
-        assert _footer_keys(app)["wizard.deploy"] is False  # greyed until written
+        assert _footer_keys(app)["wizard.deploy"] is True  # valid: d would write, then deploy
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: target.is_file())
         # no question after writing: the review step says where and how to deploy
@@ -180,6 +180,38 @@ async def test_the_whole_wizard_by_keys_only_writes_a_valid_file_and_offers_depl
         assert deploy.plan is not None and deploy.plan.add > 0
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, HomeScreen))
+
+
+@pytest.mark.parametrize("valid", [True, False], ids=["valid", "no-pools"])
+async def test_d_on_the_review_step_writes_a_valid_form_then_deploys_it(
+    valid: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home_loaded(pilot)
+        await _new_wizard(pilot, "oneshot", region_downs=1)
+        await pilot.press("ctrl+n", "ctrl+n")
+        if valid:
+            await pilot.press("a")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, PoolEditor))
+            await pilot.press("ctrl+u", *"cpu", "ctrl+s")
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, WizardScreen))
+        await pilot.press("ctrl+n", "ctrl+n")
+        wizard = pilot.app.screen
+        assert isinstance(wizard, WizardScreen) and wizard.step == "review"
+        wizard.set_focus(None)  # not in the path field: d is a key here, not text
+        await pilot.pause()
+        assert bool(_footer_keys(app).get("wizard.deploy")) is valid
+        target = tmp_path / "cluster.yaml"
+        assert not target.exists()
+        await pilot.press("d")
+        if valid:
+            await wait_for(pilot, lambda: isinstance(pilot.app.screen, DeployScreen))
+            assert npa_main(["soperator", "validate", "--spec", str(target)]) == 0
+        else:  # no worker pool: an error, so nothing is written and nothing deploys
+            await pilot.pause()
+            assert pilot.app.screen is wizard and not target.exists()
 
 
 async def test_leaving_or_quitting_the_wizard_with_unwritten_changes_asks() -> None:

@@ -121,7 +121,47 @@ class SlurmClusterPanel(Guarded, Static):
             mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
             reason = f" ({cond.reason})" if cond.reason else ""
             lines.append(markup(f"  {mark} $what", what=f"{cond.type}{reason}"))
+        lines += checks_lines(status)
         self.update(Content("\n").join(lines))
+
+
+def checks_lines(status: Any) -> list[Content]:
+    """Active checks (what a running apply waits on, failures with per-node reasons) and
+    the last deploy's GPU creation check. Nothing when there is neither."""
+    from npa_sop_tui.status.active_checks import results_by_node
+
+    lines: list[Content] = []
+    kube = getattr(status, "kube", None)
+    checks = kube.active_checks if kube is not None else []
+    if checks:
+        waiting = set(kube.waiting_on)
+        lines.append(markup("[b]Active checks[/b]"))
+        slurm_nodes = status.slurm.nodes if getattr(status, "slurm", None) else []
+        for c in checks:
+            state = c.status or "not run"
+            mark = {"Complete": "[green]✓[/]", "Failed": "[red]✗[/]", "Error": "[red]✗[/]"}.get(
+                state, "[yellow]…[/]"
+            )
+            job = f" job {c.last_run_id}" if c.last_run_id else ""
+            wait = "  [yellow]← the apply waits on it[/]" if c.name in waiting else ""
+            lines.append(markup(f"  {mark} $what{wait}", what=f"{c.name} {state}{job}"))
+            for node, reason in sorted(results_by_node(c.name, slurm_nodes).items()):
+                lines.append(markup("      $what", what=f"{node}: {reason}"))
+    gpu = getattr(status, "gpu_validation", None)
+    if gpu:
+        colour = "green" if gpu.get("status") == "ready" else "red"
+        pools = ", ".join(
+            f"{c['pool']} {c['status']} {len(c.get('nodes') or [])}"
+            for c in gpu.get("gpu_creation_checks") or []
+        )
+        lines.append(
+            markup(f"[b]GPU creation check[/b] [{colour}]$state[/]  $pools",
+                   state=gpu.get("status"), pools=pools)
+        )  # fmt: skip
+        message = (gpu.get("validation") or {}).get("message")
+        if message:
+            lines.append(markup("  $message", message=message))
+    return lines
 
 
 class PartitionsTable(PlainTable):
@@ -314,6 +354,8 @@ class MiniStatus(Guarded, Static):
                 lines.append(Content(f"  pods {c.component}: {c.ready}/{c.total}"))
             sc = kube.slurm_cluster
             lines.append(Content(f"  SlurmCluster: {(sc.phase or '—') if sc else 'not yet'}"))
+            if kube.waiting_on:
+                lines.append(Content(f"  apply waits on: {', '.join(kube.waiting_on)}"))
         if status.slurm is not None:
             usable = sum(1 for n in status.slurm.nodes if n.usable)
             lines.append(Content(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}"))

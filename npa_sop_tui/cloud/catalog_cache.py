@@ -1,0 +1,73 @@
+"""Platforms and presets per region: live from PlatformService, cached, or the packaged catalog.
+
+`npa soperator catalog refresh` stores what the cloud offers in `<npa home>/catalog/
+platforms-<region>.json`; preflight and the wizard fall back to that file when the cloud does
+not answer, and to the packaged catalog (`spec/data/catalog.yaml`) when there is no file.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from npa_sop_tui.cloud.model import PlatformOffer, PresetOffer
+
+
+def cache_path(region: str) -> Path:
+    from npa_sop_tui.paths import npa_home
+
+    return npa_home() / "catalog" / f"platforms-{region}.json"
+
+
+def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Path:
+    from npa_sop_tui.fsutil import atomic_write_text
+
+    path = cache_path(region)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    doc = {
+        "region": region,
+        "refreshed_at": time.time(),
+        "source": source,
+        "platforms": [asdict(o) for o in offers],
+    }
+    atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def cached_platforms(region: str | None) -> list[PlatformOffer] | None:
+    """The refreshed list for `region`, or None when there is none (or it is unreadable)."""
+    if not region:
+        return None
+    try:
+        doc = json.loads(cache_path(region).read_text("utf-8"))
+        return [
+            PlatformOffer(
+                name=p["name"],
+                presets=tuple(PresetOffer(**x) for x in p["presets"]),
+                preemptible_allowed=bool(p.get("preemptible_allowed", False)),
+            )
+            for p in doc["platforms"]
+        ]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def catalog_platforms(region: str | None) -> list[PlatformOffer]:
+    """The packaged catalog's platforms for `region` (all platforms when no region)."""
+    from npa_sop_tui.spec.catalog import load_catalog
+
+    cat = load_catalog()
+    names = cat.platforms_in_region(region) if region else list(cat.platforms)
+    return [
+        PlatformOffer(
+            name=name,
+            presets=tuple(
+                PresetOffer(p.name, p.vcpu, p.memory_gb, p.gpus, p.gpu_cluster_compatible)
+                for p in cat.platforms[name].presets.values()
+            ),
+            preemptible_allowed=cat.platforms[name].is_gpu,
+        )
+        for name in names
+    ]

@@ -1,0 +1,316 @@
+"""Before Terraform: does the cloud have room for this spec, and what will it cost?
+
+`run_preflight()` reads quotas, platforms, capacity block groups, resource advice and prices
+concurrently (each read bounded by the client's timeout) and reports:
+
+- one row per quota the spec needs: `resource, needed, limit, usage, verdict` where the
+  verdict is `ok`, `short by N` or `unknown` (no answer, or the quota is not advertised);
+- the platforms and presets the project's region offers (live; the cached or packaged
+  catalog when the cloud does not answer), and whether each pool's shape is among them;
+- for reserved pools: the group resolved to an ID (never shown), active, in the pool's
+  region, platform and fabric, with free GPUs (and free nodes where ResourceAdvice says)
+  covering size × GPUs per node;
+- on-demand and preemptible availability where ResourceAdvice reports it;
+- the hourly price per pool and in total.
+
+Reserved capacity fails closed: anything wrong or unverifiable there is a `Problem` and the
+caller refuses to go on. Everything else is a warning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing, CloudError
+from npa_sop_tui.cloud.model import PlatformOffer, Quota, ResourceAdvice
+from npa_sop_tui.cloud.needs import GIB, Need, price_requests, quota_needs
+from npa_sop_tui.cloud.reservations import check_reservations
+
+if TYPE_CHECKING:
+    from npa_sop_tui.spec.model import SoperatorSpec
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class QuotaRow(_Model):
+    resource: str
+    needed: int
+    limit: int | None
+    usage: int | None
+    verdict: str  # ok | short by N | unknown
+    unit: str
+
+
+class PoolShape(_Model):
+    pool: str
+    platform: str
+    preset: str
+    offered: bool | None  # None: unknown (neither the cloud nor the catalog could say)
+
+
+class PlatformsSeen(_Model):
+    source: Literal["live", "cache", "catalog"]
+    offered: dict[str, list[str]] = Field(default_factory=dict)  # platform → presets
+    pools: list[PoolShape] = Field(default_factory=list)
+
+
+class ReservationRow(_Model):
+    pool: str
+    selector: Literal["id", "name"]
+    group: str | None = None  # the group's name; its ID is never shown
+    state: str | None = None
+    gpus_needed: int
+    gpus_free: int | None = None
+    nodes_needed: int
+    nodes_free: int | None = None
+    verdict: str  # ok | a short reason
+
+
+class AvailabilityRow(_Model):
+    pool: str
+    mode: Literal["on-demand", "preemptible", "reserved"]
+    level: str
+    available: int
+    needed: int
+    data_state: str
+
+
+class PriceRow(_Model):
+    key: str
+    count: int
+    hourly: str  # decimal string
+
+
+class Price(_Model):
+    currency: str
+    unit: Literal["hour"] = "hour"
+    pools: list[PriceRow] = Field(default_factory=list)
+    total: str
+
+
+class Problem(_Model):
+    message: str
+    hint: str
+
+
+class PreflightReport(_Model):
+    name: str
+    region: str | None
+    rows: list[QuotaRow] = Field(default_factory=list)
+    platforms: PlatformsSeen | None = None
+    reservations: list[ReservationRow] = Field(default_factory=list)
+    availability: list[AvailabilityRow] = Field(default_factory=list)
+    price: Price | None = None
+    warnings: list[str] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.problems)
+
+    def summary(self) -> str:
+        short = [r for r in self.rows if r.verdict.startswith("short")]
+        unknown = [r for r in self.rows if r.verdict == "unknown"]
+        parts = [f"{len(self.rows) - len(short) - len(unknown)}/{len(self.rows)} quotas ok"]
+        if short:
+            parts.append(f"{len(short)} short")
+        if unknown:
+            parts.append(f"{len(unknown)} unknown")
+        if self.reservations:
+            ok = sum(1 for r in self.reservations if r.verdict == "ok")
+            parts.append(f"{ok}/{len(self.reservations)} reserved pools verified")
+        if self.price is not None:
+            parts.append(f"≈ {float(self.price.total):.2f} {self.price.currency}/hour")
+        return ", ".join(parts)
+
+
+class PreflightOutcome:
+    """The report, plus the reservation IDs resolved from names (kept out of the report)."""
+
+    def __init__(self, report: PreflightReport, capacity: dict[str, str]) -> None:
+        self.report = report
+        self.capacity = capacity
+
+
+def _amount(value: int, unit: str) -> str:
+    if unit == "bytes":
+        gib = Decimal(value) / GIB
+        return f"{gib.normalize():f} GiB" if gib == gib.to_integral() else f"{gib:.1f} GiB"
+    return str(value)
+
+
+def quota_rows(
+    needs: list[Need], quotas: list[Quota] | None, *, existing: bool = False
+) -> tuple[list[QuotaRow], list[str]]:
+    """Rows for each need; `quotas=None` means the read failed (all unknown).
+
+    For a cluster that already exists, its own resources are part of `usage`, so the need is
+    compared with the limit alone.
+    """
+    by_name = {q.name: q for q in quotas or []}
+    rows, warnings = [], []
+    for need in needs:
+        q = by_name.get(need.resource)
+        if q is None:
+            rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=None,
+                                 usage=None, verdict="unknown", unit=need.unit))  # fmt: skip
+            continue
+        if q.limit is None:
+            verdict = "ok"
+        elif q.usage is None and not existing:
+            verdict = "unknown"
+        else:
+            free = q.limit if existing else q.limit - (q.usage or 0)
+            short = need.amount - free
+            verdict = "ok" if short <= 0 else f"short by {_amount(short, need.unit)}"
+        if verdict.startswith("short"):
+            warnings.append(
+                f"quota {need.resource} is {verdict}: the spec needs "
+                f"{_amount(need.amount, need.unit)} ({need.why}); limit "
+                f"{_amount(q.limit or 0, need.unit)}, in use {_amount(q.usage or 0, need.unit)}"
+            )
+        rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=q.limit,
+                             usage=q.usage, verdict=verdict, unit=need.unit))  # fmt: skip
+    return rows, warnings
+
+
+def _platforms(
+    spec: SoperatorSpec, live: list[PlatformOffer] | None, region: str | None
+) -> PlatformsSeen:
+    from npa_sop_tui.cloud.catalog_cache import cached_platforms, catalog_platforms
+
+    source: Literal["live", "cache", "catalog"] = "live"
+    offers = live
+    if offers is None:
+        offers, source = cached_platforms(region), "cache"
+        if offers is None:
+            offers, source = catalog_platforms(region), "catalog"
+    by_name = {p.name: p for p in offers}
+    pools = []
+    for pool in spec.workers:
+        offer = by_name.get(pool.platform)
+        offered = offer is not None and offer.preset(pool.preset) is not None
+        pools.append(PoolShape(pool=pool.name, platform=pool.platform, preset=pool.preset,
+                                offered=offered))  # fmt: skip
+    return PlatformsSeen(
+        source=source,
+        offered={p.name: [x.name for x in p.presets] for p in offers},
+        pools=pools,
+    )
+
+
+def _availability(
+    spec: SoperatorSpec, advice: list[ResourceAdvice], region: str | None
+) -> tuple[list[AvailabilityRow], list[str]]:
+    rows, warnings = [], []
+    for pool in spec.workers:
+        mode = pool.capacity_mode()
+        if mode == "reserved":
+            continue  # reserved pools are judged against their group
+        entries = [
+            a for a in advice
+            if a.platform == pool.platform and a.preset == pool.preset
+            and (region is None or a.region == region)
+            and (not pool.fabric or not a.fabric or a.fabric == pool.fabric)
+        ]  # fmt: skip
+        for entry in entries[:1]:
+            avail = entry.preemptible if mode == "preemptible" else entry.on_demand
+            if avail is None:
+                continue
+            rows.append(AvailabilityRow(pool=pool.name, mode=mode, level=avail.level,
+                                        available=avail.available, needed=pool.size,
+                                        data_state=avail.data_state))  # fmt: skip
+            if avail.data_state == "fresh" and (
+                avail.available < pool.size or avail.level in ("low", "limit_reached")
+            ):
+                warnings.append(
+                    f"pool {pool.name}: {mode} availability of {pool.platform}/{pool.preset} "
+                    f"is {avail.level.replace('_', ' ')} ({avail.available} free, "
+                    f"{pool.size} needed); nodes may stay pending"
+                )
+    return rows, warnings
+
+
+async def _read(what: str, coro: Any, warnings: list[str]) -> Any:
+    """The answer, or None with a warning when the read failed or timed out."""
+    try:
+        return await coro
+    except CloudCredentialsMissing:
+        raise
+    except CloudError as exc:
+        warnings.append(f"{what}: {exc.message} (shown as unknown)")
+        return None
+
+
+async def run_preflight(
+    spec: SoperatorSpec,
+    client: CloudClient,
+    *,
+    tenant_id: str | None,
+    project_id: str | None,
+    region: str | None,
+    capacity: dict[str, str] | None = None,
+    existing: bool = False,
+    in_use: dict[str, int] | None = None,
+) -> PreflightOutcome:
+    """`existing`: the cluster is deployed already (its resources are in the quotas' usage);
+    `in_use`: GPUs its reserved pools hold in their groups now (credited back)."""
+    capacity = dict(capacity or {})
+    report = PreflightReport(name=spec.name, region=region)
+    warnings: list[str] = []
+    reserved = [p for p in spec.workers if p.capacity_mode(capacity) == "reserved"]
+    parent = tenant_id or project_id
+
+    async def nothing() -> None:
+        return None
+
+    quotas, platforms, groups, advice, price = await asyncio.gather(
+        _read("quotas", client.quotas(parent, region), warnings) if parent else nothing(),
+        _read("platforms", client.platforms(project_id), warnings) if project_id else nothing(),
+        _read("capacity block groups", client.capacity_block_groups(tenant_id), warnings)
+        if reserved and tenant_id
+        else nothing(),
+        _read("resource advice", client.resource_advice(tenant_id), warnings)
+        if tenant_id
+        else nothing(),
+        _read("price", client.estimate_hourly(price_requests(spec)), warnings),
+    )
+    report.rows, short = quota_rows(quota_needs(spec, capacity), quotas, existing=existing)
+    report.platforms = _platforms(spec, platforms, region)
+    for shape in report.platforms.pools:
+        if shape.offered is False:
+            warnings.append(
+                f"pool {shape.pool}: {shape.platform}/{shape.preset} is not offered in "
+                f"{region or 'this region'} ({report.platforms.source} list)"
+            )
+    report.availability, scarce = _availability(spec, advice or [], region)
+    if reserved:
+        report.reservations, problems, resolved = check_reservations(
+            reserved,
+            capacity,
+            groups=groups,
+            advice=advice,
+            tenant_id=tenant_id,
+            region=region,
+            read_error=next((w for w in warnings if w.startswith("capacity block")), None),
+            in_use=in_use,
+        )
+        report.problems.extend(Problem(message=m, hint=h) for m, h in problems)
+        capacity.update(resolved)
+    if price is not None:
+        report.price = Price(
+            currency=price.currency,
+            pools=[
+                PriceRow(key=r.key, count=r.count, hourly=str(price.hourly[r.key]))
+                for r in price_requests(spec)
+            ],
+            total=str(price.total_hourly),
+        )
+    report.warnings = [*short, *scarce, *warnings]
+    return PreflightOutcome(report, capacity)

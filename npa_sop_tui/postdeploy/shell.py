@@ -1,0 +1,59 @@
+"""Where the post-deploy steps run Slurm commands: the cluster's login node, over SSH.
+
+`SlurmShell` is the one method the repairs and the GPU gate need. The real one is the
+status module's SSH session to the login node (root, the recipe's root login key); the
+sandbox supplies a simulated login node. Soperator's login sshd chroots into the jail, where
+`sinfo`, `srun`, `scancel` and `scontrol` are on PATH.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from npa_sop_tui.status.ssh import CommandResult, SshSession
+
+
+class SlurmShell(Protocol):
+    async def run(self, command: str, *, timeout: float) -> CommandResult: ...
+
+    async def close(self) -> None: ...
+
+
+class SshSlurmShell:
+    """A `SlurmShell` over one reused SSH connection (at most 8 channels at once)."""
+
+    def __init__(self, session: SshSession) -> None:
+        self.session = session
+
+    async def run(self, command: str, *, timeout: float) -> CommandResult:
+        return await self.session.run(command, timeout=timeout)
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def login_shell(outputs: dict[str, Any], settings: Any) -> SshSlurmShell | None:
+    """An SSH shell to the login node: `login.host` from the settings, else the deploy's
+    `login_ip` output. None when neither is known (the caller says so).
+
+    The login node of a cluster that was just created has a host key nobody has seen: it is
+    recorded on first contact (trust on first use) in npa's known_hosts, and a changed key is
+    refused as always.
+    """
+    from pathlib import Path
+
+    from npa_sop_tui.status.hostkeys import HostKeyPolicy
+    from npa_sop_tui.status.ssh import SshSession, SshTarget
+
+    host = settings["login.host"] or outputs.get("login_ip")
+    if not host:
+        return None
+    key = settings["ssh_private_key_path"]
+    target = SshTarget(
+        host=str(host),
+        port=int(settings["login.port"] or 22),
+        user=str(settings["login.user"] or "root"),
+        identity_file=Path(key).expanduser() if key else None,
+    )
+    return SshSlurmShell(SshSession(target, policy=HostKeyPolicy.accept_new()))

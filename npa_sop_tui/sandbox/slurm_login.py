@@ -1,0 +1,115 @@
+"""The sandbox's login node for the post-deploy steps: Slurm simulated from the spec.
+
+`sinfo` lists each pool's nodes (`<pool>-<n>`, idle); `srun` runs the gate's real node script
+with local bash, once per node, with the fake GPU tools (`fake_gpu_tools.py`) on PATH, so the
+sandbox reads the same output formats a real node prints. `scancel`, `squeue` and `scontrol`
+succeed with nothing queued. The scenario `gpu-check-fail` makes vectorAdd fail on the last
+node of the first GPU pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from npa_sop_tui.status.ssh import CommandResult
+
+TOOLS = ("nvidia-smi", "health-checker", "deviceQuery", "vectorAdd", "simpleMultiGPU",
+         "p2pBandwidthLatencyTest")  # fmt: skip
+GPU_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200",
+             "b300": "NVIDIA B300", "gb300": "NVIDIA GB300"}  # fmt: skip
+
+
+def install_tools(folder: Path) -> Path:
+    """Wrappers named after each tool, calling fake_gpu_tools.py with this Python."""
+    from npa_sop_tui.sandbox import fake_gpu_tools
+
+    bin_dir = folder / "bin"
+    _private_dirs(bin_dir)
+    script = Path(fake_gpu_tools.__file__).resolve()
+    for tool in TOOLS:
+        wrapper = bin_dir / tool
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" {tool} "$@"\n')
+        wrapper.chmod(0o755)
+    return bin_dir
+
+
+def _private_dirs(path: Path) -> None:
+    """`path` and the parents it needs, for this user only (like everything in the npa home)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700)
+        folder.chmod(0o700)
+
+
+def _gpu_name(platform: str) -> str:
+    model = platform.removeprefix("gpu-").split("-")[0]
+    return GPU_NAMES.get(model, f"NVIDIA {model.upper()}")
+
+
+class SimulatedLogin:
+    def __init__(self, spec: Any, folder: Path, scenario: Iterable[str] = ()) -> None:
+        self.spec = spec
+        self.bin = install_tools(folder)
+        self.behaviour = folder / "behaviour"
+        _private_dirs(self.behaviour)
+        self.commands: list[str] = []
+        first_gpu = next((p for p in spec.workers if p.is_gpu), None)
+        for pool in spec.workers:
+            if not pool.is_gpu:
+                continue
+            for i in range(pool.size):
+                lines = [f"gpus={pool.gpus_per_node}", f"name={_gpu_name(pool.platform)}"]
+                if "gpu-check-fail" in scenario and pool is first_gpu and i == pool.size - 1:
+                    lines.append("fail=vectorAdd")
+                (self.behaviour / f"{pool.name}-{i}").write_text("\n".join(lines) + "\n")
+
+    def _nodes(self) -> list[str]:
+        return [f"{p.name}-{i}" for p in self.spec.workers for i in range(p.size)]
+
+    async def run(self, command: str, *, timeout: float) -> CommandResult:
+        self.commands.append(command)
+        words = shlex.split(command)
+        if words[:1] == ["sinfo"]:
+            sep = "|" if "%N|%T" in command else " "
+            return CommandResult(0, "".join(f"{n}{sep}idle\n" for n in self._nodes()), "")
+        if words[:1] == ["srun"]:
+            return await self._srun(words, timeout)
+        return CommandResult(0, "", "")  # scancel, squeue, scontrol: nothing queued
+
+    async def _srun(self, words: list[str], timeout: float) -> CommandResult:
+        node = next((w.split("=", 1)[1] for w in words if w.startswith("--nodelist=")), "")
+        script = words[words.index("-c") + 1]
+        env = {
+            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+            "SLURMD_NODENAME": node,
+            "NPA_FAKE_GPU_DIR": str(self.behaviour),
+            "HOME": os.environ.get("HOME", "/tmp"),
+        }
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", script, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except (TimeoutError, asyncio.CancelledError):
+            proc.kill()
+            await proc.wait()
+            raise
+        return CommandResult(proc.returncode or 0, out.decode(), err.decode())
+
+    async def close(self) -> None:
+        return None
+
+
+def simulated_login(spec: Any) -> SimulatedLogin:
+    """The sandbox's login node for `spec`, its fake GPU tools under the npa home."""
+    from npa_sop_tui.paths import npa_home
+    from npa_sop_tui.sandbox.fake_cloud_state import scenario_from_env
+
+    return SimulatedLogin(spec, npa_home() / "sandbox-gpu" / spec.name, scenario_from_env())

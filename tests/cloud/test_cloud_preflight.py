@@ -1,0 +1,221 @@
+"""Preflight against the local server speaking Nebius's gRPC protocol: each verdict path."""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npa_sop_tui.cloud import CloudSettings, connect
+from npa_sop_tui.cloud.client import CloudClient
+from npa_sop_tui.cloud.model import Availability, CapacityBlockGroup, Quota
+from npa_sop_tui.cloud.preflight import run_preflight
+from npa_sop_tui.cloud.report_text import render_text
+from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
+from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
+
+from .conftest import PROJECT, REGION, TENANT, TOKEN
+
+GROUP_ID = "capacityblockgroup-e2e0000000001"
+
+
+def gpu_spec(**pool: Any) -> SoperatorSpec:
+    gpu = {
+        "name": "gpu",
+        "platform": "gpu-h100-sxm",
+        "preset": "8gpu-128vcpu-1600gb",
+        "fabric": "fabric-3",
+        "size": 2,
+        **pool,
+    }
+    return spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [gpu, {"name": "cpu", "size": 1}]}
+    )  # fmt: skip
+
+
+def group(**fields: Any) -> CapacityBlockGroup:
+    base = dict(id=GROUP_ID, name="h100-res", region=REGION, platform="gpu-h100-sxm",
+                fabric="fabric-3", state="active", limit=32, usage=0)  # fmt: skip
+    return CapacityBlockGroup(**{**base, **fields})
+
+
+async def preflight(client: CloudClient, spec: SoperatorSpec, **kw: Any) -> Any:
+    return await run_preflight(
+        spec, client, tenant_id=TENANT, project_id=PROJECT, region=REGION, **kw
+    )
+
+
+async def test_everything_ok_by_default(cloud: CloudClient) -> None:
+    outcome = await preflight(cloud, gpu_spec())
+    report = outcome.report
+    assert not report.blocked and report.warnings == []
+    rows = {r.resource: r for r in report.rows}
+    assert rows["compute.instance.gpu.h100"].needed == 16
+    assert rows["compute.instance.count"].needed == 3 + 1 + 1 + 2 + 1  # system, ctl, login, pools
+    assert all(r.verdict == "ok" for r in report.rows)
+    assert report.platforms is not None and report.platforms.source == "live"
+    assert {a.mode for a in report.availability} == {"on-demand"}
+
+
+async def test_quota_short_is_a_warning_with_the_shortfall(
+    cloud: CloudClient, cloud_state: FakeCloudState
+) -> None:
+    cloud_state.quotas = [
+        Quota("compute.instance.gpu.h100", REGION, 24, 16, "active") if q.name.endswith("h100")
+        else q
+        for q in cloud_state.quotas
+    ]  # fmt: skip
+    report = (await preflight(cloud, gpu_spec())).report
+    row = next(r for r in report.rows if r.resource == "compute.instance.gpu.h100")
+    assert (row.needed, row.limit, row.usage, row.verdict) == (16, 24, 16, "short by 8")
+    assert not report.blocked
+    assert any("compute.instance.gpu.h100 is short by 8" in w for w in report.warnings)
+
+
+async def test_reserved_group_by_name_is_resolved_and_never_shown(
+    cloud: CloudClient, cloud_state: FakeCloudState
+) -> None:
+    cloud_state.groups = [group(), group(id="capacityblockgroup-other", name="else")]
+    outcome = await preflight(cloud, gpu_spec(capacity_block_group_name="h100-res"))
+    assert not outcome.report.blocked
+    assert outcome.capacity == {"gpu": GROUP_ID}
+    (row,) = outcome.report.reservations
+    assert (row.group, row.state, row.gpus_needed, row.gpus_free, row.verdict) == (
+        "h100-res", "active", 16, 32, "ok",
+    )  # fmt: skip
+    # reserved GPUs come from the group, not from the ordinary GPU quota
+    assert not any(r.resource == "compute.instance.gpu.h100" for r in outcome.report.rows)
+    dumped = json.dumps(outcome.report.model_dump(mode="json")) + render_text(outcome.report)
+    assert GROUP_ID not in dumped
+
+
+BY_NAME = {"capacity_block_group_name": "h100-res"}
+
+
+@pytest.mark.parametrize(
+    ("groups", "selector", "verdict", "expect", "fix"),
+    [
+        ([], BY_NAME, "missing", "does not exist", "capacity-block-group list --parent-id"),
+        ([group(state="inactive")], BY_NAME, "inactive", "is inactive, not active",
+         "wait until its capacity interval starts"),
+        ([group(fabric="fabric-5")], BY_NAME, "mismatch",
+         "fabric 'fabric-5' (the pool wants 'fabric-3')", "reserved for this pool's region"),
+        ([group(), group(id="capacityblockgroup-twin")], BY_NAME, "ambiguous",
+         "2 capacity block groups are named 'h100-res'", "--capacity-block-group gpu=<ID>"),
+        ([group(limit=16, usage=8)], {"capacity_block_group": GROUP_ID}, "short",
+         "has 8 free GPU(s) (16 reserved, 8 in use), the pools need 16", "lower the pool sizes"),
+    ],
+    ids=["missing", "inactive", "wrong-fabric", "two-groups", "too-few-gpus"],
+)  # fmt: skip
+async def test_reserved_problems_block_with_a_fix(
+    cloud: CloudClient, cloud_state: FakeCloudState, groups: list[CapacityBlockGroup],
+    selector: dict[str, str], verdict: str, expect: str, fix: str,
+) -> None:  # fmt: skip
+    cloud_state.groups = groups
+    report = (await preflight(cloud, gpu_spec(**selector))).report
+    assert report.blocked
+    assert report.reservations[0].verdict == verdict
+    (problem,) = report.problems
+    assert expect in problem.message and problem.message.startswith("worker pool")
+    assert fix in problem.hint
+    assert GROUP_ID not in problem.message + problem.hint
+
+
+async def test_free_nodes_from_resource_advice(
+    cloud: CloudClient, cloud_state: FakeCloudState
+) -> None:
+    cloud_state.groups = [group()]
+    few = Availability("fresh", 1, 8, "low")
+    cloud_state.advice = [
+        a.__class__(**{**a.__dict__, "reserved": few}) if a.platform == "gpu-h100-sxm" else a
+        for a in cloud_state.advice
+    ]
+    report = (await preflight(cloud, gpu_spec(capacity_block_group=GROUP_ID))).report
+    assert report.reservations[0].nodes_free == 1
+    assert "has 1 free node(s), the pool needs 2" in report.problems[0].message
+
+
+async def test_a_timeout_is_unknown_not_a_hang_and_reserved_fails_closed(
+    cloud_state: FakeCloudState, fake_nebius: FakeNebius, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    for method in ("quotas.v1.QuotaAllowanceService/List",
+                   "capacity.v1.CapacityBlockGroupService/List"):  # fmt: skip
+        cloud_state.delays[method] = 60
+    client = connect(CloudSettings(endpoint=fake_nebius.endpoint, timeout=0.5))
+    started = time.monotonic()
+    outcome = await preflight(client, gpu_spec(capacity_block_group_name="h100-res"))
+    await client.close()
+    assert time.monotonic() - started < 5
+    report = outcome.report
+    assert {r.verdict for r in report.rows} == {"unknown"}
+    assert any("no answer within 0.5s" in w for w in report.warnings)
+    assert report.blocked and "could not verify" in report.problems[0].message
+    assert report.price is not None  # the other reads still answered
+
+
+async def test_price_per_pool_and_total(cloud: CloudClient) -> None:
+    report = (await preflight(cloud, gpu_spec(preemptible=True))).report
+    assert report.price is not None
+    prices = {p.key: Decimal(p.hourly) for p in report.price.pools}
+    gpu_node = 128 * Decimal("0.012") + 8 * Decimal("2.95")
+    assert prices["gpu"] == 2 * gpu_node * Decimal("0.45")  # preemptible
+    assert set(prices) == {"gpu", "cpu", "control-plane/system", "control-plane/controller",
+                           "control-plane/login"}  # fmt: skip
+    assert Decimal(report.price.total) == sum(prices.values())
+    assert "Hourly price estimate" in render_text(report)
+    # The one-line summary shows cents, not the calculator's full decimal string.
+    cents = f"{sum(prices.values()):.2f}"
+    assert report.summary().endswith(f"≈ {cents} {report.price.currency}/hour")
+
+
+async def test_platform_not_offered_warns_and_falls_back_offline(
+    cloud_state: FakeCloudState, fake_nebius: FakeNebius, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    cloud_state.platforms = [p for p in cloud_state.platforms if p.name != "gpu-h100-sxm"]
+    client = connect(CloudSettings(endpoint=fake_nebius.endpoint, timeout=5))
+    report = (await preflight(client, gpu_spec())).report
+    assert any("gpu-h100-sxm/8gpu-128vcpu-1600gb is not offered" in w for w in report.warnings)
+    cloud_state.errors["compute.v1.PlatformService/List"] = "UNAVAILABLE"
+    report = (await preflight(client, gpu_spec())).report
+    await client.close()
+    assert report.platforms is not None and report.platforms.source == "catalog"
+    assert all(p.offered for p in report.platforms.pools)
+
+
+def test_cli_preflight_json_rows_and_exit_codes(
+    tmp_path: Path, cloud_settings: CloudSettings, cloud_state: FakeCloudState,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    from npa_sop_tui.cli import main
+
+    assert cloud_settings.endpoint
+    monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", cloud_settings.endpoint)
+    for var, value in (("NPA_REGION", REGION), ("NPA_TENANT_ID", TENANT),
+                       ("NPA_PROJECT_ID", PROJECT)):  # fmt: skip
+        monkeypatch.setenv(var, value)
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        "apiVersion: npa.soperator/v0.0.1\nname: pf\nworkers:\n"
+        "  - {name: gpu, platform: gpu-h100-sxm, preset: 8gpu-128vcpu-1600gb, fabric: fabric-3,"
+        " size: 2, capacity_block_group_name: h100-res}\n"
+    )
+    cloud_state.groups = [group()]
+    assert main(["soperator", "preflight", "--spec", str(spec), "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is True
+    assert set(doc["rows"][0]) >= {"resource", "needed", "limit", "usage", "verdict"}
+    assert doc["price"]["total"] and doc["price"]["pools"]
+    assert GROUP_ID not in json.dumps(doc)
+
+    cloud_state.groups = []
+    assert main(["soperator", "preflight", "--spec", str(spec)]) == 2
+    out = capsys.readouterr().out
+    assert "RESOURCE" in out and "does not exist in tenant tenant-e2e" in out
