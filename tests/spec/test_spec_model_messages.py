@@ -406,6 +406,18 @@ def test_a_misspelt_nested_key_is_matched_in_its_own_model() -> None:
     ]
 
 
+def test_a_misspelt_section_key_near_a_top_level_name_hides_no_top_level_problem() -> None:
+    # `regon` is close to the spec's `region`, but it sits in control_plane, which has no such
+    # field: the unknown region is still reported, and the allowed fields are control_plane's
+    text = MINIMAL.replace("eu-north1", "mars-1") + "control_plane:\n  regon: x\n"
+    rows = refused(text)
+    assert [(r[1], r[2]) for r in rows] == [
+        ("region", "unknown region 'mars-1'"),
+        ("control_plane.regon", "unknown field 'regon'"),
+    ]
+    assert rows[1][3] == "allowed fields: system, controller, login, accounting"
+
+
 def test_run_time_capacity_counts_while_the_model_has_errors() -> None:
     """A pool reserved at run time is not called on-demand, nor allowed to be preemptible,
     just because another field is unreadable."""
