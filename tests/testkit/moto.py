@@ -10,10 +10,11 @@ import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from testkit.wait import wait_until
 
 ACCESS_KEY = "npa-test-access"
 SECRET_KEY = "npa-test-secret-do-not-log"
@@ -42,16 +43,19 @@ class MotoServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        proc = self.proc
+
+        def answers() -> bool:
             try:
                 urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()
-                return self
+                return True
             except OSError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"moto_server exited with {self.proc.returncode}") from None
-                time.sleep(0.1)
-        raise RuntimeError("moto_server did not answer within 30 s")
+                if proc.poll() is not None:
+                    raise RuntimeError(f"moto_server exited with {proc.returncode}") from None
+                return False
+
+        wait_until(answers, timeout=30, interval=0.1, what="moto_server to answer")
+        return self
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
