@@ -305,8 +305,8 @@ def parse_spec_text(
     text: str,
     reader: SpecReader,
     *,
-    source: str = "<string>",
-    validate: bool = True,
+    source: str,
+    validate: bool,
     capacity: dict[str, str] | None = None,
 ) -> LoadedSpec:
     """Parse and validate spec YAML; raise `SpecError` listing every problem with positions."""

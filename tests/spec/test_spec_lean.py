@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, SecretStr, field_validator
 
 from npa_sop_tui.spec import catalog, lean, lean_export
+from npa_sop_tui.spec.derived import LeanSecret, strip_secret
 from npa_sop_tui.spec.model import READER, SpecError
-from npa_sop_tui.spec.reading import SpecReader, parse_spec_text
+from npa_sop_tui.spec.reading import LoadedSpec, SpecReader, parse_spec_text
 
 from testkit.specs import ASSETS, COMMENTED, KEY, MINIMAL, REPO
 
@@ -53,7 +54,7 @@ def _plain(value: Any) -> Any:
 
 def _outcome(text: str, reader: SpecReader, capacity: dict[str, str] | None = None) -> Any:
     try:
-        loaded = parse_spec_text(text, reader, source="c.yaml", capacity=capacity)
+        loaded = parse_spec_text(text, reader, source="c.yaml", validate=True, capacity=capacity)
     except SpecError as exc:
         return ("refused", exc.message, exc.findings)
     spec = loaded.spec
@@ -143,7 +144,7 @@ def test_run_time_capacity_counts_alike(lean_reader: SpecReader) -> None:
 
 def test_the_lean_spec_hides_its_secret(lean_reader: SpecReader) -> None:
     text = "name: demo\nworkers:\n  - name: g\n    capacity_block_group: capacityblockgroup-e0abc\n"
-    loaded = parse_spec_text(text, lean_reader, validate=False)
+    loaded = parse_spec_text(text, lean_reader, source="c.yaml", validate=False)
     secret = loaded.spec.workers[0].capacity_block_group
     assert "capacityblockgroup" not in f"{secret} {secret!r}"
     assert loaded.spec.workers[0].capacity_block_group_id == "capacityblockgroup-e0abc"
@@ -273,3 +274,46 @@ def test_validate_works_where_no_cache_can_be_written(tmp_path: Path) -> None:
     done = _validate(ASSETS / "cluster.yaml", home)
     assert done.stdout.endswith("MODELS True 0\n"), done.stdout + done.stderr
     assert "error" not in done.stderr
+
+
+# --- the parts the models and the lean validator share -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("  capacityblockgroup-e01  ", "capacityblockgroup-e01"),
+        ("   ", None),
+        (None, None),
+        (SecretStr(" capacityblockgroup-e01 "), "capacityblockgroup-e01"),
+        (LeanSecret(""), None),
+        (12, 12),  # left for the field's type to reject
+    ],
+)
+def test_a_secret_is_stripped_whatever_it_comes_in(given: Any, expected: Any) -> None:
+    assert strip_secret(given) == expected
+
+
+def test_the_lean_secret_is_masked_and_compares_by_value() -> None:
+    secret = LeanSecret("capacityblockgroup-e01")
+    assert (str(secret), str(LeanSecret(""))) == ("**********", "")
+    assert repr(secret) == "LeanSecret('**********')"
+    assert secret == LeanSecret("capacityblockgroup-e01") == SecretStr("capacityblockgroup-e01")
+    assert secret != LeanSecret("other") and secret != "capacityblockgroup-e01"
+    assert hash(secret) == hash(LeanSecret("capacityblockgroup-e01")) and len(secret) == 22
+
+
+def test_a_loaded_spec_keeps_what_it_is_given(lean_reader: SpecReader) -> None:
+    spec = parse_spec_text(MINIMAL, lean_reader, source="c.yaml", validate=True).spec
+    assert LoadedSpec(spec, Path("c.yaml"), "c.yaml").path == Path("c.yaml")
+    assert LoadedSpec(spec, None, "c.yaml").findings == []
+
+
+def test_lean_load_spec_runs_every_rule(npa_home: Path, tmp_path: Path) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(MINIMAL.replace("name: demo", "name: Bad_Name"))
+    for _ in range(2):  # the models (writing the cache), then the cache
+        with pytest.raises(SpecError) as err:
+            lean.load_spec(path)
+        assert [f.path for f in err.value.findings] == ["name"]
+    assert (npa_home / "cache" / lean.CACHE_NAME).is_file()
