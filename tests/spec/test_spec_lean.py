@@ -19,12 +19,20 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import BaseModel, SecretStr, field_validator
+from pydantic import BaseModel, SecretStr, ValidationError, field_validator
 
 from npa_sop_tui.spec import catalog, lean, lean_export
 from npa_sop_tui.spec.derived import LeanSecret, strip_secret
-from npa_sop_tui.spec.model import READER, SpecError
+from npa_sop_tui.spec.model import (
+    READER,
+    ModelFields,
+    SoperatorSpec,
+    SpecError,
+    WorkerPoolSpec,
+    findings_from_validation_error,
+)
 from npa_sop_tui.spec.reading import LoadedSpec, SpecReader, parse_spec_text
+from npa_sop_tui.spec.yaml_positions import load_yaml_mapping
 
 from testkit.specs import ASSETS, COMMENTED, KEY, MINIMAL, REPO
 
@@ -317,3 +325,26 @@ def test_lean_load_spec_runs_every_rule(npa_home: Path, tmp_path: Path) -> None:
             lean.load_spec(path)
         assert [f.path for f in err.value.findings] == ["name"]
     assert (npa_home / "cache" / lean.CACHE_NAME).is_file()
+
+
+def test_model_fields_answer_for_what_is_there() -> None:
+    fields = ModelFields(SoperatorSpec)
+    assert fields.literal_choices("apiVersion") == ("npa.soperator/v0.0.1",)
+    assert fields.literal_choices("api_version") == ("npa.soperator/v0.0.1",)
+    assert fields.literal_choices("no_such_field") is None
+    assert fields.names_at(("workers", 0)) == list(WorkerPoolSpec.model_fields)
+    assert fields.names_at(("region",)) is None
+
+
+def test_validation_errors_are_placed_where_they_were_written() -> None:
+    text = "name: demo\nworkers:\n  - name: cpu\n    size: two\n"
+    doc = load_yaml_mapping(text, source="c.yaml", what="spec")
+    with pytest.raises(ValidationError) as err:
+        SoperatorSpec.model_validate(doc.data)
+    (finding,) = findings_from_validation_error(err.value, SoperatorSpec, doc.positions)
+    assert (finding.path, finding.file, finding.line, finding.column) == (
+        "workers[0].size",
+        "c.yaml",
+        4,
+        11,
+    )
