@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import events, on
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.no_color import make_readable
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.theme_setting import follow_theme
 
@@ -66,6 +67,7 @@ class NpaSopApp(Guarded, App[int]):
         config_path: Path | None = None,
     ) -> None:
         super().__init__()
+        make_readable(self._filters)  # NO_COLOR: greys, but no text lost in its background
         self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
         self.spec_path = spec_path
@@ -130,16 +132,6 @@ class NpaSopApp(Guarded, App[int]):
             return
         error = event.worker.error
         self.show_error(error, title=f"{event.worker.group or 'operation'} failed")
-
-    last_key_at: float = 0.0
-    """time.monotonic() of the last key press: busy widgets hold back redraws right after one."""
-
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
-            import time
-
-            self.last_key_at = time.monotonic()
-        await super().on_event(event)
 
     def report_unexpected(self, error: BaseException, *, where: str = "") -> None:
         """An exception escaped a handler of ours: show it over the screen, keep the state.
