@@ -38,8 +38,18 @@ class NpaSopApp(Guarded, App[int]):
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
     """Screens get -narrow below 100 columns (80x24 layouts), -wide from 100."""
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit"),
+        # q and ? are letters in a text field: there they type, and the footer hides them
+        # (check_action); f1 opens the help anywhere, ctrl+q (Textual's) quits anywhere
+        Binding("q", "quit_key", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
+        Binding(
+            "f1",
+            "help_anywhere",
+            "Help",
+            show=False,
+            tooltip="Help, also while typing",
+            id="app.help_f1",
+        ),
         Binding(
             "ctrl+p",
             "command_palette",
@@ -198,6 +208,23 @@ class NpaSopApp(Guarded, App[int]):
                 return str(getattr(screen, "operation_label", "an operation"))
         return None
 
+    def typing(self) -> bool:
+        """Whether the focused widget takes printable keys as text (a text field)."""
+        from textual.widgets import Input
+
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("quit_key", "help"):
+            return not self.typing()
+        return True
+
+    async def action_quit_key(self) -> None:
+        await self.action_quit()
+
+    def action_help_anywhere(self) -> None:
+        self.action_help()
+
     async def action_quit(self) -> None:
         from npa_sop_tui.screens.modals import ConfirmModal
 
@@ -260,7 +287,8 @@ class NpaSopApp(Guarded, App[int]):
             line = f"{' / '.join(shown_keys):>10}  {described[action]}"
             if line not in lines:  # the same key bound on a widget and its container
                 lines.append(line)
-        lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
+        if len(self.screen.focus_chain) > 1:  # with one focus target tab goes nowhere
+            lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
         self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
 
     def action_new_cluster(self) -> None:
@@ -337,7 +365,7 @@ class NpaSopApp(Guarded, App[int]):
         if callable(commands):
             yield from commands()
         # every key of the current screen that applies right now is a command too
-        seen = {"quit", "help", "command_palette"}
+        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette"}
         for active in screen.active_bindings.values():
             binding = active.binding
             if not active.enabled or not binding.description or binding.action in seen:
