@@ -9,7 +9,7 @@ screen, so a paint costs the same for 40 rows or 10,000, and a refresh is just "
 changed". Columns have fixed widths: nothing is measured.
 
 Cells are `str` or `rich.text.Text` (whose one style colours the whole cell) and are shown
-as text, never markup; control characters are dropped. Only the focused table shows its
+as text, never markup; control characters (ESC too) are dropped. Only the focused table shows its
 cursor. The highlighted row is kept by key when the items change.
 """
 
@@ -21,7 +21,6 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from rich.cells import set_cell_size
-from rich.control import strip_control_codes
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -45,6 +44,11 @@ class Column:
     width: int
 
 
+_CONTROL = {**dict.fromkeys(range(32)), 9: " ", 10: " ", 127: None}
+"""C0 control characters and DEL dropped (an ESC would reach the terminal); tab, newline: a
+space. (Rich's strip_control_codes keeps ESC.)"""
+
+
 @lru_cache(maxsize=256)
 def _style(style: str) -> Style:
     return Style.parse(style) if style else Style.null()
@@ -57,7 +61,7 @@ def _text(cell: Any) -> tuple[str, Style]:
         value = cell.plain
     else:
         style, value = Style.null(), str(cell)
-    return strip_control_codes(value.replace("\n", " ")), style
+    return value.translate(_CONTROL), style
 
 
 class LazyTable(Guarded, ScrollView, can_focus=True):
