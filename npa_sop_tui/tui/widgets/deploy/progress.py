@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import Input, Label, ProgressBar, RichLog, Static
+from textual.widgets import Input, Label, ProgressBar, Static
 
 from npa_sop_tui.events import (
     Diagnostic,
@@ -35,6 +35,7 @@ from npa_sop_tui.events import (
 )
 from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
 from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
+from npa_sop_tui.tui.widgets.log_view import LogView
 
 LOG_WINDOW = 5_000
 """Lines the log keeps (and can re-filter); older lines are dropped. The full log is on disk."""
@@ -195,24 +196,22 @@ class EventLog(Guarded, Vertical):
 
     def __init__(self, *, window: int = LOG_WINDOW, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.window = window
         self.lines: deque[tuple[str, str]] = deque(maxlen=window)
         self._matcher: re.Pattern[str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter log (text or /regex/)", id="log-filter")
-        yield RichLog(id="event-log", max_lines=LOG_WINDOW, wrap=False, markup=False)
+        yield LogView(window=self.window, id="event-log")
 
     def add_lines(self, lines: Iterable[tuple[str, str]]) -> None:
-        """Append (level, text) lines; only those matching the filter are drawn."""
-        log = self.query_one(RichLog)
-        shown: list[Text] = []
-        for level, text in lines:
-            self.lines.append((level, text))
-            if self._matches(text):
-                shown.append(_line(level, text))
-        if shown:
-            # one write per batch keeps redraws proportional to batches, not lines
-            log.write(Text("\n").join(shown[-LOG_WINDOW:]))
+        """Append (level, text) lines; only those matching the filter are shown."""
+        new = list(lines)
+        self.lines.extend(new)
+        # the view paints only the lines on screen: appending a batch is list work
+        self.query_one(LogView).write(
+            new if self._matcher is None else [ln for ln in new if self._matches(ln[1])]
+        )
 
     def _matches(self, text: str) -> bool:
         if self._matcher is None:
@@ -231,18 +230,9 @@ class EventLog(Guarded, Vertical):
             self._matcher = search_pattern(value, regex=False)
         if not self.is_mounted:
             return
-        log = self.query_one(RichLog)
-        log.clear()
-        shown = [_line(lv, t) for lv, t in self.lines if self._matches(t)]
-        if shown:
-            log.write(Text("\n").join(shown))
-
-
-LINE_STYLES = {"error": "red", "warning": "yellow", "heading": "bold"}
-
-
-def _line(level: str, text: str) -> Text:
-    return Text(text, style=LINE_STYLES.get(level, ""))
+        view = self.query_one(LogView)
+        view.clear()
+        view.write(ln for ln in self.lines if self._matches(ln[1]))
 
 
 def log_lines(events: Iterable[Event]) -> list[tuple[str, str]]:
