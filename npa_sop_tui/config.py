@@ -88,6 +88,11 @@ class StateConfig(_Model):
     )
     region: str | None = Field(default=None, description="the bucket's region; default `region`")
     lease_seconds: float = Field(default=120.0, ge=2, le=3600)
+    service_account_id: str | None = Field(
+        default=None,
+        description="service account whose Object Storage key npa mints when no AWS_* "
+        "keys are set; default: the one the Nebius credentials sign in as",
+    )
 
     @field_validator("lease_seconds", mode="before")
     @classmethod

@@ -20,6 +20,7 @@ from typing import Any
 from npa_sop_tui.capacity import CAPACITY_ENV
 from npa_sop_tui.config import IDENTITY_ENV, Identity, NpaConfig, load_config
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.nebius_auth import PROFILE_ENV as NEBIUS_PROFILE_ENV
 
 TERRAFORM_BIN_ENV = "NPA_TERRAFORM_BIN"
 STATUS_INTERVAL_ENV = "NPA_STATUS_INTERVAL"
@@ -30,6 +31,7 @@ STATE_ENV = {
     "state.endpoint": "NPA_STATE_ENDPOINT",
     "state.region": "NPA_STATE_REGION",
     "state.lease_seconds": "NPA_STATE_LEASE_SECONDS",
+    "state.service_account_id": "NPA_STATE_SERVICE_ACCOUNT_ID",
 }
 
 
@@ -105,6 +107,10 @@ _KEYS: dict[str, _Key] = {
     "state.lease_seconds": _Key(
         ("state", "lease_seconds"), STATE_ENV["state.lease_seconds"], parse_env=_positive_float
     ),
+    "state.service_account_id": _Key(
+        ("state", "service_account_id"), STATE_ENV["state.service_account_id"]
+    ),
+    "profile": _Key(None, NEBIUS_PROFILE_ENV),  # the Nebius CLI profile (--profile, NEBIUS_PROFILE)
     "root_login_key_file": _Key(None),
 }
 

@@ -41,7 +41,7 @@ status=0
 { time nice -n 10 .venv/bin/mutmut run --max-children "$jobs" >mutants.log 2>&1; } 2>mutants.time ||
   status=$?
 if ((status)); then
-  tail -n 40 mutants.log >&2
+  tail -c 3000 mutants.log | tr '\r' '\n' | tail -n 30 >&2  # the spinner rewrites one line
   echo "mutmut run failed (exit ${status}); full log: mutants.log" >&2
   exit 1
 fi

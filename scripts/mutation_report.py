@@ -59,17 +59,19 @@ def load_equivalents(path: Path) -> list[Equivalent]:
 
 
 def mutated_line(mutant: str, source_path: str) -> str:
-    """The first added line of the mutant's diff, stripped ("" if mutmut cannot show it)."""
+    """The mutant's first added line, stripped, or `deleted: <first removed line>` for a
+    mutant that only removes ("" if mutmut cannot show it)."""
     from mutmut.mutation.diff_apply import get_diff_for_mutant
 
     try:
-        diff = get_diff_for_mutant(mutant, path=source_path)
+        diff = get_diff_for_mutant(mutant, path=source_path).splitlines()
     except Exception:  # the mutant is gone: the caller reports the entry as stale
         return ""
-    for line in diff.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            return line[1:].strip()
-    return ""
+    added = [ln[1:].strip() for ln in diff if ln.startswith("+") and not ln.startswith("+++")]
+    removed = [ln[1:].strip() for ln in diff if ln.startswith("-") and not ln.startswith("---")]
+    if added and added[0]:
+        return added[0]
+    return f"deleted: {removed[0]}" if removed else ""
 
 
 def diff_of(mutant: str, source_path: str) -> str:

@@ -89,7 +89,18 @@ def _run(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str)
     from npa_sop_tui.cli.interrupts import signals_restored
 
     with signals_restored():  # late stop signals are swallowed only while the command runs
-        return _run_command(args, raw, debug, program=program)
+        try:
+            return _run_command(args, raw, debug, program=program)
+        finally:
+            _release_state_keys()
+
+
+def _release_state_keys() -> None:
+    """Delete the state bucket's access key if this command minted one (they expire anyway;
+    a key nobody needs any more should not wait for that)."""
+    credentials = sys.modules.get("npa_sop_tui.state.credentials")
+    if credentials is not None:  # never imported: nothing was minted
+        credentials.release_minted_keys()
 
 
 def _run_command(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str) -> int:

@@ -111,6 +111,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "parallelism": getattr(args, "parallelism", None),
         "recipe.ref": getattr(args, "recipe_ref", None),
         "state.bucket": getattr(args, "state_bucket", None),
+        "profile": getattr(args, "profile", None),  # the Nebius CLI profile
     }
     return {key: value for key, value in flags.items() if value is not None}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
 
@@ -30,7 +31,7 @@ def handle_show(args: argparse.Namespace) -> int:
     from npa_sop_tui.settings import resolve_settings
 
     settings = resolve_settings()
-    rows = settings.rows()
+    rows = [*settings.rows(), _state_keys_row(settings)]
     if wants_json(args):
         emit_json(
             {
@@ -46,3 +47,13 @@ def handle_show(args: argparse.Namespace) -> int:
         value = "-" if row["value"] in (None, {}, "") else row["value"]
         print(f"  {row['key'].ljust(width)}  {value!s:<40}  {row['source']}")
     return 0
+
+
+def _state_keys_row(settings: Any) -> dict[str, Any]:
+    """Where the state bucket's access key would come from (never the key; nothing minted)."""
+    from npa_sop_tui.state.credentials import key_source
+
+    if not settings["state.bucket"] and settings["state.backend"] != "s3":
+        return {"key": "state.access_key", "value": None, "source": "not needed (local state)"}
+    source = key_source(settings)
+    return {"key": "state.access_key", "value": source.kind, "source": source.detail}

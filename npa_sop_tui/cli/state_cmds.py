@@ -36,6 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--bucket", required=True, metavar="NAME", help="bucket name")
     p.add_argument("--project", metavar="ID", help="project to create it in (default project_id)")
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="Nebius CLI profile in ~/.nebius/config.yaml (default: NEBIUS_PROFILE, then the "
+        "config's default)",
+    )
     add_output_flag(p)
     p.set_defaults(handler=cmd_init)
 
@@ -194,7 +200,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             "no project to create the bucket in",
             hint="pass --project, export NPA_PROJECT_ID, or set project_id in the npa config",
         )
-    ready = asyncio.run(ensure_bucket(args.bucket, project))
+    ready = asyncio.run(ensure_bucket(args.bucket, project, profile=settings["profile"]))
     region = settings["state.region"] or settings["region"]
     endpoint = settings["state.endpoint"]
     if endpoint and region and endpoint == default_endpoint(region):
@@ -208,7 +214,9 @@ def cmd_init(args: argparse.Namespace) -> int:
     print("Add to the npa config (~/.npa/config.yaml) of everyone on the team:\n")
     print(lines)
     print(
-        "\nAccess keys come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or AWS_PROFILE; "
-        "npa never writes them to a file."
+        "\nThe bucket's access key comes from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, else "
+        "AWS_PROFILE, else it is minted from your Nebius profile for a service account "
+        "(state.service_account_id, default: the profile's own) and kept in memory only; "
+        "npa never writes a key to a file."
     )
     return 0

@@ -10,7 +10,6 @@ raises `CloudTimeout`; callers that can live without the answer turn it into `un
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,14 +28,18 @@ from npa_sop_tui.cloud.model import (
     ResourceAdvice,
     WhoAmI,
 )
-from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.errors import OperationError
+from npa_sop_tui.nebius_auth import (  # the credential sources, shared with state/
+    CLI_CONFIG,
+    ENDPOINT_ENV,
+    PROFILE_ENV,
+    SA_CREDENTIALS_ENV,
+    TOKEN_ENV,
+    CloudCredentialsMissing,
+    is_loopback,
+)
 
 DEFAULT_TIMEOUT = 120.0
-ENDPOINT_ENV = "NPA_NEBIUS_ENDPOINT"  # host:port serving every service (tests, the sandbox)
-SA_CREDENTIALS_ENV = "NPA_NEBIUS_CREDENTIALS_FILE"  # a service-account credentials JSON file
-PROFILE_ENV = "NEBIUS_PROFILE"  # the Nebius CLI's own variable
-TOKEN_ENV = "NEBIUS_IAM_TOKEN"  # the Nebius CLI's own variable
-CLI_CONFIG = Path("~/.nebius/config.yaml")
 
 
 class CloudError(OperationError):
@@ -45,10 +48,6 @@ class CloudError(OperationError):
 
 class CloudTimeout(CloudError):
     """A cloud read did not answer within its bound."""
-
-
-class CloudCredentialsMissing(UsageError):
-    """No way to authenticate: no token, no key file, no usable CLI profile."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +90,7 @@ class CloudSettings:
     @property
     def plaintext(self) -> bool:
         """True when the endpoint is a loopback address (a local server without TLS)."""
-        if not self.endpoint:
-            return False
-        host = self.endpoint.rsplit(":", 1)[0].strip("[]")
-        if host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            return False
+        return is_loopback(self.endpoint)
 
 
 @dataclass(frozen=True)
@@ -194,3 +185,22 @@ def wait_for_warm_up() -> None:
     importing gRPC's extension modules at once is not something to rely on."""
     for thread in _warming:
         thread.join()
+
+
+__all__ = [
+    "CLI_CONFIG",
+    "DEFAULT_TIMEOUT",
+    "ENDPOINT_ENV",
+    "PROFILE_ENV",
+    "SA_CREDENTIALS_ENV",
+    "TOKEN_ENV",
+    "CloudClient",
+    "CloudCredentialsMissing",
+    "CloudError",
+    "CloudReads",
+    "CloudSettings",
+    "CloudTimeout",
+    "connect",
+    "wait_for_warm_up",
+    "warm_up",
+]

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from npa_sop_tui import __version__
 from npa_sop_tui.cloud.client import (
-    TOKEN_ENV,
     CloudCredentialsMissing,
     CloudError,
     CloudSettings,
@@ -71,41 +69,15 @@ class NebiusCloudClient:
     # --- connection --------------------------------------------------------------------
 
     def _credentials(self) -> dict[str, Any]:
-        s = self.settings
-        if s.iam_token:
-            return {"credentials": s.iam_token}
-        if (os.environ.get(TOKEN_ENV) or "").strip():
-            return {"credentials": os.environ[TOKEN_ENV].strip()}
-        if s.credentials_file is not None:
-            if not s.credentials_file.is_file():
-                raise CloudCredentialsMissing(
-                    f"service-account credentials file {s.credentials_file} does not exist",
-                    hint="point it at the JSON file `nebius iam auth-public-key generate` wrote",
-                )
-            return {"credentials_file_name": str(s.credentials_file)}
-        config = s.cli_config.expanduser()
-        if not config.is_file():
-            raise CloudCredentialsMissing(
-                "no Nebius credentials: no NEBIUS_IAM_TOKEN, no service-account file and no "
-                f"Nebius CLI config at {config}",
-                hint="run `nebius profile create`, or export NEBIUS_IAM_TOKEN="
-                "$(nebius iam get-access-token)",
-            )
-        from nebius.aio.cli_config import Config
+        from npa_sop_tui.nebius_auth import sdk_credentials
 
-        try:
-            reader = Config(config_file=config, profile=s.profile, no_parent_id=True)
-        except Exception as exc:  # the SDK raises several types for a bad or missing profile
-            raise CloudCredentialsMissing(
-                f"the Nebius CLI profile {s.profile or '(default)'} in {config} is not usable: "
-                f"{exc}",
-                hint="pick another with --profile or NEBIUS_PROFILE, or `nebius profile list`",
-            ) from None
-        return {
-            "config_reader": reader,
-            "federation_invitation_no_browser_open": True,
-            "federation_invitation_writer": sys.stderr,
-        }
+        s = self.settings
+        return sdk_credentials(
+            iam_token=s.iam_token,
+            credentials_file=s.credentials_file,
+            profile=s.profile,
+            cli_config=s.cli_config,
+        )
 
     async def _get(self) -> Any:
         async with self._lock:
@@ -119,16 +91,10 @@ class NebiusCloudClient:
             from nebius.sdk import SDK
 
             kwargs: dict[str, Any] = {"user_agent_prefix": f"npa-sop-tui/{__version__}"}
+            from npa_sop_tui.nebius_auth import sdk_endpoint
+
             kwargs.update(self._credentials())
-            if self.settings.endpoint:
-                from nebius.base.resolver import Constant
-
-                kwargs["resolver"] = Constant(self.settings.endpoint)
-                if self.settings.plaintext:
-                    from nebius.base.options import INSECURE
-
-                    kwargs["options"] = [(INSECURE, True)]
-                    kwargs["keepalive"] = False
+            kwargs.update(sdk_endpoint(self.settings.endpoint))
             try:
                 self._sdk = SDK(**kwargs)
             except Exception as exc:

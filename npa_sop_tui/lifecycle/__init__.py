@@ -12,6 +12,8 @@ terraform/runner.py), records the operation as interrupted and re-raises `Cancel
 
 from __future__ import annotations
 
+import asyncio
+
 from npa_sop_tui import inventory
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.inventory import InventoryEntry
@@ -69,8 +71,9 @@ async def cluster_resources(name: str, options: LifecycleOptions | None = None) 
     setup = await environment.terraform(recipe)
     from npa_sop_tui.terraform.runner import TerraformRunner
 
+    keys = await asyncio.to_thread(store.terraform_env)  # the bucket's key, if minted
     runner = TerraformRunner(
-        setup.binary.path, operation_id="query", on_event=lambda e: None, env=setup.env
+        setup.binary.path, operation_id="query", on_event=lambda e: None, env={**setup.env, **keys}
     )
     code, out, err = await runner.capture(["state", "list"], cwd=Path(entry.install_dir))
     if code != 0:

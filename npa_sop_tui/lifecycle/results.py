@@ -55,6 +55,7 @@ class LifecycleOptions:
             "parallelism": self.parallelism,
             "root_login_key_file": self.root_login_key_file,
             "recipe.ref": self.recipe_ref,
+            "profile": self.profile,  # also mints the state bucket's key (state/credentials)
         }
         if self.capacity:
             flags["capacity"] = dict(self.capacity)

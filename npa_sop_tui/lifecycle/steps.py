@@ -220,7 +220,10 @@ def use_state_backend(ctx: Context, install: Installation) -> None:
     if store.shared:  # Terraform reads the same access key from its environment
         import os
 
-        ctx.op.redactor.add(*filter(None, [os.environ.get("AWS_SECRET_ACCESS_KEY")]))
+        minted = store.terraform_env()  # a key minted from the Nebius profile, if that is it
+        ctx.env.update(minted)
+        secrets = [os.environ.get("AWS_SECRET_ACCESS_KEY"), minted.get("AWS_SECRET_ACCESS_KEY")]
+        ctx.op.redactor.add(*filter(None, secrets))
 
 
 async def init(ctx: Context, install: Installation) -> None:

@@ -31,6 +31,7 @@ from npa_sop_tui.cloud.model import (
     ResourceAdvice,
     WhoAmI,
 )
+from npa_sop_tui.sandbox.fake_access_keys import FakeAccessKeys
 
 SCENARIO_ENV = "NPA_SANDBOX_SCENARIO"
 SCENARIOS = ("quota-short", "capacity-block-missing", "gpu-check-fail", "destroy-leftover")
@@ -83,6 +84,7 @@ class FakeCloudState:
     max_page: int = 1000
     scenario: frozenset[str] = frozenset()
     calls: list[tuple[str, str]] = field(default_factory=list)  # (method, authorization)
+    access_keys: FakeAccessKeys = field(default_factory=FakeAccessKeys)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- prices ------------------------------------------------------------------------

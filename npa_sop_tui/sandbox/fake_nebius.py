@@ -1,8 +1,9 @@
 """A local gRPC server that speaks Nebius's real protocol, with the SDK's own message types.
 
 It implements the services npa reads (quotas, capacity block groups, resource advice,
-platforms, filesystems, billing estimates, mk8s clusters and node groups, the IAM profile)
-over plaintext gRPC on 127.0.0.1, answering from a `FakeCloudState`. The official SDK
+platforms, filesystems, billing estimates, mk8s clusters and node groups, the IAM profile),
+and the IAM access keys npa mints for the state bucket (fake_access_keys.py), over plaintext
+gRPC on 127.0.0.1, answering from a `FakeCloudState`. The official SDK
 reaches it through `CloudSettings(endpoint="127.0.0.1:PORT")`, exactly as it reaches Nebius,
 so tests and the sandbox exercise the real client code, serialization included.
 
@@ -331,7 +332,8 @@ def _handlers(fake: FakeNebius) -> list[Any]:
     def profile_get(req: Any, ctx: Any) -> Any:
         who = s.profile
         if who.kind == "service_account":
-            account = iam.ServiceAccount(metadata=_meta(id=who.id, name=who.name))
+            meta = _meta(id=who.id, name=who.name, parent_id=s.project_id)
+            account = iam.ServiceAccount(metadata=meta)
             return iam.GetProfileResponse(
                 service_account_profile=iam.ServiceAccountProfile(info=account)
             )
@@ -364,6 +366,9 @@ def _handlers(fake: FakeNebius) -> list[Any]:
         rpc("nebius.iam.v1.ProfileService", "Get",
             iam.GetProfileRequest, iam.GetProfileResponse, profile_get),
     ]  # fmt: skip
+    from npa_sop_tui.sandbox.fake_access_keys import handlers as access_key_handlers
+
+    table += access_key_handlers(fake, rpc)
     services: dict[str, dict[str, Any]] = {}
     for service, name, handler in table:
         services.setdefault(service, {})[name] = handler

@@ -1,7 +1,8 @@
 """The bucket itself: S3 calls through boto3, each failure turned into one of our errors.
 
-Access keys come from the standard AWS sources (`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`,
-or `AWS_PROFILE` and the shared credentials file), the ones Terraform's S3 backend reads.
+Access keys come from the location's key source (credentials.py): the standard AWS sources
+(`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, or `AWS_PROFILE`), the ones Terraform's S3
+backend reads, else a key minted from the Nebius credentials and held in memory only.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from npa_sop_tui.state import credentials
 from npa_sop_tui.state.errors import (
     StateAccessDenied,
     StateBucketMissing,
@@ -30,11 +32,25 @@ class Bucket:
     """Thin boto3 wrapper: one place that turns botocore's errors into ours."""
 
     def __init__(self, location: StateLocation) -> None:
+        self.location = location
+        self.name = str(location.bucket)
+        self._client: Any = None
+        self._keys: dict[str, str] = {}
+
+    @property
+    def client(self) -> Any:
+        """The boto3 client, built on first use (minting a key first if that is the source)
+        and rebuilt when a minted key was renewed."""
+        keys = credentials.boto3_keys(self.location.keys)
+        if self._client is None or keys != self._keys:
+            self._client, self._keys = self._build(keys), keys
+        return self._client
+
+    def _build(self, keys: dict[str, str]) -> Any:
         import boto3
         from botocore.config import Config
 
-        self.location = location
-        self.name = str(location.bucket)
+        location = self.location
         config = Config(
             s3={"addressing_style": "path"},  # S3-compatible stores serve buckets by path
             connect_timeout=_CONNECT_TIMEOUT,
@@ -44,8 +60,12 @@ class Bucket:
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
         )
-        self.client = boto3.session.Session().client(
-            "s3", endpoint_url=location.endpoint, region_name=location.region, config=config
+        return boto3.session.Session().client(
+            "s3",
+            endpoint_url=location.endpoint,
+            region_name=location.region,
+            config=config,
+            **keys,
         )
 
     def where(self, key: str | None = None) -> str:
@@ -59,8 +79,8 @@ class Bucket:
         except (bx.NoCredentialsError, bx.PartialCredentialsError):
             raise StateCredentialsMissing(
                 f"no Object Storage access key to {what} (state bucket {self.where()})",
-                hint="export AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (an access key of a "
-                "Nebius service account), or AWS_PROFILE naming a profile that has them",
+                hint=f"{credentials.AWS_HINT}, or a Nebius profile or NEBIUS_IAM_TOKEN to mint "
+                "one from",
             ) from None
         except (bx.EndpointConnectionError, bx.ConnectionError, bx.HTTPClientError) as exc:
             raise StateUnreachable(
@@ -87,9 +107,10 @@ class Bucket:
                 status == 403
             ):
                 raise StateAccessDenied(
-                    f"the state bucket {self.where()} refused access ({what}): {code}",
-                    hint="check the access key (AWS_ACCESS_KEY_ID / AWS_PROFILE) and that its "
-                    "service account may read and write the bucket",
+                    f"the state bucket {self.where()} refused access ({what}): {code}; the "
+                    f"key came from {self.location.keys.detail}",
+                    hint="check that access key and that its service account may read and "
+                    "write the bucket",
                 ) from None
             raise StateUnreachable(
                 f"the state bucket {self.where()} failed to {what}: {code or status}: "

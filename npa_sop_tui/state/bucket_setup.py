@@ -5,29 +5,20 @@ someone regrets, can be rolled back from the bucket's history. The bucket is cre
 project (`project_id`) through the storage `BucketService`; npa never deletes it (destroying
 the last cluster leaves it, and its history, in place).
 
-Credentials are the Nebius CLI's: `NEBIUS_IAM_TOKEN`, else the CLI profile
-(`NEBIUS_PROFILE` or the config's default). `NPA_NEBIUS_ENDPOINT` (host:port) sends every
-call to one address instead (a local test server; plaintext only on loopback).
-The SDK is imported only here, when the command runs.
+Credentials are the ones every Nebius call of npa uses (nebius_auth.py): `NEBIUS_IAM_TOKEN`,
+a service-account key file, else the Nebius CLI profile (`NEBIUS_PROFILE` or the config's
+default); `NPA_NEBIUS_ENDPOINT` (host:port) sends every call to one address instead (a local
+test server; plaintext only on loopback). The SDK is imported only when the command runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
-import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.errors import OperationError
 
-ENDPOINT_ENV = "NPA_NEBIUS_ENDPOINT"
-TOKEN_ENV = "NEBIUS_IAM_TOKEN"
-PROFILE_ENV = "NEBIUS_PROFILE"
-CLI_CONFIG = Path("~/.nebius/config.yaml")
 TIMEOUT = 60.0
 
 
@@ -39,69 +30,10 @@ class BucketReady:
     versioning: str  # "enabled" once done
 
 
-def _loopback(endpoint: str) -> bool:
-    host = endpoint.rsplit(":", 1)[0].strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _sdk_kwargs(env: dict[str, str]) -> dict[str, Any]:
-    from npa_sop_tui import __version__
-
-    kwargs: dict[str, Any] = {"user_agent_prefix": f"npa-sop-tui/{__version__}"}
-    token = (env.get(TOKEN_ENV) or "").strip()
-    if token:
-        kwargs["credentials"] = token
-    else:
-        config = CLI_CONFIG.expanduser()
-        if not config.is_file():
-            raise UsageError(
-                f"no Nebius credentials: no {TOKEN_ENV} and no Nebius CLI config at {config}",
-                hint="run `nebius profile create`, or export "
-                f"{TOKEN_ENV}=$(nebius iam get-access-token)",
-            )
-        from nebius.aio.cli_config import Config
-
-        try:
-            reader = Config(config_file=config, profile=env.get(PROFILE_ENV), no_parent_id=True)
-        except Exception as exc:  # the SDK raises several types for a bad profile
-            raise UsageError(
-                f"the Nebius CLI profile in {config} is not usable: {exc}",
-                hint=f"pick another with {PROFILE_ENV}, or see `nebius profile list`",
-            ) from None
-        kwargs.update(
-            config_reader=reader,
-            federation_invitation_no_browser_open=True,
-            federation_invitation_writer=sys.stderr,
-        )
-    endpoint = (env.get(ENDPOINT_ENV) or "").strip()
-    if endpoint:
-        from nebius.base.resolver import Constant
-
-        kwargs["resolver"] = Constant(endpoint)
-        if _loopback(endpoint):
-            from nebius.base.options import INSECURE
-
-            kwargs["options"] = [(INSECURE, True)]
-            kwargs["keepalive"] = False
-    return kwargs
-
-
-def _code(exc: Exception) -> str:
-    code = getattr(getattr(exc, "status", None), "code", None)
-    return str(getattr(code, "name", code))
-
-
-async def ensure_bucket(
-    name: str, project_id: str, *, env: dict[str, str] | None = None
-) -> BucketReady:
+async def ensure_bucket(name: str, project_id: str, *, profile: str | None = None) -> BucketReady:
     """Create bucket `name` in `project_id` with versioning on; an existing one gets
-    versioning turned on if it is off."""
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    versioning turned on if it is off. `profile`: the Nebius CLI profile (None: the usual
+    order, see nebius_auth.py)."""
     from nebius.aio.service_error import RequestError
     from nebius.api.nebius.common.v1 import ResourceMetadata
     from nebius.api.nebius.storage.v1 import (
@@ -112,9 +44,13 @@ async def ensure_bucket(
         UpdateBucketRequest,
         VersioningPolicy,
     )
-    from nebius.sdk import SDK
 
-    sdk = SDK(**_sdk_kwargs(dict(os.environ if env is None else env)))
+    from npa_sop_tui.nebius_auth import request_failure, sdk_from_env
+
+    def _code(exc: Exception) -> str:
+        return request_failure(exc)[0]
+
+    sdk = sdk_from_env(profile=profile)
     try:
         service = BucketServiceClient(sdk)
         spec = BucketSpec(versioning_policy=VersioningPolicy.ENABLED)

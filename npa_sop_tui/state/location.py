@@ -13,10 +13,11 @@ Built once from the resolved settings. With `s3`, every object npa writes sits u
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.state.credentials import KeySource, key_source
 
 if TYPE_CHECKING:
     from npa_sop_tui.settings import Settings
@@ -47,6 +48,7 @@ class StateLocation:
     endpoint: str | None = None
     region: str | None = None
     lease_seconds: float = 120.0
+    keys: KeySource = field(default_factory=KeySource)  # the bucket's key: credentials.py
 
     @property
     def shared(self) -> bool:
@@ -122,4 +124,5 @@ def location_from_settings(settings: Settings) -> StateLocation:
         endpoint=endpoint.rstrip("/"),
         region=region or "eu-north1",
         lease_seconds=lease,
+        keys=key_source(settings),
     )

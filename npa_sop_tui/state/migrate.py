@@ -12,6 +12,7 @@ Both ways hold the cluster's lock in the bucket (and this machine's) for the who
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -50,14 +51,17 @@ def _summary(state: dict[str, Any] | None) -> tuple[int | None, str | None, int]
     return state.get("serial"), state.get("lineage"), sum(1 for _ in instances(state))
 
 
-async def _runner(environment: Environment, entry: InventoryEntry) -> tuple[TerraformRunner, str]:
-    """Terraform as the cluster's recipe needs it, and its version."""
+async def _runner(
+    environment: Environment, entry: InventoryEntry, bucket_store: S3Store
+) -> tuple[TerraformRunner, str]:
+    """Terraform as the cluster's recipe needs it (with the bucket's key), and its version."""
     from npa_sop_tui.terraform.runner import TerraformRunner
 
     recorded = entry.recipe.path if entry.recipe is not None else None
     recipe = await environment.recipe(Path(recorded) if recorded else None)
     setup = await environment.terraform(recipe)
-    env = {**setup.env, **environment.terraform_env()}
+    keys = await asyncio.to_thread(bucket_store.terraform_env)
+    env = {**setup.env, **environment.terraform_env(), **keys}
     return TerraformRunner(
         setup.binary.path, operation_id="migrate", on_event=lambda _e: None, env=env
     ), setup.binary.version
@@ -117,7 +121,7 @@ async def migrate(
     lock = bucket_store.lock(name, operation="migrate")
     lock.acquire()
     try:
-        runner, version = await _runner(environment, entry)
+        runner, version = await _runner(environment, entry, bucket_store)
         if to == "s3":
             result = await _to_bucket(name, install_dir, bucket_store, runner, version, note)
         else:

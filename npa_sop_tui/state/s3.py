@@ -3,7 +3,8 @@
 Layout: see state/location.py. The client is boto3, imported only when a bucket is used.
 Access keys come from the standard AWS sources — `AWS_ACCESS_KEY_ID` /
 `AWS_SECRET_ACCESS_KEY` in the environment, or `AWS_PROFILE` and the shared credentials file —
-the same ones Terraform's S3 backend reads; npa never writes them to a file.
+the same ones Terraform's S3 backend reads, else from a key minted with the Nebius
+credentials (state/credentials.py); npa never writes them to a file.
 
 Every failure to reach the bucket raises `StateUnreachable`: an operation stops there, it never
 falls back to local files.
@@ -43,6 +44,11 @@ class S3Store(StateStore):
 
     def check(self) -> None:
         self.bucket.check()
+
+    def terraform_env(self) -> dict[str, str]:
+        from npa_sop_tui.state.credentials import terraform_env
+
+        return terraform_env(self.location.keys)
 
     def _key(self, name: str, *parts: str) -> str:
         from npa_sop_tui.paths import check_cluster_name

@@ -46,6 +46,11 @@ class StateStore(ABC):
         """Raise `StateUnreachable` (or another clear error) when the store cannot be used."""
         return None  # local files: nothing to reach
 
+    def terraform_env(self) -> dict[str, str]:
+        """What Terraform's environment needs to reach this store's state (a minted access
+        key); kept in memory, never written to a file."""
+        return {}
+
     # -- inventory ---------------------------------------------------------------------------
 
     @abstractmethod

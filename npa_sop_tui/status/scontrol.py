@@ -37,7 +37,7 @@ def parse_show_node(text: str) -> NodeDetail:
         tail = _REASON_TAIL.match(reason_text)
         reason, by, when = tail.groups() if tail else (reason_text.strip(), None, None)
     return NodeDetail(
-        name=fields.get("NodeName", ""),
+        name=fields["NodeName"],  # the line starts with it
         state=fields.get("State", "UNKNOWN"),
         reason=reason or None,
         reason_by=by,

@@ -119,12 +119,10 @@ _NUMBERED = re.compile(r"^(.*?)(\d+)$")
 def hostlist(names: Iterable[str]) -> str:
     """Slurm's compressed host list: `gpu-[001-003,007],login-0`."""
     by_prefix: dict[tuple[str, int], list[int]] = {}
-    plain: list[str] = []
     order: list[tuple[str, int] | str] = []
     for name in names:
         match = _NUMBERED.match(name)
         if not match:
-            plain.append(name)
             order.append(name)
             continue
         key = (match.group(1), len(match.group(2)))

@@ -32,9 +32,9 @@ def parse_squeue_delimited(text: str) -> list[SlurmJob]:
             raise SinfoParseError(f"squeue line {lineno}: expected 10 fields, got {len(parts)}")
         # the job name (%j) may contain the separator: it is field 2 of 10, so take the
         # fixed fields from both ends
-        head, tail = parts[:1], parts[-8:]
+        tail = parts[-8:]
         name = "|".join(parts[1 : len(parts) - 8])
-        job_id = head[0].strip()
+        job_id = parts[0].strip()
         user, state, elapsed, count, where, gres, partition, limit = tail
         running = state.strip() in ("RUNNING", "COMPLETING")
         jobs.append(
@@ -46,7 +46,10 @@ def parse_squeue_delimited(text: str) -> list[SlurmJob]:
                 partition=partition.strip() or None,
                 nodes=_num(count.strip()),
                 nodelist=where.strip() if running else None,
-                reason=None if running else where.strip().strip("()") or None,
+                # a waiting job shows its reason in parentheses: `(Resources)`
+                reason=None
+                if running
+                else where.strip().removeprefix("(").removesuffix(")") or None,
                 elapsed=elapsed.strip() or None,
                 time_limit=limit.strip() or None,
                 gres=_none(gres),
@@ -89,7 +92,7 @@ def _job(j: Mapping[str, Any]) -> SlurmJob:
         nodes=_num(j.get("node_count")),
         nodelist=str(j.get("nodes") or "") or None if running else None,
         reason=None if running or reason == "None" else reason,
-        elapsed=None,
+        # no elapsed time: the JSON has start times, not Slurm's printed duration
         time_limit=f"{limit} min" if limit is not None else None,
         gres=_none(gres),
     )
@@ -107,5 +110,7 @@ def jobs_on(jobs: Iterable[SlurmJob], node: str) -> list[SlurmJob]:
 
 
 def _none(value: Any) -> str | None:
-    text = str(value).strip() if value is not None else ""
+    if value is None:
+        return None
+    text = str(value).strip()
     return None if text in ("", "N/A", "(null)", "None") else text

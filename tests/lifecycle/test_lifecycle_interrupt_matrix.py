@@ -32,6 +32,8 @@ from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.locks import is_locked
 from npa_sop_tui.terraform.supervision import RUN_DIR
 
+from testkit.wait import wait_until
+
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
 SPEC = """apiVersion: npa.soperator/v0.0.1
@@ -188,10 +190,14 @@ def _check(cell: Cell, reference: set[str]) -> None:
     install_dir = Path(entry.install_dir or "")
 
     # No process of this run is left 2 s after npa exits (supervisor, Terraform, providers).
-    deadline = cell.exited_at + NO_PROCESS_WITHIN
-    while (left := _processes_under(install_dir)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not left, f"{label}: still running {NO_PROCESS_WITHIN}s after npa exited: {left}"
+    within = max(0.0, cell.exited_at + NO_PROCESS_WITHIN - time.monotonic())
+    try:
+        wait_until(lambda: not _processes_under(install_dir), timeout=within, what="no process")
+    except AssertionError:
+        left = _processes_under(install_dir)
+        raise AssertionError(
+            f"{label}: still running {NO_PROCESS_WITHIN}s after npa exited: {left}"
+        ) from None
     assert not is_locked(cell.name), label
 
     if (install_dir / "terraform.tfstate").exists():

@@ -22,6 +22,8 @@ from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
 from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked, process_alive, process_start
 from npa_sop_tui.paths import cluster_dir
 
+from testkit.wait import wait_until
+
 NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
 
 
@@ -70,10 +72,7 @@ def test_a_terraform_left_by_a_killed_npa_is_named(npa_home: Path) -> None:
         assert caught.value.exit_code == 2
     finally:
         os.kill(leftover, signal.SIGKILL)  # not our child: whoever adopted it reaps it
-    deadline = time.monotonic() + 5
-    while is_locked("leftover"):
-        assert time.monotonic() < deadline, "the lock outlived its last holder"
-        time.sleep(0.05)
+    wait_until(lambda: not is_locked("leftover"), timeout=5, what="the lock to go with its holder")
     ClusterLock("leftover", operation="deploy").acquire().release()
 
 

@@ -14,6 +14,7 @@ from npa_sop_tui.postdeploy.shell import SshSlurmShell
 from npa_sop_tui.spec.model import spec_from_mapping
 
 from .conftest import GpuLab
+from testkit.wait import eventually
 
 pytestmark = pytest.mark.slurm
 
@@ -110,14 +111,12 @@ async def test_worker_recovery_resumes_a_down_node(login: SshSlurmShell) -> None
     try:
         outcome = await recover_workers(login, node_addr="127.0.0.1")
         assert outcome.result == "applied" and "gpu-1" in outcome.message
-        state = ""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            state = (await login.run("sinfo -h -n gpu-1 -o %t", timeout=30)).stdout.strip()
-            if state == "idle":
-                break
-            time.sleep(0.3)
-        assert state == "idle"
+
+        async def idle() -> bool:
+            state = await login.run("sinfo -h -n gpu-1 -o %t", timeout=30)
+            return state.stdout.strip() == "idle"
+
+        await eventually(idle, timeout=30, interval=0.3, what="gpu-1 idle after the resume")
         assert (await recover_workers(login)).result == "not-needed"
     finally:
         await login.run("scontrol update NodeName=gpu-1 State=RESUME", timeout=30)

@@ -113,6 +113,13 @@ def test_warnings_are_the_specs_and_run_time_capacity_counts() -> None:
     assert reserved.secrets == ["capacityblockgroup-r"]
 
 
+def test_reservation_ids_are_redacted_from_text() -> None:
+    rendered = render(spec(H100), root_login_key=KEY, capacity={"gpu": "capacityblockgroup-r"})
+    assert rendered.redact("id capacityblockgroup-r, again capacityblockgroup-r.") == (
+        "id <redacted>, again <redacted>."
+    )
+
+
 def test_reservation_ids_from_the_spec_and_run_time() -> None:
     in_spec = {**H100, "capacity_block_group": "capacityblockgroup-spec"}
     rendered = render(spec(in_spec), root_login_key=KEY)

@@ -387,12 +387,35 @@ def test_the_callers_mapping_is_left_as_it_was() -> None:
     assert repr(data) == before
 
 
+def test_a_misspelt_pool_key_is_not_also_reported_as_its_missing_field() -> None:
+    text = MINIMAL.replace("name: demo", "name: Demo") + (
+        "  - name: gpu\n    platform: gpu-h100-sxm\n    preset: 8gpu-128vcpu-1600gb\n"
+        "    fabrc: fabric-3\n    preemptible: true\n"
+    )
+    assert [(r[1], r[3]) for r in refused(text)] == [
+        ("name", "try 'demo'"),
+        ("workers[1].fabrc", "did you mean 'fabric'?"),
+    ]
+
+
 def test_a_misspelt_nested_key_is_matched_in_its_own_model() -> None:
     text = MINIMAL + "    fabrc: fabric-3\n"
     rows = refused(text)
     assert [(r[1], r[2], r[3]) for r in rows] == [
         ("workers[0].fabrc", "unknown field 'fabrc'", "did you mean 'fabric'?")
     ]
+
+
+def test_a_misspelt_section_key_near_a_top_level_name_hides_no_top_level_problem() -> None:
+    # `regon` is close to the spec's `region`, but it sits in control_plane, which has no such
+    # field: the unknown region is still reported, and the allowed fields are control_plane's
+    text = MINIMAL.replace("eu-north1", "mars-1") + "control_plane:\n  regon: x\n"
+    rows = refused(text)
+    assert [(r[1], r[2]) for r in rows] == [
+        ("region", "unknown region 'mars-1'"),
+        ("control_plane.regon", "unknown field 'regon'"),
+    ]
+    assert rows[1][3] == "allowed fields: system, controller, login, accounting"
 
 
 def test_run_time_capacity_counts_while_the_model_has_errors() -> None:
@@ -717,6 +740,21 @@ def test_summaries_word_for_word() -> None:
     }
     assert spec.pool("cpu") is spec.workers[1]
     assert spec.pool("nope") is None
+
+
+def test_the_name_may_come_first_like_in_npas_sdk() -> None:
+    import inspect
+
+    spec = SoperatorSpec("demo", workers=[WorkerPoolSpec("cpu", size=2)])
+    assert (spec.name, spec.workers[0].name, spec.workers[0].size) == ("demo", "cpu", 2)
+    assert SoperatorSpec(name="demo").name == "demo"
+    with pytest.raises(TypeError) as info:
+        WorkerPoolSpec("cpu", name="gpu")
+    assert str(info.value) == "WorkerPoolSpec() got the name twice"
+    with pytest.raises(ValidationError):
+        SoperatorSpec(None)  # validated like the keyword: strict, not "no name given"
+    shown = str(inspect.signature(WorkerPoolSpec.__init__))
+    assert shown == "(self, name: 'str' = <or name=...>, /, **data: 'Any') -> 'None'"
 
 
 def test_kube_context_name() -> None:

@@ -125,6 +125,25 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, str] | None, list[Row]]] = {
         ],
     ),
     "region-left-for-deploy": ({"region": None}, None, []),
+    # --- identity: IDs as Nebius shows them -----------------------------------------------
+    "identity-ids": (
+        {"tenant_id": "x", "project_id": "project-e00abc", "subnet_id": "subnet-1"},
+        None,
+        [
+            E(
+                "tenant_id",
+                "tenant_id 'x' must start with 'tenant-'",
+                "copy the ID as Nebius shows it (tenant-e00…), or leave tenant_id out and set it "
+                "in config.yaml or the environment at deploy time",
+            ),
+            E(
+                "subnet_id",
+                "subnet_id 'subnet-1' must start with 'vpcsubnet-'",
+                "copy the ID as Nebius shows it (vpcsubnet-e00…), or leave subnet_id out and set "
+                "it in config.yaml or the environment at deploy time",
+            ),
+        ],
+    ),
     # --- operator, Kubernetes and node image versions -----------------------------------------
     "version-not-semver": (
         {"slurm_operator_version": "latest"},

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,8 @@ from npa_sop_tui.state.errors import (
     StateUnreachable,
 )
 from npa_sop_tui.state.s3 import S3Store
+
+from testkit.wait import wait_until
 
 
 def _store(env: dict[str, str], **changes: Any) -> S3Store:
@@ -150,10 +151,16 @@ def test_renewal_keeps_a_live_lock_past_its_lease(bucket_env: dict[str, str]) ->
     store = _store(bucket_env, lease_seconds=2.0)
     held = store.lock("live", operation="deploy").acquire()
     try:
-        deadline = time.monotonic() + 4.5  # more than two leases
-        while time.monotonic() < deadline:
-            time.sleep(0.5)
-        from npa_sop_tui.state.bucket_lock import BucketLock
+        from npa_sop_tui.state.bucket_lock import BucketLock, read_lock
+
+        def expires() -> float:
+            current = read_lock(store.bucket, held.remote.key)
+            return float(current.holder["expires"]) if current else 0.0
+
+        # Renewals rewrite the record: wait until one has carried it two leases past the
+        # first expiry, i.e. the lock outlived its original lease twice over.
+        first = expires()
+        wait_until(lambda: expires() > first + 2 * 2.0, timeout=30, what="two leases renewed")
 
         other = BucketLock(store.bucket, held.remote.key, "live", "plan", store.location)
         with pytest.raises(ClusterBusy):
@@ -202,16 +209,18 @@ def test_lease_runs_out_after_a_kill_then_unlock_breaks_a_fresh_one(
     store = default_store()
     with pytest.raises(ClusterBusy, match=f"pid {proc.pid}"):
         store.lock("flow", operation="deploy").acquire()
-    deadline = time.monotonic() + 20
-    taken = None
-    while taken is None and time.monotonic() < deadline:
+    taken: list[Any] = []
+
+    def take() -> bool:
         try:
-            taken = store.lock("flow", operation="deploy").acquire()
+            taken.append(store.lock("flow", operation="deploy").acquire())
         except ClusterBusy:
-            time.sleep(0.5)
-    assert taken is not None, "the lease of a killed holder never ran out"
-    assert taken.remote.holder["took_over"]["pid"] == proc.pid
-    taken.release()
+            return False
+        return True
+
+    wait_until(take, timeout=20, interval=0.5, what="the lease of a killed holder to run out")
+    assert taken[0].remote.holder["took_over"]["pid"] == proc.pid
+    taken[0].release()
 
     # unlock: a live holder on "another machine", broken after the name is typed
     live = holder("machine-b")

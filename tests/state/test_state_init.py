@@ -164,3 +164,28 @@ def test_state_init_without_credentials_says_how_to_get_them(
     assert cli(["soperator", "state", "init", "--bucket", "team-state"]) == 2
     err = capsys.readouterr().err
     assert "no Nebius credentials" in err and "nebius profile create" in err
+
+
+def test_state_init_with_only_a_nebius_cli_profile(
+    storage: FakeStorage, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No NEBIUS_IAM_TOKEN and no AWS_* at all: the CLI profile's credentials create it."""
+    import os
+
+    monkeypatch.delenv("NEBIUS_IAM_TOKEN")
+    assert not [k for k in os.environ if k.startswith("AWS_")]
+    nebius_dir = Path(os.environ["HOME"]) / ".nebius"
+    nebius_dir.mkdir()
+    (nebius_dir / "token").write_text("profile-token")
+    (nebius_dir / "other-token").write_text("someone-elses-token")
+    (nebius_dir / "config.yaml").write_text(
+        "default: other\nprofiles:\n"
+        f"  other:\n    token-file: {nebius_dir / 'other-token'}\n"
+        f"  team:\n    token-file: {nebius_dir / 'token'}\n"
+    )
+    argv = ["soperator", "state", "init", "--bucket", "team-state", "--profile", "team"]
+    assert cli(argv) == 0
+    out = capsys.readouterr().out
+    assert "Created bucket 'team-state'" in out
+    assert "minted from your Nebius profile" in out
+    assert [(m, a) for m, _, a in storage.calls][:1] == [("Create", "Bearer profile-token")]

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from npa_sop_tui.spec.model import dump_spec_yaml
 
 from testkit.lifecycle import Recorder, make_spec, options
 from testkit.moto import MotoServer, team_env
+from testkit.wait import eventually
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
@@ -181,6 +181,7 @@ async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
         for key, value in team_env(server.endpoint, bucket).items():
             monkeypatch.setenv(key, value)
         stopped = threading.Event()
+        stoppers: list[threading.Thread] = []
 
         def sink(event: Any) -> None:
             # Stop the bucket once the full apply is under way (a resource of it is done).
@@ -188,7 +189,8 @@ async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
             applying = "apply:full" in recorder.phases()
             if applying and event.kind == "resource_finished" and not stopped.is_set():
                 stopped.set()
-                threading.Thread(target=server.stop).start()
+                stoppers.append(threading.Thread(target=server.stop))
+                stoppers[0].start()
 
         with pytest.raises(OperationError) as failed:
             await lifecycle.deploy(make_spec("outage"), options=options(sleep=0.3), on_event=sink)
@@ -206,9 +208,11 @@ async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
 
         # The bucket comes back (empty: moto keeps nothing): the next deploy uploads what
         # Terraform kept, and nothing is created twice.
-        deadline = time.monotonic() + 15
-        while server.proc is not None and time.monotonic() < deadline:
-            time.sleep(0.1)
+        await eventually(
+            lambda: stoppers and not stoppers[0].is_alive(),
+            timeout=30,
+            what="the stopped bucket's server to exit",
+        )
         server.start()
         server.make_bucket(bucket)
         recorder.events.clear()

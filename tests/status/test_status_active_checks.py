@@ -85,6 +85,10 @@ async def test_active_checks_waiting_and_failed(
     assert snap.kube is not None and snap.kube.waiting_on == []
     (hint,) = [h for h in snap.verdict.hints if h.code == "active-check-failed"]
     assert "job 12: NCCL bus bandwidth low" in hint.message and hint.severity == "error"
+    assert hint.action == (
+        f"kubectl --context {CONTEXT} -n soperator describe activecheck "
+        "all-reduce-perf-nccl-with-ib; drained nodes name it in their reason"
+    )
     from rich.console import Console
 
     console = Console(width=160, record=True)

@@ -21,6 +21,8 @@ from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform.binary import clean_env, terraform_environment
 from npa_sop_tui.terraform.runner import TerraformRunner
 
+from testkit.wait import eventually, wait_until
+
 CONFIG = """
 terraform {
   required_providers {
@@ -50,11 +52,11 @@ def _processes_in(folder: Path) -> list[str]:
     return found
 
 
-def _wait_gone(folder: Path, within: float) -> list[str]:
-    deadline = time.monotonic() + within
-    while (left := _processes_in(folder)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
+def _assert_gone(folder: Path, within: float) -> None:
+    try:
+        wait_until(lambda: not _processes_in(folder), timeout=within, what="no process left")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}: {_processes_in(folder)}") from None
 
 
 @pytest.fixture
@@ -124,7 +126,7 @@ def test_npa_gone_terraform_stops_gracefully_and_keeps_state(
     gone_at = time.monotonic()
     assert sup.wait(timeout=20) == 1  # Terraform's own exit code after an interrupt
     assert time.monotonic() - gone_at < 5, "a 30 s local-exec was interrupted, not waited for"
-    assert not _wait_gone(work, within=2)
+    _assert_gone(work, within=2)
     state = json.loads((work / "terraform.tfstate").read_text())
     names = {(r["name"], len(r["instances"])) for r in state["resources"]}
     # Both quick resources were created before npa died, and are in state; the interrupted
@@ -149,15 +151,16 @@ async def test_interrupt_then_kill_through_the_lifeline(
     task = asyncio.ensure_future(
         runner.run(["apply", "-auto-approve", "-json", "-input=false"], cwd=work)
     )
-    for _ in range(400):
-        if any(getattr(e, "addr", "") == "null_resource.slow" for e in events):
-            break
-        await asyncio.sleep(0.05)
+    await eventually(
+        lambda: any(getattr(e, "addr", "") == "null_resource.slow" for e in events),
+        timeout=20,
+        what="the slow resource to start",
+    )
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert any("Interrupt received" in getattr(e, "text", "") for e in events)
-    assert not _wait_gone(work, within=5)
+    _assert_gone(work, within=5)
     assert "null_resource.quick[1]" in (work / "terraform.tfstate").read_text() or (
         '"quick"' in (work / "terraform.tfstate").read_text()
     )
@@ -177,14 +180,15 @@ def test_a_killed_supervisor_takes_terraform_down(
     _read_until(sup, b'"null_resource.slow: Creating..."')
     sup.kill()
     sup.wait()
-    deadline = time.monotonic() + 10
-    while any("terraform apply" in p for p in _processes_in(work)):
-        assert time.monotonic() < deadline, _processes_in(work)
-        time.sleep(0.05)
+    wait_until(
+        lambda: not any("terraform apply" in p for p in _processes_in(work)),
+        timeout=10,
+        what="terraform apply to exit with its supervisor",
+    )
     # Terraform is gone; its plugin and provisioner may linger, with nobody to reap them.
     left = _processes_in(work)
     notes = reap_orphans(work)
-    assert not _wait_gone(work, within=5)
+    _assert_gone(work, within=5)
     assert len(notes) == len(left) and all("left running by an earlier run" in n for n in notes)
 
 
@@ -229,17 +233,32 @@ async def test_an_emergency_state_dump_is_saved_0600_and_named(tmp_path: Path) -
     assert Path(again.errored_state).parent == tmp_path and saved.exists()
 
 
+def _ignored_signals(pid: int) -> set[int]:
+    """The signals `pid` ignores, from the SigIgn mask in /proc/<pid>/status."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            mask = int(line.split()[1], 16)
+            return {n for n in range(1, 65) if mask >> (n - 1) & 1}
+    raise AssertionError(f"no SigIgn line for pid {pid}")
+
+
 async def test_signals_to_the_supervisor(tmp_path: Path) -> None:
     """SIGINT/SIGHUP (a terminal's) are npa's to decide; SIGTERM means: stop Terraform."""
     fake = tmp_path / "terraform"
-    fake.write_text("#!/bin/sh\ntrap 'echo got-int; exit 3' INT\nwhile :; do sleep 0.05; done\n")
+    ready = tmp_path / "trap-set"
+    fake.write_text(
+        f"#!/bin/sh\ntrap 'echo got-int; exit 3' INT\ntouch {ready}\nwhile :; do sleep 0.05; done\n"
+    )
     fake.chmod(0o755)
     proc = await supervision.spawn(str(fake), [], cwd=tmp_path, env=dict(os.environ))
-    await asyncio.sleep(0.3)
+    await eventually(ready.exists, timeout=20, what="the stand-in Terraform to set its trap")
+    # The kernel drops a signal its target ignores when it is sent, so once the supervisor's
+    # ignore mask holds SIGINT and SIGHUP, sending them cannot have a late effect to wait for.
+    ignored = _ignored_signals(proc.pid)
+    assert {signal.SIGINT, signal.SIGHUP} <= ignored and signal.SIGTERM not in ignored
     os.kill(proc.pid, signal.SIGINT)
     os.kill(proc.pid, signal.SIGHUP)
-    await asyncio.sleep(0.3)
-    assert proc.proc.returncode is None
+    assert proc.proc.returncode is None and _ignored_signals(proc.pid) == ignored
     os.kill(proc.pid, signal.SIGTERM)
     assert await asyncio.wait_for(proc.wait(), 10) == 3
     assert b"got-int" in await proc.stdout.read()

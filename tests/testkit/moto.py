@@ -6,13 +6,15 @@ its memory, so a restart starts empty (the "bucket went away" tests use that).
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from testkit.wait import wait_until
 
 ACCESS_KEY = "npa-test-access"
 SECRET_KEY = "npa-test-secret-do-not-log"
@@ -41,16 +43,19 @@ class MotoServer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        proc = self.proc
+
+        def answers() -> bool:
             try:
                 urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()
-                return self
+                return True
             except OSError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError(f"moto_server exited with {self.proc.returncode}") from None
-                time.sleep(0.1)
-        raise RuntimeError("moto_server did not answer within 30 s")
+                if proc.poll() is not None:
+                    raise RuntimeError(f"moto_server exited with {proc.returncode}") from None
+                return False
+
+        wait_until(answers, timeout=30, interval=0.1, what="moto_server to answer")
+        return self
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
@@ -88,3 +93,74 @@ def team_env(endpoint: str, bucket: str) -> dict[str, str]:
         "NPA_STATE_ENDPOINT": endpoint,
         "NPA_STATE_REGION": REGION,
     }
+
+
+_ALLOW_ALL = json.dumps(
+    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+)
+
+
+class SigningMoto:
+    """A moto server that checks every request's signature against keys in its IAM.
+
+    Only keys made by `mint` (what the local Nebius server hands out as Object Storage keys)
+    and the admin key the helper keeps for itself are accepted, so a request that gets
+    through proves which key signed it.
+    """
+
+    def __init__(self, bucket: str) -> None:
+        self.server = MotoServer().start()
+        self.bucket = bucket
+        anon = self.client("setup", "setup", "iam")
+        anon.create_user(UserName="state-writer")
+        anon.put_user_policy(
+            UserName="state-writer",
+            PolicyName="everything",
+            PolicyDocument=_ALLOW_ALL,
+        )
+        admin = anon.create_access_key(UserName="state-writer")["AccessKey"]
+        self._admin = (admin["AccessKeyId"], admin["SecretAccessKey"])
+        s3 = self.admin("s3")
+        s3.create_bucket(Bucket=bucket)
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+        request = urllib.request.Request(
+            f"{self.endpoint}/moto-api/reset-auth",
+            data=b"0",  # no more unsigned requests from now on
+            method="POST",
+            headers={"Content-Type": "text/plain"},
+        )
+        urllib.request.urlopen(request, timeout=10).close()
+        self.minted: list[str] = []
+
+    @property
+    def endpoint(self) -> str:
+        return self.server.endpoint
+
+    def client(self, key_id: str, secret: str, service: str = "s3") -> Any:
+        import boto3
+        from botocore.config import Config
+
+        return boto3.session.Session().client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id=key_id,
+            aws_secret_access_key=secret,
+            config=Config(s3={"addressing_style": "path"}),
+        )
+
+    def admin(self, service: str = "s3") -> Any:
+        return self.client(*self._admin, service)
+
+    def mint(self, _service_account: str) -> tuple[str, str]:
+        """A new key the server accepts (the local Nebius server's key minter)."""
+        iam = self.admin("iam")
+        user = f"minted-{len(self.minted) + 1}"  # moto allows two keys per user
+        iam.create_user(UserName=user)
+        iam.put_user_policy(UserName=user, PolicyName="everything", PolicyDocument=_ALLOW_ALL)
+        key = iam.create_access_key(UserName=user)["AccessKey"]
+        self.minted.append(key["AccessKeyId"])
+        return key["AccessKeyId"], key["SecretAccessKey"]
+
+    def stop(self) -> None:
+        self.server.stop()
