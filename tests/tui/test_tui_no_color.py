@@ -100,7 +100,8 @@ async def test_no_color_keeps_every_verdict_and_state_readable(
 
 def test_every_state_style_parses() -> None:
     """Textual markup silently drops a span whose style does not parse (`dark_orange` did:
-    DEGRADED lost its badge), so every style our states use must parse."""
+    DEGRADED lost its badge), so every style our states use must parse. (The log's level
+    styles are Rich Style objects, built at import.)"""
     from textual.style import Style as TextualStyle
 
     from npa_sop_tui.screens import home
@@ -113,7 +114,6 @@ def test_every_state_style_parses() -> None:
         panels.FRESHNESS_COLOURS,
         home.STATE_STYLE,
         progress.STATE_COLOURS,
-        progress.LINE_STYLES,
     )
     for table in tables:
         for state, colour in table.items():
