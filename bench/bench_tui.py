@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 EVENTS_PER_SECOND = 2_000
 LOG_LINES = 1_000_000
+RSS_GROWTH_MIB = 50
 
 FIRST_FRAME = r"""
 import time, asyncio
@@ -106,12 +107,14 @@ def _synthetic_backend() -> Any:
             return PlanSummary(operation_id="bench", phase="plan", add=500, change=0, remove=0)
 
         async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+            # paced by the clock, not by sleeps: a late tick catches up, so the screen
+            # really receives EVENTS_PER_SECOND however loaded the machine is
             tick = 0.01
-            per_tick = int(EVENTS_PER_SECOND * tick)
+            began = time.perf_counter()
             n = 0
             while True:
-                started = time.perf_counter()
-                for _ in range(per_tick):
+                due = int((time.perf_counter() - began) * EVENTS_PER_SECOND)
+                while n < due:
                     addr = f'module.k8s.null_resource.worker_node["pool-{n % 500}"]'
                     kind = ("started", "log", "finished", "log")[n % 4]
                     if kind == "log":
@@ -134,7 +137,7 @@ def _synthetic_backend() -> Any:
                             )
                         )
                     n += 1
-                await asyncio.sleep(max(0.0, tick - (time.perf_counter() - started)))
+                await asyncio.sleep(tick)
 
     return FloodBackend()
 
@@ -143,6 +146,8 @@ class _Spec:
     name = "bench"
 
 
+KEY_TARGET_MS = 50.0
+"""Key→render p95 target under the flood (issue: ≤ 50 ms)."""
 PAINT_DEADLINE = 2.0  # a press with no paint within this is counted as missed, not awaited
 
 
@@ -309,13 +314,15 @@ def main() -> list[Ratio]:
             f"p50 {_pct(values, 0.5) * 1000:.1f} ms, p95 {_pct(values, 0.95) * 1000:.1f} ms "
             f"({len(values)} presses)"
         )
+        p95 = _pct(values, 0.95) * 1000
         rows.append(
             Ratio(
                 "tui",
-                f"key to paint p50 under {EVENTS_PER_SECOND} events/s, {label}",
-                _pct(values, 0.5) * 1000,
-                "bare DataTable, no flood",
+                f"key to paint p95 under {EVENTS_PER_SECOND} events/s, {label}",
+                p95,
+                "bare DataTable p50, no flood",
                 floor_p50,
+                f"≤ {KEY_TARGET_MS / floor_p50:.1f}",  # the absolute target, as a ratio
             )
         )
     mem = asyncio.run(memory())
@@ -329,7 +336,15 @@ def main() -> list[Ratio]:
         f"100k→1M +{mem[-1][1] - mem[1][1]:.1f} MiB"
     )
     rows.append(
-        Ratio("tui", "RSS after 1M log lines", mem[-1][1], "RSS after 100k", mem[1][1], unit="MiB")
+        Ratio(
+            "tui",
+            "RSS after 1M log lines",
+            mem[-1][1],
+            "RSS before the first line",
+            base,
+            f"≤ {(base + RSS_GROWTH_MIB) / base:.2f}",  # growth < RSS_GROWTH_MIB, as a ratio
+            unit="MiB",
+        )
     )
     return rows
 

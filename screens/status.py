@@ -20,7 +20,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, Input, Label, Static
+from textual.widgets import Header, Input, Label, Static
 
 from npa_sop_tui.tui.safety import Guarded, markup, plain
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -210,7 +210,7 @@ class StatusScreen(Guarded, Screen[None]):
 
     def _nodes_label(self) -> None:
         table = self.query_one(SlurmNodesTable)
-        shown = len(table.visible())
+        shown = table.row_count
         total = len(table._slurm_nodes)
         flt = f", filter /{table.filter_text}/" if table.filter_text else ""
         self.query_one("#nodes-label", Label).update(
@@ -300,13 +300,11 @@ class StatusScreen(Guarded, Screen[None]):
         title = f"Last operation log of {self.cluster_name}"
         self.app.push_screen(LogViewerScreen(title, lines, path))
 
-    @on(DataTable.RowSelected, "#slurm-nodes")
-    def _node_detail(self, event: DataTable.RowSelected) -> None:
+    @on(SlurmNodesTable.RowSelected, "#slurm-nodes")
+    def _node_detail(self, event: SlurmNodesTable.RowSelected) -> None:
         from npa_sop_tui.screens.node_detail import NodeDetailScreen
 
-        node = event.row_key.value if event.row_key is not None else None
-        if not node:
-            return
+        node = event.key
         kube = self.status.kube if self.status is not None else None
 
         def closed(changed: bool | None) -> None:

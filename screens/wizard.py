@@ -98,7 +98,7 @@ class WizardScreen(Guarded, Screen[None]):
         # not ctrl+b: that is tmux's prefix key
         Binding("ctrl+r", "back", "Prev", show=False, id="wizard.back"),
         # q in a table would quit mid-wizard; app.quit asks when there are unwritten changes
-        Binding("q", "app.quit", "Quit", show=False, id="wizard.quit"),
+        Binding("q", "app.quit_key", "Quit", show=False, id="wizard.quit"),
         Binding("ctrl+s", "write", "Write", id="wizard.write"),
         Binding("d", "deploy", "Deploy", id="wizard.deploy"),
     ]

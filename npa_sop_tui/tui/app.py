@@ -12,7 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import events, on
+from textual import on
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.reactive import reactive
@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.no_color import make_readable
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.theme_setting import follow_theme
 
@@ -37,8 +38,18 @@ class NpaSopApp(Guarded, App[int]):
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
     """Screens get -narrow below 100 columns (80x24 layouts), -wide from 100."""
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit", id="app.quit"),
+        # q and ? are letters in a text field: there they type, and the footer hides them
+        # (check_action); f1 opens the help anywhere, ctrl+q (Textual's) quits anywhere
+        Binding("q", "quit_key", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
+        Binding(
+            "f1",
+            "help_anywhere",
+            "Help",
+            show=False,
+            tooltip="Help, also while typing",
+            id="app.help_f1",
+        ),
         Binding(
             "ctrl+p",
             "command_palette",
@@ -66,6 +77,7 @@ class NpaSopApp(Guarded, App[int]):
         config_path: Path | None = None,
     ) -> None:
         super().__init__()
+        make_readable(self._filters)  # NO_COLOR: greys, but no text lost in its background
         self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
         self.spec_path = spec_path
@@ -100,6 +112,7 @@ class NpaSopApp(Guarded, App[int]):
         self.push_screen(HomeScreen())
         if self.spec_path is not None:
             self.open_spec(self.spec_path)
+        self.call_after_refresh(_freeze_startup_objects)
 
     async def on_unmount(self) -> None:
         await self.backend.close()
@@ -130,16 +143,6 @@ class NpaSopApp(Guarded, App[int]):
             return
         error = event.worker.error
         self.show_error(error, title=f"{event.worker.group or 'operation'} failed")
-
-    last_key_at: float = 0.0
-    """time.monotonic() of the last key press: busy widgets hold back redraws right after one."""
-
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
-            import time
-
-            self.last_key_at = time.monotonic()
-        await super().on_event(event)
 
     def report_unexpected(self, error: BaseException, *, where: str = "") -> None:
         """An exception escaped a handler of ours: show it over the screen, keep the state.
@@ -206,6 +209,23 @@ class NpaSopApp(Guarded, App[int]):
                 return str(getattr(screen, "operation_label", "an operation"))
         return None
 
+    def typing(self) -> bool:
+        """Whether the focused widget takes printable keys as text (a text field)."""
+        from textual.widgets import Input
+
+        return isinstance(self.focused, Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("quit_key", "help"):
+            return not self.typing()
+        return True
+
+    async def action_quit_key(self) -> None:
+        await self.action_quit()
+
+    def action_help_anywhere(self) -> None:
+        self.action_help()
+
     async def action_quit(self) -> None:
         from npa_sop_tui.screens.modals import ConfirmModal
 
@@ -268,7 +288,8 @@ class NpaSopApp(Guarded, App[int]):
             line = f"{' / '.join(shown_keys):>10}  {described[action]}"
             if line not in lines:  # the same key bound on a widget and its container
                 lines.append(line)
-        lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
+        if len(self.screen.focus_chain) > 1:  # with one focus target tab goes nowhere
+            lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
         self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
 
     def action_new_cluster(self) -> None:
@@ -345,7 +366,7 @@ class NpaSopApp(Guarded, App[int]):
         if callable(commands):
             yield from commands()
         # every key of the current screen that applies right now is a command too
-        seen = {"quit", "help", "command_palette"}
+        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette"}
         for active in screen.active_bindings.values():
             binding = active.binding
             if not active.enabled or not binding.description or binding.action in seen:
@@ -356,6 +377,17 @@ class NpaSopApp(Guarded, App[int]):
                 f"key {binding.key_display or binding.key}",
                 partial(self.run_action, binding.action, active.node),
             )
+
+
+def _freeze_startup_objects() -> None:
+    """Move everything alive after the first frame (modules, CSS, widgets) out of the
+    garbage collector's reach: a full collection then scans only what came later, instead
+    of pausing every screen for tens of milliseconds under a flood of events. (Frozen
+    objects are still freed when their last reference goes; only a cycle among them that
+    dies later stays: a bounded, one-time cost.)"""
+    import gc
+
+    gc.freeze()
 
 
 def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:

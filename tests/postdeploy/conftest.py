@@ -4,11 +4,7 @@ marked `slurm`."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import socket
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,58 +13,17 @@ from npa_sop_tui.postdeploy.shell import SshSlurmShell
 from npa_sop_tui.status.hostkeys import HostKeyPolicy, KnownHosts
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 
+from testkit.gpu_lab import NODES, GpuLab, held_gpu_lab
 from testkit.substrate import LAB
 
-# scripts/substrate.sh: $NPA_GPU_LAB_DIR, else the substrate folder's name + "-gpu"
-GPU = Path(os.environ.get("NPA_GPU_LAB_DIR") or f"{LAB}-gpu")
-NODES = ("gpu-0", "gpu-1")
-
-
-@dataclass
-class GpuLab:
-    behaviour: Path
-
-    def node(self, name: str, **settings: str) -> None:
-        """What a fake GPU node does (see sandbox/fake_gpu_tools.py)."""
-        text = "".join(f"{k}={v}\n" for k, v in settings.items())
-        (self.behaviour / name).write_text(text)
-
-
-def _missing() -> str | None:
-    if not (GPU / "slurm.conf").is_file() or not (LAB / "client_ed25519").is_file():
-        return f"no GPU lab in {GPU}"
-    try:
-        socket.create_connection(("127.0.0.1", 2223), timeout=1).close()
-    except OSError:
-        return "nothing listens on 127.0.0.1:2223"
-    from npa_sop_tui.sandbox import fake_gpu_tools
-
-    installed = GPU / "bin" / "fake_gpu_tools.py"
-    if installed.read_bytes() != Path(fake_gpu_tools.__file__).read_bytes():
-        return f"{installed} is older than the repo's copy"
-    return None
+__all__ = ["LAB", "NODES", "GpuLab"]
 
 
 @pytest.fixture
 def gpu_lab() -> Iterator[GpuLab]:
     """The lab, held exclusively for one test (a lock file), node behaviour reset after."""
-    missing = _missing()
-    if missing:
-        msg = f"GPU lab not running ({missing}); run `bash scripts/substrate.sh start`"
-        if os.environ.get("NPA_REQUIRE_SUBSTRATE"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    behaviour = GPU / "behaviour"
-    with (behaviour / ".lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            for node in NODES:
-                (behaviour / node).unlink(missing_ok=True)
-            yield GpuLab(behaviour)
-        finally:
-            for node in NODES:
-                (behaviour / node).unlink(missing_ok=True)
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with held_gpu_lab() as lab:
+        yield lab
 
 
 @pytest.fixture

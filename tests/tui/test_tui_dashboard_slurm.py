@@ -19,6 +19,7 @@ from npa_sop_tui.screens.modals import HostKeyModal
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 
 from testkit.substrate import Substrate
 from testkit.tui import click, wait_for
@@ -67,7 +68,7 @@ async def test_dashboard_with_local_slurm_asks_for_the_host_key_then_shows_sinfo
                 lambda: screen.status is not None and screen.status.slurm is not None,
                 timeout=30,
             )
-            nodes = screen.query_one("#slurm-nodes", DataTable)
+            nodes = screen.query_one("#slurm-nodes", SlurmNodesTable)
             shown = sorted(str(nodes.get_row_at(i)[0]) for i in range(nodes.row_count))
             assert shown == sorted(set(expected))
             assert screen.query_one("#partitions", DataTable).row_count >= 1

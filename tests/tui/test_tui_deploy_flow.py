@@ -20,6 +20,7 @@ from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import PhaseBar, ResourceTable
+from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 
 from testkit.tui import click, wait_for
 
@@ -80,7 +81,7 @@ async def test_deploy_shows_progress_reaches_dashboard_and_destroy_needs_the_nam
             for i in range(groups.row_count)
         }
         assert rows["cpu"] == "2/2" and rows["system"] == "3/3"
-        nodes = status.query_one("#slurm-nodes", DataTable)
+        nodes = status.query_one("#slurm-nodes", SlurmNodesTable)
         assert sorted(str(nodes.get_row_at(i)[0]) for i in range(nodes.row_count)) == [
             "cpu-0",
             "cpu-1",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from textual.widgets import Input, RichLog
+from textual.widgets import Input
 
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import Diagnostic, EventSink, LogLine, PlanSummary, ResourceStarted
@@ -15,6 +15,7 @@ from npa_sop_tui.screens.log_viewer import LogViewerScreen
 from npa_sop_tui.screens.modals import FailureModal
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
+from npa_sop_tui.tui.widgets.log_view import LogView
 
 from .fakes import T0, FixedBackend
 from testkit.tui import wait_for
@@ -92,4 +93,4 @@ async def test_failures_show_the_first_error_and_offer_retry_and_log(tmp_path: A
         assert table.resources[ADDR].ended is not None
         assert table.counts()["in flight"] == 0
         assert "failed" in str(table.get_row(ADDR)[0])
-        assert deploy.query_one("#event-log", RichLog).lines
+        assert deploy.query_one("#event-log", LogView).lines

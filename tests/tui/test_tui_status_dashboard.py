@@ -14,6 +14,7 @@ from npa_sop_tui.screens.modals import TextModal
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 
 from testkit.tui import click, wait_for
 
@@ -178,7 +179,7 @@ async def test_node_filter_and_sort_keys(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
         screen = app.screen
         await wait_for(pilot, lambda: screen.status is not None)
-        nodes = screen.query_one("#slurm-nodes", DataTable)
+        nodes = screen.query_one("#slurm-nodes", SlurmNodesTable)
         names = lambda: [str(nodes.get_row_at(i)[0]) for i in range(nodes.row_count)]  # noqa: E731
         assert names() == ["cpu-1", "gpu-2", "gpu-10"]  # natural order
         assert "[HC] gpu xid 79" in [str(c) for c in nodes.get_row_at(1)]

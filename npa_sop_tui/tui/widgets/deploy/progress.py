@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -19,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.reactive import reactive
-from textual.widgets import Input, Label, ProgressBar, RichLog, Static
+from textual.widgets import Input, Label, ProgressBar, Static
 
 from npa_sop_tui.events import (
     Diagnostic,
@@ -33,7 +34,8 @@ from npa_sop_tui.events import (
     level_of,
 )
 from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
-from npa_sop_tui.tui.widgets.table import PlainTable
+from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
+from npa_sop_tui.tui.widgets.log_view import LogView
 
 LOG_WINDOW = 5_000
 """Lines the log keeps (and can re-filter); older lines are dropped. The full log is on disk."""
@@ -88,31 +90,33 @@ STATE_COLOURS = {"in flight": "yellow", "done": "green", "failed": "red", "stopp
 _RESOURCE_EVENTS = (ResourceStarted, ResourceProgress, ResourceFinished, ResourceFailed)
 
 
-class ResourceTable(PlainTable):
-    """In-flight, done and failed resources with their durations.
+class ResourceTable(LazyTable):
+    """In-flight, done and failed resources with their durations, in the order first seen.
 
-    Events update the model at once (so counts are exact), but the table itself is redrawn
-    at most SYNC_SECONDS apart: re-rendering rows is the costliest thing on the deploy
-    screen, and a twice-a-second table keeps key presses quick under thousands of events/s.
-    """
+    Events update the model at once (so counts are exact); the table is a LazyTable over
+    that model, so a redraw builds only the rows on screen (durations are computed as they
+    are painted) and costs the same under ten events or thousands per second. It repaints
+    at most SYNC_SECONDS apart, and only when something changed or is still running."""
 
     SYNC_SECONDS = 0.5
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=True, **kwargs)
         self.resources: dict[str, _Resource] = {}
-        self._dirty: dict[str, _Resource] = {}
+        self._dirty = False
         self._counts = {"in flight": 0, "done": 0, "failed": 0, "stopped": 0}
-        self._synced_at = 0.0
 
     def on_mount(self) -> None:
-        # fixed widths: rows arrive in bursts, and re-measuring columns on every burst both
-        # costs time and makes the layout jump. The address goes last: on a narrow terminal
-        # it is the one that gets cut, never the state or the duration.
-        self.add_column("State", key="state", width=9)
-        self.add_column("Duration", key="dur", width=8)
-        self.add_column("Action", key="action", width=7)
-        self.add_column("Resource", key="addr", width=60)
+        # The address goes last: on a narrow terminal it is the one that gets cut, never
+        # the state or the duration.
+        self.set_columns(
+            [
+                Column("state", "State", 9),
+                Column("dur", "Duration", 8),
+                Column("action", "Action", 7),
+                Column("addr", "Resource", 60),
+            ]
+        )
         self.set_interval(self.SYNC_SECONDS, self.sync)
 
     def counts(self) -> dict[str, int]:
@@ -143,7 +147,7 @@ class ResourceTable(PlainTable):
             if before != res.state:
                 self._counts[before] -= 1
                 self._counts[res.state] += 1
-            self._dirty[ev.addr] = res
+            self._dirty = True
 
     def end_in_flight(self, ended: float, *, state: str = "stopped") -> int:
         """The operation is over: resources still in flight stop counting (their rows read
@@ -154,43 +158,29 @@ class ResourceTable(PlainTable):
                 self._counts["in flight"] -= 1
                 self._counts[state] += 1
                 res.state, res.ended = state, ended
-                self._dirty[res.address] = res
                 count += 1
-        self.sync(force=True)
+        self._dirty = True
+        self.sync()
         return count
 
-    KEY_QUIET_SECONDS = 0.3
-    """Right after a key press the next frame is the key's: the table's redraw waits."""
-    MAX_DEFER_SECONDS = 2.0
-
-    def sync(self, *, force: bool = False) -> None:
-        """Show changed resources and the running durations of in-flight ones.
-
-        Any change here re-renders every visible row of the DataTable (its render cache is
-        keyed by an update counter), which costs tens of milliseconds: done right after a
-        key press, it would delay the key's own frame. So it waits until the keyboard has
-        been quiet for a moment (at most MAX_DEFER_SECONDS behind)."""
-        now = time.monotonic()
-        key_at = float(getattr(self.app, "last_key_at", 0.0))
-        recent_key = now - key_at < self.KEY_QUIET_SECONDS
-        if recent_key and not force and now - self._synced_at < self.MAX_DEFER_SECONDS:
+    def sync(self) -> None:
+        """Show new and changed resources, and the running durations of in-flight ones."""
+        if not self._dirty and not self._counts["in flight"]:
             return
-        self._synced_at = now
-        dirty, self._dirty = self._dirty, {}
-        for res in self.resources.values():
-            if res.state == "in flight" and res.address not in dirty and res.address in self.rows:
-                self.update_cell(res.address, "dur", _duration(res), update_width=False)
-        for res in dirty.values():
-            self._show(res)
-
-    def _show(self, res: _Resource) -> None:
-        state = Text(res.state, style=STATE_COLOURS.get(res.state, ""))
-        if res.address in self.rows:
-            self.update_cell(res.address, "action", res.action, update_width=False)
-            self.update_cell(res.address, "state", state, update_width=False)
-            self.update_cell(res.address, "dur", _duration(res), update_width=False)
+        self._dirty = False
+        if self.row_count != len(self.resources):
+            self.show_rows(list(self.resources.values()), key=_address, cells=_cells)
         else:
-            self.add_row(state, _duration(res), res.action, res.address, key=res.address)
+            self.refresh()
+
+
+def _address(res: _Resource) -> str:
+    return res.address
+
+
+def _cells(res: _Resource) -> tuple[Any, ...]:
+    state = Text(res.state, style=STATE_COLOURS.get(res.state, ""))
+    return (state, _duration(res), res.action, res.address)
 
 
 def _duration(res: _Resource) -> str:
@@ -206,24 +196,22 @@ class EventLog(Guarded, Vertical):
 
     def __init__(self, *, window: int = LOG_WINDOW, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.window = window
         self.lines: deque[tuple[str, str]] = deque(maxlen=window)
         self._matcher: re.Pattern[str] | None = None
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter log (text or /regex/)", id="log-filter")
-        yield RichLog(id="event-log", max_lines=LOG_WINDOW, wrap=False, markup=False)
+        yield LogView(window=self.window, id="event-log")
 
     def add_lines(self, lines: Iterable[tuple[str, str]]) -> None:
-        """Append (level, text) lines; only those matching the filter are drawn."""
-        log = self.query_one(RichLog)
-        shown: list[Text] = []
-        for level, text in lines:
-            self.lines.append((level, text))
-            if self._matches(text):
-                shown.append(_line(level, text))
-        if shown:
-            # one write per batch keeps redraws proportional to batches, not lines
-            log.write(Text("\n").join(shown[-LOG_WINDOW:]))
+        """Append (level, text) lines; only those matching the filter are shown."""
+        new = list(lines)
+        self.lines.extend(new)
+        # the view paints only the lines on screen: appending a batch is list work
+        self.query_one(LogView).write(
+            new if self._matcher is None else [ln for ln in new if self._matches(ln[1])]
+        )
 
     def _matches(self, text: str) -> bool:
         if self._matcher is None:
@@ -242,18 +230,9 @@ class EventLog(Guarded, Vertical):
             self._matcher = search_pattern(value, regex=False)
         if not self.is_mounted:
             return
-        log = self.query_one(RichLog)
-        log.clear()
-        shown = [_line(lv, t) for lv, t in self.lines if self._matches(t)]
-        if shown:
-            log.write(Text("\n").join(shown))
-
-
-LINE_STYLES = {"error": "red", "warning": "yellow", "heading": "bold"}
-
-
-def _line(level: str, text: str) -> Text:
-    return Text(text, style=LINE_STYLES.get(level, ""))
+        view = self.query_one(LogView)
+        view.clear()
+        view.write(ln for ln in self.lines if self._matches(ln[1]))
 
 
 def log_lines(events: Iterable[Event]) -> list[tuple[str, str]]:

@@ -1,0 +1,88 @@
+"""LazyTable: only the rows on screen are turned into cells; keys, mouse and the selection
+behave like the DataTable it replaces; cell text is shown as typed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
+
+from testkit.tui import wait_for
+
+pytestmark = pytest.mark.tui
+N = 10_000
+
+
+class TableApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.built: list[str] = []
+        self.selected: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield LazyTable(id="t")
+
+    def cells(self, item: str) -> tuple[Any, ...]:
+        self.built.append(item)
+        return (item, Text("idle", style="bold green"), f"[/] {item} \x1b[31m")
+
+    def on_mount(self) -> None:
+        table = self.query_one(LazyTable)
+        table.set_columns([Column("name", "Name", 10), Column("state", "State", 6),
+                           Column("note", "Note", 20)])  # fmt: skip
+        table.show_rows([f"n{i}" for i in range(N)], key=str, cells=self.cells)
+        table.focus()
+
+    def on_lazy_table_row_selected(self, event: LazyTable.RowSelected) -> None:
+        self.selected.append(event.key)
+
+
+def _screen_text(app: App[Any]) -> str:
+    return "\n".join(
+        "".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()
+    )
+
+
+async def test_only_visible_rows_are_built_and_keys_move_the_cursor() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(LazyTable)
+        await pilot.pause()
+        text = _screen_text(app)
+        assert "Name" in text and "n0 " in text and "[/] n0" in text  # markup-like: as typed
+        assert "\x1b" not in text
+        built = set(app.built)
+        assert 0 < len(built) <= 12, f"{len(built)} rows built for a 12-line screen"
+
+        await pilot.press("end")
+        assert table.cursor_row == N - 1 and table.selected_key() == f"n{N - 1}"
+        await pilot.pause()
+        assert f"n{N - 1} " in _screen_text(app)  # scrolled to it
+        await pilot.press("home", "down", "down", "pagedown")
+        assert table.cursor_row == 2 + table._page()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.selected == [f"n{2 + table._page()}"])
+        assert len(set(app.built)) < 100  # still a handful of screens, not 10,000 rows
+
+        # new items: the highlighted key stays highlighted wherever it moved
+        key = table.selected_key()
+        table.show_rows([f"n{i}" for i in reversed(range(N))], key=str, cells=app.cells)
+        assert table.selected_key() == key and table.row_count == N
+        assert [str(c) for c in table.get_row(key)][:2] == [key, "idle"]
+
+
+async def test_a_click_moves_the_cursor_then_selects() -> None:
+    app = TableApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(LazyTable)
+        await pilot.pause()
+        await pilot.click(LazyTable, offset=(2, 3))  # line 3 = row 2 (line 0 is the header)
+        assert table.cursor_row == 2 and not app.selected
+        await pilot.click(LazyTable, offset=(2, 3))
+        await wait_for(pilot, lambda: app.selected == ["n2"])
+        await pilot.click(LazyTable, offset=(2, 0))  # the header selects nothing
+        assert table.cursor_row == 2
