@@ -377,7 +377,9 @@ class KubeCollector:
             inf.interrupt()
         threads = [inf.thread for inf in self._informers.values()]
         # Don't wait long: they are daemon threads and exit at their next read at the latest.
-        await asyncio.to_thread(lambda: [t.join(2) for t in threads])
+        # One deadline for all of them: a join each would add up (six watches, 12 s) and a
+        # Ctrl-C on `status --watch` would seem to hang.
+        await asyncio.to_thread(_join_all, threads, 2.0)
 
     def resource_states(self) -> dict[str, ResourceState]:
         with self._lock:
@@ -638,3 +640,9 @@ def build_kube_state(
         login_service=login_service,
         login_ip=login_ip,
     )
+
+
+def _join_all(threads: list[threading.Thread], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))

@@ -4,6 +4,8 @@ API server, with scripted faults: dropped watch, 410 Gone, 500s, expired bookmar
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from pathlib import Path
 
 from npa_sop_tui.sandbox.fake_kube import (
@@ -15,7 +17,7 @@ from npa_sop_tui.sandbox.fake_kube import (
     make_slurmcluster,
     set_node_ready,
 )
-from npa_sop_tui.status.kube import KubeCollector, KubeSettings
+from npa_sop_tui.status.kube import KubeCollector, KubeSettings, _join_all
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
 from testkit.kube import CONTEXT
@@ -239,3 +241,18 @@ async def test_close_stops_every_watch_thread(fake_kube: FakeKubeServer, kubecon
         timeout=3,
         what="kube threads to end",
     )
+
+
+def test_closing_waits_for_stuck_watch_threads_once_not_once_each() -> None:
+    stuck = threading.Event()
+    threads = [threading.Thread(target=stuck.wait, daemon=True) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    started = time.monotonic()
+    try:
+        _join_all(threads, 0.3)
+        waited = time.monotonic() - started
+    finally:
+        stuck.set()
+    # six watches blocked in a read: one shared deadline, not 6 x 0.3 s
+    assert 0.3 <= waited < 1.2
