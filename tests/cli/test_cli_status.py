@@ -214,6 +214,10 @@ def _read_json_line(proc: subprocess.Popen[str], timeout: float = 20) -> dict[st
     raise AssertionError("no NDJSON line in time")
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slurm
 def test_watch_ndjson_against_fake_kube_and_real_slurm(
     substrate: Substrate, fake_kube: FakeKubeServer, kubeconfig: Path, npa_home: Path
@@ -241,7 +245,16 @@ def test_watch_ndjson_against_fake_kube_and_real_slurm(
         "json",
     ]
     env = {**os.environ, "NPA_HOME": str(npa_home)}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        # Ctrl-C as in a terminal: a runner started in the background (`cmd &`) hands its
+        # children SIGINT ignored, and Python then installs no KeyboardInterrupt at all
+        preexec_fn=_default_sigint,
+    )
     try:
         first = _read_json_line(proc)
         assert first["freshness"] == {**first["freshness"]}  # type: ignore[comparison-overlap]
