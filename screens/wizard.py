@@ -129,8 +129,8 @@ class WizardScreen(Guarded, Screen[None]):
         self.spec: Any | None = None
         self._ready = False
         self._saved: dict[str, Any] = copy.deepcopy(self.data)
-        self._deploy_after_write = False
         """The mapping as last written (or opened); leaving with other data asks first."""
+        self._deploy_after_write = False
         self._auto_out = ""
         self._touched: set[str] = set()
         """Fields the user has changed (findings about untouched empty fields wait)."""
@@ -697,6 +697,7 @@ class WizardScreen(Guarded, Screen[None]):
         self.revalidate()
         blocking = [i for i in self.issues if i.is_error]
         if blocking or self.spec is None:
+            self._deploy_after_write = False
             self.notify(
                 f"{len(blocking)} error(s) block writing; see the review step.",
                 severity="error",
