@@ -158,6 +158,22 @@ def leaves(pilot: Any, app: NpaSopApp, key: str, kind: type[Screen[Any]]) -> Che
     return check
 
 
+def retries(pilot: Any, app: NpaSopApp, attempts: Callable[[], int]) -> Check:
+    """`r` runs the failed operation again (one more attempt), which fails into the failure
+    modal; escape brings the screen back."""
+
+    async def check() -> None:
+        here = app.screen
+        before = attempts()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: attempts() > before)
+        await wait_for(pilot, lambda: isinstance(app.screen, FailureModal))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is here)
+
+    return check
+
+
 def common(pilot: Any, app: NpaSopApp) -> dict[str, Check]:
     """The app's keys, on every screen: help and the command palette (q is checked last)."""
 
@@ -553,14 +569,6 @@ async def test_failure_modal_keys_retry_and_log(npa_home: Path) -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is deploy)
 
-        async def retries() -> None:
-            before = FailingPlan.plans
-            await pilot.press("r")
-            await wait_for(pilot, lambda: FailingPlan.plans > before)
-            await wait_for(pilot, lambda: isinstance(app.screen, FailureModal))
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: app.screen is deploy)
-
         await _every_key_works(
             pilot,
             app,
@@ -570,7 +578,7 @@ async def test_failure_modal_keys_retry_and_log(npa_home: Path) -> None:
                 "l": opens(pilot, app, "l", LogViewerScreen),
                 "s": opens(pilot, app, "s", StatusScreen),
                 "q": lambda: asyncio.sleep(0),
-                "r": retries,
+                "r": retries(pilot, app, lambda: FailingPlan.plans),
                 "esc": leaves(pilot, app, "escape", HomeScreen),
             },
         )
@@ -603,14 +611,6 @@ async def test_destroy_keys(npa_home: Path) -> None:
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is destroy)
 
-        async def retries() -> None:
-            before = FailingDestroy.destroys
-            await pilot.press("r")
-            await wait_for(pilot, lambda: FailingDestroy.destroys > before)
-            await wait_for(pilot, lambda: isinstance(app.screen, FailureModal))
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: app.screen is destroy)
-
         await _every_key_works(
             pilot,
             app,
@@ -618,7 +618,7 @@ async def test_destroy_keys(npa_home: Path) -> None:
                 **common(pilot, app),
                 "tab": lambda: _tab_moves_focus(pilot, app),
                 "l": opens(pilot, app, "l", LogViewerScreen),
-                "r": retries,
+                "r": retries(pilot, app, lambda: FailingDestroy.destroys),
                 "q": lambda: asyncio.sleep(0),
                 "esc": leaves(pilot, app, "escape", HomeScreen),
             },
