@@ -29,7 +29,7 @@ def gpu_lab() -> Iterator[GpuLab]:
 @pytest.fixture
 async def login(gpu_lab: GpuLab, tmp_path: Path) -> AsyncIterator[SshSlurmShell]:
     """A real SSH session to the lab's login node, as the gate makes one."""
-    target = SshTarget("127.0.0.1", 2223, "slurmops", identity_file=LAB / "client_ed25519")
+    target = SshTarget(gpu_lab.host, gpu_lab.port, gpu_lab.user, identity_file=gpu_lab.key)
     session = SshSession(
         target, policy=HostKeyPolicy.accept_new(), known_hosts=KnownHosts(tmp_path / "kh")
     )

@@ -27,7 +27,17 @@ KEY = LAB / "client_ed25519"
 
 @dataclass
 class GpuLab:
+    """One Slurm lab with a login sshd: where to reach it and which Slurm it runs. Tests
+    read the address, nodes and version from here, never from module constants, so the
+    same test runs against every lab the substrate starts."""
+
     behaviour: Path
+    host: str = HOST
+    port: int = PORT
+    user: str = USER
+    key: Path = KEY
+    nodes: tuple[str, ...] = NODES
+    slurm_version: str = "22.05"
 
     def node(self, name: str, **settings: str) -> None:
         """What a fake GPU node does (see sandbox/fake_gpu_tools.py)."""
