@@ -54,7 +54,7 @@ echo "==> import rules (lint-imports; contracts in pyproject.toml)"
 
 echo "==> pytest"
 set +e
-NPA_REQUIRE_SUBSTRATE=1 .venv/bin/pytest "$@"
+NPA_REQUIRE_SUBSTRATE=1 NPA_NO_SKIPS=1 .venv/bin/pytest "$@"
 rc=$?
 set -e
 if [[ $rc -eq 5 ]]; then

@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
-mcp = pytest.importorskip("mcp")
-
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
-
-from npa_sop_tui import tools  # noqa: E402
+from npa_sop_tui import tools
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 NPA = Path(sys.executable).with_name("npa")
