@@ -58,3 +58,29 @@ def test_lock_contention_names_the_holder() -> None:
         assert info.value.exit_code == 2
     assert not is_locked("busy")
     ClusterLock("busy", operation="destroy").acquire().release()
+
+
+# An ID the redactor's patterns do not know: only the flag handling can mask it.
+PLAIN_ID = "e00LOCKplainid42"
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--capacity-block-group", f"gpu={PLAIN_ID}"],
+        ["--capacity-block-group", PLAIN_ID],
+        [f"--capacity-block-group=gpu={PLAIN_ID}"],
+        [f"--capacity-block-group={PLAIN_ID}"],
+    ],
+    ids=["separate-with-pool", "separate-bare", "joined-with-pool", "joined-bare"],
+)
+def test_holder_command_masks_every_form_of_the_capacity_flag(flags: list[str]) -> None:
+    """Protects the flag masking itself: the IDs here match no redactor pattern."""
+    from npa_sop_tui.locks import holder_command
+
+    shown = holder_command(["/venv/bin/npa", "soperator", "deploy", *flags, "--yes"])
+    assert PLAIN_ID not in shown
+    assert shown.startswith("npa soperator deploy --capacity-block-group")
+    assert shown.endswith("--yes")  # the flag after the value is kept as it is
+    if "gpu=" in " ".join(flags):
+        assert "gpu=***" in shown  # the pool name stays readable

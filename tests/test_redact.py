@@ -19,3 +19,15 @@ def test_redactor_masks_secrets_and_patterns() -> None:
     assert "zz9" not in red.model(event).summary
     same = LogLine(operation_id="x", stream="npa", text="harmless")
     assert red.model(same) is same
+
+
+def test_a_secret_containing_another_is_masked_whole() -> None:
+    """Protects the longest-first order: masking the short secret first would leave the
+    rest of the long one readable."""
+    short, long = "tok1234", "tok1234-and-more-XYZ"
+    for secrets in ([short, long], [long, short]):
+        red = Redactor(secrets, environ={})
+        assert red.text(f"a {long} b") == "a *** b"
+        red = Redactor(environ={})
+        red.add(*secrets)
+        assert red.text(f"a {long} b") == "a *** b"

@@ -268,12 +268,14 @@ def _rules_despite_model_errors(
         for err in exc.errors():
             loc = tuple(err["loc"])
             failed.append(loc_path(loc))
+            parent: Any = functools.reduce(operator.getitem, loc[:-1], patched)
             if err["type"] == "extra_forbidden":
-                # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing
+                # `fabrc:` is a misspelt `fabric:`; do not also report fabric as missing.
+                # Where `fabric:` is there too, it is no misspelling: its findings stay.
                 names = reader.fields.names_at(loc[:-1]) or []
                 close = difflib.get_close_matches(str(loc[-1]), names, n=1)
-                failed += [loc_path((*loc[:-1], close[0]))] if close else []
-            parent: Any = functools.reduce(operator.getitem, loc[:-1], patched)
+                if close and not (isinstance(parent, dict) and close[0] in parent):
+                    failed.append(loc_path((*loc[:-1], close[0])))
             if isinstance(parent, list):
                 return []  # a whole list item is unreadable; its siblings' indexes would shift
             if err["type"] == "missing" or loc == ("name",):

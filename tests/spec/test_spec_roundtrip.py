@@ -215,3 +215,32 @@ def test_spec_package_does_not_import_textual() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_wizard_adding_a_secret_writes_the_rest_and_never_the_secret() -> None:
+    """Protects the secret-key filter of apply_changes: the wizard's mapping carries the
+    revealed capacity ID; applying it must write the other changes, not refuse the edit
+    (PathError) and not write the ID."""
+    doc = SpecDocument.parse(COMMENTED)
+    before = parse_spec_text(COMMENTED, source="c.yaml").spec.model_dump(
+        mode="json", by_alias=True, exclude_unset=True
+    )
+    after = {**before, "workers": [dict(w) for w in before["workers"]]}
+    after["workers"][1]["capacity_block_group"] = "e00secretID1234"
+    after["workers"][1]["size"] = 4
+    doc.apply_changes(before, after)
+    text = doc.render()
+    assert "e00secretID1234" not in text and "capacity_block_group" not in text
+    assert "size: 4" in text
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown"), [(True, 1, "1"), (False, 0, "0"), (1, True, "true"), ("3", 3, "3")]
+)
+def test_a_value_of_another_kind_is_a_change(old: object, new: object, shown: str) -> None:
+    """Protects `_same`: Python's True == 1 and False == 0 must not make a changed value
+    look unchanged (a YAML `true` and `1` are different things to the spec)."""
+    doc = SpecDocument.parse(COMMENTED)
+    doc.apply_changes({"accounting": old}, {"accounting": new})
+    line = next(x for x in doc.render().splitlines() if x.startswith("accounting:"))
+    assert line == f"accounting: {shown}"
