@@ -29,8 +29,16 @@ def _full_group(cloud_state: FakeCloudState) -> None:
     """A 16-GPU group whose 16 GPUs are in use, with a fresh availability entry that
     still shows the two nodes (they are this cluster's own)."""
     cloud_state.groups = [
-        CapacityBlockGroup(id=GROUP_ID, name="h100-res", region=REGION, platform="gpu-h100-sxm",
-                           fabric="fabric-3", state="active", limit=16, usage=16)  # fmt: skip
+        CapacityBlockGroup(
+            id=GROUP_ID,
+            name="h100-res",
+            region=REGION,
+            platform="gpu-h100-sxm",
+            fabric="fabric-3",
+            state="active",
+            limit=16,
+            usage=16,
+        )
     ]
     held = Availability("fresh", 2, 8, "high")
     cloud_state.advice = [
