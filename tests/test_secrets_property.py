@@ -75,8 +75,16 @@ def test_redacted_text_and_events_never_show_a_known_secret(
             assert secret not in red.model(event).model_dump_json()
 
 
-@settings(max_examples=15, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+LOGGED = settings(
+    max_examples=15,
+    deadline=None,
+    # npa_home and monkeypatch are the same for every example: each example sets the one
+    # variable it needs and reads only the log its own debuglog.start() wrote
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@LOGGED
 @given(secret=SECRETS)
 def test_the_debug_log_never_shows_a_capacity_id_from_the_environment(
     secret: str, npa_home: Path, monkeypatch: pytest.MonkeyPatch
