@@ -1,5 +1,12 @@
-"""The Terraform supervisor with real Terraform: it outlives npa, stops Terraform gracefully,
-keeps its state, reaps what Terraform leaves, and saves emergency state dumps."""
+"""The Terraform supervisor: it outlives npa, stops Terraform gracefully, keeps its state,
+reaps what Terraform leaves, and saves emergency state dumps.
+
+Most tests run real Terraform. Two use a shell script in Terraform's place, each for a
+reason real Terraform cannot give on demand: `test_an_emergency_state_dump_is_saved_0600_and_named`
+needs the "Emergency state dump" message, which Terraform prints only when it cannot write
+its state (FAKE_DUMP replays that message in Terraform's -json format); and
+`test_signals_to_the_supervisor` needs a child that announces when its signal trap is set,
+so the test can look at the supervisor's signal mask without a race."""
 
 from __future__ import annotations
 
