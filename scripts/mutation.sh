@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Mutation testing: do the tests catch a broken rule?
 #
-# mutmut (the `dev` extra) changes the code of the spec rules, the renderer, the Slurm parsers,
-# the readiness verdict and the recipe contract check one small edit at a time (`<` to `<=`,
-# a message text, `and` to `or`, …) and runs the tests that reach the edited function; a
+# mutmut (the `dev` extra) changes the code of the modules listed in pyproject.toml (the spec
+# rules, the renderer, the Slurm parsers, the verdict, secrets, locks, teardown, …) one small
+# edit at a time (`<` to `<=`, a message text, `and` to `or`, …) and runs every test that
+# reaches the edited function, in any folder; a
 # mutant that leaves them green is a rule the tests cannot tell from a broken one. The modules
 # and the test selection are [tool.mutmut] in pyproject.toml; mutants that cannot change
 # behaviour are listed, each with its reason, in tests/mutation/equivalent.txt.
 #
 # Prints `mutation score <module>: <killed>/<total> = <pct>%` per module and exits 1 when one
-# is below 90 %. Not part of CI: it takes minutes (`bash scripts/mutation.sh`, README).
+# is below 90 %. Not part of CI: it takes hours on 2 cores (`bash scripts/mutation.sh`, README).
 # Options: --keep reuses ./mutants from the last run (only changed functions are re-mutated;
 # survivors are not re-tested), --jobs N sets the worker count (default 2).
 set -euo pipefail
