@@ -4,8 +4,8 @@
 # mutmut (the `dev` extra) changes the code of the modules listed in pyproject.toml (the spec
 # rules, the renderer, the Slurm parsers, the verdict, secrets, locks, teardown, …) one small
 # edit at a time (`<` to `<=`, a message text, `and` to `or`, …) and runs every test that
-# reaches the edited function, in any folder; a
-# mutant that leaves them green is a rule the tests cannot tell from a broken one. The modules
+# reaches the edited function, in any folder; a mutant that leaves them green is a rule the
+# tests cannot tell from a broken one. The modules
 # and the test selection are [tool.mutmut] in pyproject.toml; mutants that cannot change
 # behaviour are listed, each with its reason, in tests/mutation/equivalent.txt.
 #
