@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
@@ -83,3 +84,31 @@ def test_without_no_skips_a_skip_stays_a_skip(tmp_path: Path) -> None:
 def test_ci_runs_the_suite_with_no_skips() -> None:
     script = (TESTS.parent / "scripts" / "test.sh").read_text()
     assert "NPA_NO_SKIPS=1" in script
+
+
+async def test_reading_an_endless_stream_fails_at_its_deadline() -> None:
+    """`within` turns a status stream that never satisfies the test into a named failure."""
+    import asyncio
+
+    import pytest
+
+    from testkit.wait import within
+
+    async def forever() -> AsyncIterator[int]:
+        n = 0
+        while True:
+            await asyncio.sleep(0.01)
+            n += 1
+            yield n
+
+    seen: list[int] = []
+    with pytest.raises(AssertionError, match=r"timed out after 0\.3s reading snapshots"):
+        async for n in within(forever(), timeout=0.3, what="snapshots"):
+            seen.append(n)
+    assert seen  # items flowed until the deadline
+    assert [n async for n in within(_three(), timeout=5)] == [1, 2, 3]
+
+
+async def _three() -> AsyncIterator[int]:
+    for n in (1, 2, 3):
+        yield n

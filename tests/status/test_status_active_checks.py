@@ -16,6 +16,7 @@ from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 from npa_sop_tui.tui.widgets.status.panels import checks_lines
 
 from testkit.kube import CONTEXT
+from testkit.wait import within
 
 
 def check(name: str, kind: str, status: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -57,7 +58,7 @@ async def test_active_checks_waiting_and_failed(
     snap = None
     # One stream of snapshots: patch once all three checks are seen, stop at the failure.
     async with StatusWatcher(settings) as watcher, asyncio.timeout(60):
-        async for snap in watcher.snapshots():
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
             kube = snap.kube
             if kube is None or len(kube.active_checks) < 3:
                 continue

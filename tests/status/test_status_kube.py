@@ -21,7 +21,7 @@ from npa_sop_tui.status.kube import KubeCollector, KubeSettings, _join_all
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
 from testkit.kube import CONTEXT
-from testkit.wait import eventually
+from testkit.wait import eventually, within
 
 
 def collector(kubeconfig: Path, **kw: object) -> KubeCollector:
@@ -60,7 +60,7 @@ async def test_nodes_turn_ready_over_time_and_verdict_follows(
     )
     seen: list[tuple[int, str]] = []
     async with StatusWatcher(settings) as watcher:
-        async for snap in watcher.snapshots():
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
             assert snap.kube is not None and snap.freshness["kube"].state == "fresh"
             group = next(g for g in snap.kube.node_groups if g.name == "worker")
             seen.append((group.ready, snap.verdict.state))
@@ -163,7 +163,7 @@ async def test_500s_mark_kube_stale_then_recover(
     states: list[str] = []
     async with StatusWatcher(settings) as watcher:
         watcher._kube.settings.backoff_initial = 0.1  # type: ignore[union-attr]
-        async for snap in watcher.snapshots():
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
             f = snap.freshness["kube"]
             states.append(f.state)
             assert snap.kube is not None
@@ -218,7 +218,7 @@ async def test_missing_context_is_reported(tmp_path: Path, fake_kube: FakeKubeSe
     kc = fake_kube.write_kubeconfig(tmp_path / "kc", "some-other-context")
     settings = StatusSettings(name="demo", kubeconfig=kc, slurm_enabled=False)
     async with StatusWatcher(settings) as watcher:
-        async for snap in watcher.snapshots():
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
             f = snap.freshness["kube"]
             assert f.state == "error"
             assert "nebius-demo-slurm" in (f.error or "") and "get-credentials" in (f.error or "")

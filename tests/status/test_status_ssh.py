@@ -23,7 +23,7 @@ from npa_sop_tui.status.ssh import SshSession, SshTarget
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
 from testkit.substrate import PrivateSshd, Substrate
-from testkit.wait import eventually
+from testkit.wait import eventually, within
 
 
 def session(sub: Substrate, *, port: int | None = None, accept: bool = True) -> SshSession:
@@ -179,7 +179,7 @@ async def test_sshd_stopped_mid_watch_marks_slurm_stale_and_recovers(
         asyncio.timeout(40),
         StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as w,
     ):
-        async for snap in w.snapshots():
+        async for snap in within(w.snapshots(), what="status snapshots"):
             f = snap.freshness["slurm"]
             phases.append(f.state)
             if len(phases) == 1:

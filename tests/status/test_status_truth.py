@@ -23,7 +23,7 @@ from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
 from testkit.kube import progressing_kube
 from testkit.substrate import Substrate
-from testkit.wait import eventually
+from testkit.wait import eventually, within
 
 NOW = 1_800_000_000.0
 
@@ -118,7 +118,7 @@ async def test_every_successful_poll_is_a_snapshot_even_without_change(
         asyncio.timeout(30),
         StatusWatcher(settings, host_key_policy=HostKeyPolicy.accept_new()) as watcher,
     ):
-        async for snap in watcher.snapshots():
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
             stamps.append(snap.freshness["slurm"].updated_at or 0.0)
             if len(stamps) == 3:
                 break

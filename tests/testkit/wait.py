@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
 Check = Callable[[], Any]
+T = TypeVar("T")
 
 
 async def eventually(
@@ -49,3 +50,23 @@ def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g}s waiting for {what or check}")
         time.sleep(interval)
+
+
+async def within(
+    stream: AsyncIterator[T], *, timeout: float = 60.0, what: str = "the stream"
+) -> AsyncIterator[T]:
+    """The items of an endless stream (status snapshots), until the consumer breaks out or
+    `timeout` s pass: then `AssertionError` naming what was awaited, so a broken verdict
+    fails the test instead of looping forever."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            # in this task (no wait_for): the stream may hold context tied to its task
+            async with asyncio.timeout(max(left, 0.001)):
+                item = await anext(stream)
+        except TimeoutError:
+            raise AssertionError(f"timed out after {timeout:g}s reading {what}") from None
+        except StopAsyncIteration:
+            return
+        yield item
