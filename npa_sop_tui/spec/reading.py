@@ -330,42 +330,14 @@ def parse_spec_text(
 
 
 def read_spec_file(path: Path, source: str) -> str:
-    """The text of a spec file; a missing, unreadable, oversized or non-UTF-8 file raises
-    `SpecError` saying which."""
+    """The text of a spec file; a missing, unreadable, special (device, FIFO), oversized or
+    non-UTF-8 file raises `SpecError` saying which, before more than `MAX_BYTES` are read."""
+    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+
     try:
-        if path.is_dir():
-            raise SpecError([Finding("error", "", "is a folder, not a spec file", None, source)])
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(
-                [
-                    Finding(
-                        "error", "", "spec is larger than 1 MiB", "is this the right file?", source
-                    )
-                ]
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(
-            [
-                Finding(
-                    "error",
-                    "",
-                    f"spec file not found (looked for {path.resolve()})",
-                    "check the path; relative paths start from the current folder",
-                    source,
-                )
-            ]
-        ) from None
-    except OSError as exc:
-        raise SpecError(
-            [Finding("error", "", f"cannot read spec file: {exc.strerror}", None, source)]
-        ) from None
-    try:
-        return raw.decode()  # UTF-8
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            [Finding("error", "", f"spec is not UTF-8 text (byte {exc.start})", None, source)]
-        ) from None
+        return read_regular_text(path, limit=MAX_BYTES, what="spec file", subject="spec")
+    except Unreadable as exc:
+        raise SpecError([Finding("error", "", exc.reason, exc.hint, source)]) from None
 
 
 def load_spec_file(

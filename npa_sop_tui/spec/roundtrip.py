@@ -120,6 +120,15 @@ class SpecDocument:
 
     @classmethod
     def parse(cls, text: str, path: Path | None = None) -> SpecDocument:
+        """The document of `text`; `SpecError` when it is not YAML, or (before ruamel builds
+        anything) larger, deeper or more alias-expanded than `validate` accepts."""
+        from npa_sop_tui.spec.yaml_positions import YamlProblem, check_limits
+
+        if text.strip():
+            try:
+                check_limits(text, source=str(path or "<text>"), what="spec")
+            except YamlProblem as exc:
+                raise SpecError(exc.findings) from None
         y = _yaml()
         try:
             data = y.load(text) if text.strip() else None
@@ -143,22 +152,12 @@ class SpecDocument:
 
     @classmethod
     def read(cls, path: str | Path) -> SpecDocument:
+        """The document of the spec file at `path`: a regular file of at most 1 MiB (the
+        same checks and messages as `validate`; devices and FIFOs are refused at once)."""
+        from npa_sop_tui.spec.reading import read_spec_file
+
         path = Path(path)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            raise SpecError(
-                [
-                    error("", f"spec file not found (looked for {path.resolve()})").at(
-                        str(path), None, None
-                    )
-                ]
-            ) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(
-                [error("", f"cannot read spec file: {exc}").at(str(path), None, None)]
-            ) from None
-        return cls.parse(text, path)
+        return cls.parse(read_spec_file(path, str(path)), path)
 
     # -- edits ---------------------------------------------------------------------------
 

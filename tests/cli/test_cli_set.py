@@ -113,3 +113,48 @@ def test_set_does_not_import_textual(spec: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "0 False"
+
+
+def _alias_bomb(levels: int = 9) -> str:
+    """A few hundred bytes that expand to 9**levels values (a "billion laughs")."""
+    lines = [
+        "apiVersion: npa.soperator/v0.0.1",
+        "name: bomb",
+        "a0: &a0 [" + ",".join(["lol"] * 9) + "]",
+    ]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_set_alias_bomb_is_refused_fast(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused by counting the composed nodes, before ruamel builds anything, with the
+    message `validate` gives; the peak memory stays far below what expanding would need."""
+    import tracemalloc
+
+    from ruamel.yaml import YAML
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_alias_bomb())
+    assert bomb.stat().st_size < 600
+
+    def never(*_args: object, **_kw: object) -> None:
+        raise AssertionError("ruamel loaded the alias bomb")
+
+    monkeypatch.setattr(YAML, "load", never)
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, "--spec", str(bomb), "name=x")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and out == ""
+    assert f"{bomb}:" in err and "more than 50000 values (YAML aliases expanding?)" in err
+    assert "Traceback" not in err
+    assert peak < 150 * 1024 * 1024
+    assert bomb.read_text() == _alias_bomb()
+    capsys.readouterr()
+    assert main(["soperator", "validate", "--spec", str(bomb)]) == 2
+    assert "more than 50000 values" in capsys.readouterr().err
