@@ -21,9 +21,10 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from npa_sop_tui.errors import OperationError
+from npa_sop_tui.errors import OperationError, UsageError
 
 SECRET_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -157,18 +158,27 @@ def tighten_tree(root: Path | str) -> None:
 # Atomic writes
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+def atomic_write_bytes(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int = 0o644,
+    owner: tuple[int, int] | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """Write `data` to `path` via a temp file in the same folder and an atomic rename.
 
     The temp file is created with `mode` from the start, so a secret is never readable by
-    others, not even for a moment. No space: the reserve on that disk is given up once and
-    the write retried; then `DiskFull`, the previous file untouched.
+    others, not even for a moment; `owner` (uid, gid) is given to it before the rename (a
+    `UsageError` when that is not allowed, nothing written). `before_replace` runs right
+    before the rename and may raise to keep the old file. No space: the reserve on that disk
+    is given up once and the write retried; then `DiskFull`, the previous file untouched.
     """
     path = Path(path)
     ensure_dir(path.parent)
     for attempt in (1, 2):
         try:
-            _write_once(path, data, mode)
+            _write_once(path, data, mode, owner, before_replace)
             return
         except OSError as exc:
             if not is_disk_full(exc):
@@ -178,16 +188,33 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
             raise DiskFull(path, needed=len(data) + 4096) from None
 
 
-def _write_once(path: Path, data: bytes, mode: int) -> None:
+def _write_once(
+    path: Path,
+    data: bytes,
+    mode: int,
+    owner: tuple[int, int] | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     fd, tmp = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent
     )
     try:
-        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
+            if owner is not None and owner != (os.geteuid(), os.fstat(fd).st_gid):
+                try:
+                    os.fchown(fd, *owner)
+                except PermissionError:
+                    raise UsageError(
+                        f"{path}: not written: it belongs to uid {owner[0]} gid {owner[1]}, "
+                        "and a replacement could not keep that owner",
+                        hint="edit it as its owner (or copy it and edit the copy)",
+                    ) from None
+            os.fchmod(fd, mode)  # after chown, which clears set-id bits
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -117,6 +117,9 @@ class SpecDocument:
     data: Any = None
     changed: list[str] = field(default_factory=list)
     """Field paths set or removed since reading, in order."""
+    on_disk: bool = False
+    """`original` is what the file at `path` held when read: `write` refuses to replace
+    that file once it holds anything else (another editor saved it meanwhile)."""
 
     @classmethod
     def parse(cls, text: str, path: Path | None = None) -> SpecDocument:
@@ -157,7 +160,9 @@ class SpecDocument:
         from npa_sop_tui.spec.reading import read_spec_file
 
         path = Path(path)
-        return cls.parse(read_spec_file(path, str(path)), path)
+        doc = cls.parse(read_spec_file(path, str(path)), path)
+        doc.on_disk = True
+        return doc
 
     # -- edits ---------------------------------------------------------------------------
 
@@ -325,13 +330,22 @@ class SpecDocument:
         return text
 
     def write(self, path: Path | None = None, *, capacity: dict[str, str] | None = None) -> Path:
-        """Validate, then write atomically to `path` (default: where it was read from)."""
-        from npa_sop_tui.fsutil import atomic_write_text
+        """Validate, then write atomically to `path` (default: where it was read from): a
+        symlink's target is written, its mode and owner kept (`file_edit`); the file it was
+        read from must still hold what was read (`FileChanged` if not, nothing written)."""
+        from npa_sop_tui.file_edit import edit_target, replace_checked
 
         target = Path(path or self.path or "cluster.yaml")
         text = self.validated_text(capacity=capacity)
         if text != self.original or not target.exists():
-            atomic_write_text(target, text)
+            same = (
+                self.on_disk
+                and self.path is not None
+                and edit_target(self.path) == edit_target(target)
+            )
+            expected = self.original.encode("utf-8") if same else None
+            replace_checked(target, text.encode("utf-8"), expected=expected)
+            self.on_disk = True
         self.original = text
         self.path = target
         self.changed = []

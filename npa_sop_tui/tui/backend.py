@@ -212,11 +212,12 @@ class Backend:
         return doc.render(), doc.diff()
 
     def write_text(self, path: Path, text: str) -> Any:
-        """Write spec text atomically; returns the document of what is now on disk."""
-        from npa_sop_tui.fsutil import atomic_write_text
+        """Write spec text atomically (a symlink's target, mode and owner kept); returns the
+        document of what is now on disk."""
+        from npa_sop_tui.file_edit import replace_checked
         from npa_sop_tui.spec.roundtrip import SpecDocument
 
-        atomic_write_text(Path(path), text)
+        replace_checked(Path(path), text.encode("utf-8"), expected=None)
         return SpecDocument.parse(text, Path(path))
 
     def to_mapping(self, spec: Any) -> dict[str, Any]:
