@@ -24,8 +24,7 @@ def cache_path(region: str) -> Path:
 def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Path:
     from npa_sop_tui.fsutil import atomic_write_text
 
-    path = cache_path(region)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = cache_path(region)  # atomic_write_text makes its folder 0700
     doc = {
         "region": region,
         "refreshed_at": time.time(),
