@@ -195,6 +195,41 @@ def open_private(path: Path | str, flags: int, mode: int = SECRET_MODE) -> int:
     return fd
 
 
+def read_trusted(path: Path | str, *, limit: int) -> bytes | None:
+    """The bytes of a file npa wrote for itself (a cache), or None unless nobody else could
+    have written it: a regular file (no symlink, on the way or at the end) owned by the user
+    and writable by nobody else, in a folder of the user's that only the user can enter, at
+    most `limit` bytes."""
+    path = Path(path)
+    try:
+        refuse_symlinks(path.parent)
+        folder = path.parent.lstat()
+        if (
+            not stat.S_ISDIR(folder.st_mode)
+            or folder.st_uid != os.geteuid()
+            or stat.S_IMODE(folder.st_mode) & 0o077
+        ):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, UsageError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_uid != os.geteuid()
+            or stat.S_IMODE(info.st_mode) & 0o022
+            or info.st_size > limit
+        ):
+            return None
+        data = os.read(fd, limit + 1)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 # --- the sandbox's home ----------------------------------------------------------------------
 
 
