@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npa_sop_tui.spec.derived import SECRET_FIELDS
 from npa_sop_tui.spec.findings import error
 from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
 from npa_sop_tui.spec.yaml_comments import put_tail, take_tail
 
-SECRET_KEYS = frozenset({"capacity_block_group"})
+SECRET_KEYS = SECRET_FIELDS
 """Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
 
 _PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")

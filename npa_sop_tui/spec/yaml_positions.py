@@ -88,6 +88,12 @@ def parent_path(path: str) -> str:
     return path.rsplit(".", 1)[0] if "." in path else ""
 
 
+def _secret_path(path: str) -> bool:
+    from npa_sop_tui.spec.derived import SECRET_FIELDS
+
+    return any(part in SECRET_FIELDS for part in re.split(r"[.\[\]]", path))
+
+
 def _mark(node: Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -141,6 +147,8 @@ class _Builder:
             return self.constructor.construct_object(node, deep=True)
         except (yaml.YAMLError, ValueError, OverflowError, TypeError) as exc:
             problem = getattr(exc, "problem", None) or str(exc)
+            if _secret_path(path):  # the problem quotes the value
+                problem = f"a {node.tag.rsplit(':', 1)[-1]} (value hidden: the field is a secret)"
             self.problem(node, path, f"cannot read this YAML value: {problem}")
             return None
 
