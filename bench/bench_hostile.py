@@ -42,7 +42,9 @@ def _run(spec: Path, env: dict[str, str], expect: int) -> tuple[float, int]:
     """Wall-clock seconds and peak RSS (KiB) of `set --dry-run` on `spec`."""
     cmd = [sys.executable, "-c", PROBE, "soperator", "set", "--spec", str(spec)]
     started = time.perf_counter()
-    done = subprocess.run([*cmd, "name=other", "--dry-run"], env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [*cmd, "name=other", "--dry-run"], env=env, capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != expect:
         raise SystemExit(f"set on {spec} exited {done.returncode}: {done.stderr[-400:]}")

@@ -113,16 +113,28 @@ def _on_read_only_home(home: Path, *args: str) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow
 def test_read_only_home_is_reported_once(npa_home: Path) -> None:
     if shutil.which("unshare") is None or _on_read_only_home(npa_home, "--help").returncode:
         pytest.skip("needs root and `unshare -m` to mount the home read-only")
+    from npa_sop_tui.inventory import InventoryEntry, save
+
+    install = npa_home.parent / "install"
+    install.mkdir()
+    entry = InventoryEntry(name="demo", kube_context="nebius-demo-slurm", state="deployed")
+    save(entry.model_copy(update={"install_dir": str(install)}))
     spec = str(ROOT / "assets" / "cpu-minimal.yaml")
     for args in (["list"], ["validate", "--spec", spec], ["list", "--debug"]):
         done = _on_read_only_home(npa_home, *args)
         assert done.returncode == 0, (args, done.stderr)
         assert "Traceback" not in done.stderr
     assert "debug log: not written: the npa home" in done.stderr
-    for args in (["plan", "--spec", spec], ["deploy", "--yes", "--spec", spec]):
+    assert "demo" in _on_read_only_home(npa_home, "list").stdout
+    for args in (
+        ["plan", "--spec", spec],
+        ["deploy", "--yes", "--spec", spec],
+        ["destroy", "--name", "demo", "--yes"],
+    ):
         done = _on_read_only_home(npa_home, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.count(f"the npa home {npa_home} is not writable") == 1
