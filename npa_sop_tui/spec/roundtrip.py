@@ -126,17 +126,22 @@ class SpecDocument:
     def parse(cls, text: str, path: Path | None = None) -> SpecDocument:
         """The document of `text`; `SpecError` when it is not YAML, or (before ruamel builds
         anything) larger, deeper or more alias-expanded than `validate` accepts."""
-        from npa_sop_tui.spec.yaml_positions import YamlProblem, check_limits
+        from npa_sop_tui.spec.yaml_positions import YamlProblem, check_limits, load_yaml_mapping
 
+        source = str(path or "<text>")
         if text.strip():
             try:
-                check_limits(text, source=str(path or "<text>"), what="spec")
+                check_limits(text, source=source, what="spec")
             except YamlProblem as exc:
                 raise SpecError(exc.findings) from None
         y = _yaml()
         try:
             data = y.load(text) if text.strip() else None
         except Exception as exc:
+            try:  # validate's reading names the field and place (and hides a secret value)
+                load_yaml_mapping(text, source=source, what="spec")
+            except YamlProblem as problem:
+                raise SpecError(problem.findings) from None
             where = getattr(exc, "problem_mark", None)
             line = where.line + 1 if where is not None else None
             raise SpecError(
