@@ -145,13 +145,16 @@ def load_config(path: str | Path | None = None) -> NpaConfig:
 
     cfg_path = Path(path) if path is not None else paths.config_path()
     source = str(cfg_path)
-    try:
-        text = cfg_path.read_text("utf-8")
-    except FileNotFoundError:
-        return NpaConfig()
-    except (OSError, UnicodeDecodeError) as exc:
+    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.spec.yaml_positions import MAX_BYTES
+
+    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read
+        text = read_regular_text(cfg_path, limit=MAX_BYTES, what="config file", subject="config")
+    except Unreadable as exc:
+        if exc.missing:
+            return NpaConfig()
         raise ConfigError(
-            [Finding("error", "", f"cannot read: {exc}", None, source)], source=source
+            [Finding("error", "", f"cannot read: {exc.reason}", exc.hint, source)], source=source
         ) from None
     if not text.strip():
         return NpaConfig()

@@ -25,7 +25,20 @@ def set_config_value(path: Path, keys: Sequence[str], value: Any) -> None:
 
     yaml = YAML()  # round-trip mode
     yaml.preserve_quotes = True
-    text = path.read_text("utf-8") if path.is_file() else ""
+    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.spec.yaml_positions import MAX_BYTES, YamlProblem, check_limits
+
+    what = f"{path}: cannot save {'.'.join(keys)}"
+    try:  # bounded, regular files only, aliases counted before ruamel builds anything
+        text = read_regular_text(path, limit=MAX_BYTES, what="config file", subject="config")
+        if text.strip():
+            check_limits(text, source=str(path), what="config")
+    except Unreadable as exc:
+        if not exc.missing:
+            raise UsageError(f"{what}: {exc.reason}", hint=exc.hint) from None
+        text = ""
+    except YamlProblem as exc:
+        raise UsageError(f"{what}: {exc.findings[0].render()}") from None
     try:
         data = yaml.load(text) if text.strip() else None
     except YAMLError as exc:
@@ -47,5 +60,4 @@ def set_config_value(path: Path, keys: Sequence[str], value: Any) -> None:
     node[keys[-1]] = value
     out = io.StringIO()
     yaml.dump(data, out)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    atomic_write_text(path, out.getvalue(), mode=mode)
+    atomic_write_text(path, out.getvalue(), mode=0o600)  # under the home: private

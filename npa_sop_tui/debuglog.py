@@ -52,17 +52,30 @@ class _RedactingFilter(logging.Filter):
 
 
 class _DebugLogHandler(logging.handlers.RotatingFileHandler):
-    """The `--debug` file (its own class, so `stop` removes it and nothing else)."""
+    """The `--debug` file (its own class, so `stop` removes it and nothing else).
+
+    Opened through `home_files` (0600, `O_NOFOLLOW`): a planted `logs/npa-debug.log` symlink
+    is refused, never appended to or chmodded. Rotation renames the links themselves."""
+
+    def _open(self) -> Any:
+        from npa_sop_tui.home_files import open_private
+
+        fd = open_private(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        return os.fdopen(fd, "a", encoding=self.encoding)
 
 
-def start(argv: Sequence[str], *, program: str = "npa") -> Path:
-    """Send logging to the rotating debug log, say where on stderr, and return its path."""
-    folder = logs_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / LOG_NAME
+def start(argv: Sequence[str], *, program: str = "npa") -> Path | None:
+    """Send logging to the rotating debug log, say where on stderr, and return its path;
+    None (said once on stderr) when the home cannot hold it: the command runs without."""
+    from npa_sop_tui.errors import UsageError
+
     stop()  # one debug log per call
-    handler = _DebugLogHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
-    os.chmod(path, 0o600)  # hostnames, paths and command lines are nobody else's business
+    try:  # the folder is made 0700 (the home too), the file 0600: nobody else's business
+        path = logs_dir() / LOG_NAME
+        handler = _DebugLogHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+    except UsageError as exc:  # a read-only home, a planted symlink
+        sys.stderr.write(f"debug log: not written: {exc.render()}\n")
+        return None
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     )

@@ -3,8 +3,9 @@
 - Writes are atomic (temp file + rename): a failed write leaves the previous file intact.
   Temp files are named `.<name>.<pid>-<random>.tmp`; `sweep_temp_files` removes those whose
   writer is gone (a kill between create and rename leaves one behind).
-- Folders under the npa home are created 0700, and existing ones are tightened to 0700 the
-  first time npa writes there: state, logs and keys are nobody else's business.
+- Under the npa home the rules of `home_files` hold: folders 0700, files 0600, no symlink
+  followed (a symlinked folder on the way is refused; the rename replaces a link at the
+  path itself, never its target), a read-only home is one clear `HomeReadOnly`.
 - A full disk gives one `DiskFull` error naming the path and the space needed. Each
   installation keeps a small reserve file (`.npa-run/reserve`) that is given up at the first
   "no space left" so the last writes that matter (Terraform's state, the inventory record)
@@ -18,20 +19,25 @@ import errno
 import os
 import re
 import shutil
-import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from npa_sop_tui.errors import OperationError
+from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.home_files import (
+    PRIVATE_DIR_MODE,
+    SECRET_MODE,
+    ensure_dir,
+    private_mode,
+    read_only,
+    tighten_tree,
+)
 
-SECRET_MODE = 0o600
-PRIVATE_DIR_MODE = 0o700
+__all__ = ["PRIVATE_DIR_MODE", "SECRET_MODE", "ensure_dir", "tighten_tree"]  # re-exported
+
 RESERVE_NAME = "reserve"
 RESERVE_BYTES = 2 * 1024 * 1024
-# Not descended into when tightening an existing home: their own tools manage what is inside,
-# and nothing in them is reachable once they are 0700.
-_NOT_OURS = frozenset({".git", ".terraform", "tf-mirror"})
 _TEMP_WITH_PID = re.compile(r"^\..+\.(\d+)-[A-Za-z0-9_]+\.tmp$")
 _TEMP_LEGACY = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # before the pid was in the name
 LEGACY_TEMP_AGE = 600.0  # seconds: older legacy temp files are abandoned
@@ -96,98 +102,70 @@ def _mount_of(path: Path) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Private folders
-
-
-_tightened: set[Path] = set()
-
-
-def _home() -> Path | None:
-    try:
-        from npa_sop_tui.paths import npa_home
-
-        return npa_home().absolute()
-    except Exception:  # a broken NPA_HOME is reported by whoever uses it
-        return None
-
-
-def ensure_dir(path: Path | str) -> Path:
-    """`mkdir -p path`; under the npa home every folder is made (or tightened to) 0700."""
-    path = Path(path).absolute()
-    home = _home()
-    if home is None or (path != home and home not in path.parents):
-        path.mkdir(parents=True, exist_ok=True)
-        return path
-    if home not in _tightened and home.is_dir():
-        tighten_tree(home)
-        _tightened.add(home)
-    missing = [p for p in (path, *path.parents) if p == home or home in p.parents]
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=PRIVATE_DIR_MODE)
-        except FileExistsError:
-            continue
-        folder.chmod(PRIVATE_DIR_MODE)  # mkdir's mode is filtered by the umask
-    _tightened.add(home)
-    return path
-
-
-def _tighten(path: Path) -> None:
-    with contextlib.suppress(OSError):
-        info = path.lstat()
-        if (
-            stat.S_ISDIR(info.st_mode)
-            and info.st_uid == os.getuid()
-            and stat.S_IMODE(info.st_mode) & 0o077
-        ):
-            path.chmod(stat.S_IMODE(info.st_mode) & PRIVATE_DIR_MODE | PRIVATE_DIR_MODE)
-
-
-def tighten_tree(root: Path | str) -> None:
-    """Make `root` and the folders below it 0700 (symlinks and tool-managed folders aside)."""
-    root = Path(root)
-    _tighten(root)
-    for folder, dirs, _files in os.walk(root):
-        for name in dirs:
-            _tighten(Path(folder) / name)
-        dirs[:] = [d for d in dirs if d not in _NOT_OURS]  # tightened, not descended into
-
-
-# ---------------------------------------------------------------------------------------------
 # Atomic writes
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+def atomic_write_bytes(
+    path: Path,
+    data: bytes,
+    *,
+    mode: int = 0o644,
+    owner: tuple[int, int] | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """Write `data` to `path` via a temp file in the same folder and an atomic rename.
 
     The temp file is created with `mode` from the start, so a secret is never readable by
-    others, not even for a moment. No space: the reserve on that disk is given up once and
-    the write retried; then `DiskFull`, the previous file untouched.
+    others, not even for a moment; `owner` (uid, gid) is given to it before the rename (a
+    `UsageError` when that is not allowed, nothing written). `before_replace` runs right
+    before the rename and may raise to keep the old file. No space: the reserve on that disk
+    is given up once and the write retried; then `DiskFull`, the previous file untouched.
     """
     path = Path(path)
     ensure_dir(path.parent)
+    mode = private_mode(path, mode)
     for attempt in (1, 2):
         try:
-            _write_once(path, data, mode)
+            _write_once(path, data, mode, owner, before_replace)
             return
         except OSError as exc:
             if not is_disk_full(exc):
-                raise
+                problem = read_only(exc, path)
+                if problem is None:
+                    raise
+                raise problem from None
             if attempt == 1 and release_reserve(path.parent):
                 continue
             raise DiskFull(path, needed=len(data) + 4096) from None
 
 
-def _write_once(path: Path, data: bytes, mode: int) -> None:
+def _write_once(
+    path: Path,
+    data: bytes,
+    mode: int,
+    owner: tuple[int, int] | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     fd, tmp = tempfile.mkstemp(
         prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp", dir=path.parent
     )
     try:
-        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
+            if owner is not None and owner != (os.geteuid(), os.fstat(fd).st_gid):
+                try:
+                    os.fchown(fd, *owner)
+                except PermissionError:
+                    raise UsageError(
+                        f"{path}: not written: it belongs to uid {owner[0]} gid {owner[1]}, "
+                        "and a replacement could not keep that owner",
+                        hint="edit it as its owner (or copy it and edit the copy)",
+                    ) from None
+            os.fchmod(fd, mode)  # after chown, which clears set-id bits
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

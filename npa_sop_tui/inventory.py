@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import NpaError, UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, ensure_dir
+from npa_sop_tui.home_files import open_private
 from npa_sop_tui.paths import cluster_dir
 
 if TYPE_CHECKING:
@@ -275,12 +275,8 @@ class EventLog:
     ) -> None:
         self.path = operations_dir(name) / f"{operation_id}.ndjson"
         self._on_close = on_close  # the s3 store uploads the finished log
-        ensure_dir(self.path.parent)
-        # Created 0600 before anything is written to it.
-        self._fd: int | None = os.open(
-            self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, SECRET_MODE
-        )
-        os.fchmod(self._fd, SECRET_MODE)
+        # Created 0600 before anything is written to it; never through a symlink.
+        self._fd: int | None = open_private(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         self.failed: OSError | None = None
 
     def write(self, data: dict[str, object]) -> None:

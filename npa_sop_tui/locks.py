@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import ensure_dir
+from npa_sop_tui.home_files import HomeSymlink, open_private
 from npa_sop_tui.paths import cluster_dir
 
 
@@ -158,8 +158,8 @@ class ClusterLock:
 
     def acquire(self) -> ClusterLock:
         """Take the lock now, or raise `ClusterBusy` naming the holder; never waits."""
-        ensure_dir(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        # O_NOFOLLOW: a planted `.lock` symlink is refused, never truncated through
+        fd = open_private(self.path, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -239,9 +239,10 @@ def _read_holder(fd: int) -> dict[str, object] | None:
 def is_locked(name: str) -> bool:
     """True if some process currently holds the cluster's lock (used by tests and `list`)."""
     path = cluster_dir(name) / ".lock"
-    if not path.exists():
+    try:
+        fd = open_private(path, os.O_RDONLY)
+    except (FileNotFoundError, HomeSymlink):
         return False
-    fd = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

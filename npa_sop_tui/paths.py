@@ -1,7 +1,7 @@
 """Where npa keeps its files. `NPA_HOME` moves the whole tree (tests, several setups).
 
-Folders under the npa home are private (0700): `fsutil.ensure_dir` creates them so and
-tightens existing ones the first time a process writes under the home.
+Folders under the npa home are private (0700) and files 0600: `home_files` creates, opens
+and locks everything under it (and enters the sandbox's home).
 """
 
 from __future__ import annotations
@@ -91,40 +91,3 @@ def sandbox_home() -> Path:
     """The sandbox's npa home: the one already entered, else `<npa home>/sandbox`."""
     entered = os.environ.get(SANDBOX_HOME_ENV)
     return Path(entered) if entered else npa_home() / "sandbox"
-
-
-def enter_sandbox_home() -> Path:
-    """Make the sandbox home this process's npa home (idempotent); returns it."""
-    from npa_sop_tui.fsutil import ensure_dir
-
-    home = ensure_dir(sandbox_home())  # 0700, like every folder under the npa home
-    os.environ[NPA_HOME_ENV] = str(home)
-    os.environ[SANDBOX_HOME_ENV] = str(home)
-    return home
-
-
-class SandboxHomeEntered:
-    """The sandbox home as this process's npa home until `leave()` (or the end of a `with`
-    block); the previous one after. A plain object, not a generator: an environment that is
-    never closed must not restore an old home whenever it happens to be garbage-collected."""
-
-    def __init__(self) -> None:
-        self._saved = {var: os.environ.get(var) for var in (NPA_HOME_ENV, SANDBOX_HOME_ENV)}
-        self.home = enter_sandbox_home()
-        self._left = False
-
-    def leave(self) -> None:
-        if self._left:
-            return
-        self._left = True
-        for var, value in self._saved.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
-
-    def __enter__(self) -> Path:
-        return self.home
-
-    def __exit__(self, *exc: object) -> None:
-        self.leave()

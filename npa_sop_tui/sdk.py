@@ -447,11 +447,11 @@ def status(name: str, **kw: Any) -> ClusterStatus:
 def list_clusters(*, sandbox: bool = False) -> builtins.list[InventoryEntry]:
     """Clusters in the local inventory (the sandbox's with `sandbox=True`), with state and
     last operation."""
-    from npa_sop_tui import lifecycle, paths
+    from npa_sop_tui import home_files, lifecycle
 
     if not sandbox:
         return lifecycle.list_clusters()
-    with paths.SandboxHomeEntered():
+    with home_files.SandboxHomeEntered():
         return lifecycle.list_clusters()
 
 

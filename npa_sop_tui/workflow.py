@@ -99,12 +99,15 @@ class LoadedWorkflow(BaseModel):
 
 def load_workflow(path: str | Path) -> LoadedWorkflow:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"workflow file {str(path)!r} does not exist") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read workflow file {str(path)!r}: {exc}") from None
+    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.spec.yaml_positions import MAX_BYTES
+
+    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read
+        text = read_regular_text(path, limit=MAX_BYTES, what="workflow file")
+    except Unreadable as exc:
+        if exc.missing:
+            raise UsageError(f"workflow file {str(path)!r} does not exist") from None
+        raise UsageError(f"{path}: {exc.reason}", hint=exc.hint) from None
     return parse_workflow_text(text, source=str(path), base_dir=path.resolve().parent)
 
 

@@ -732,7 +732,9 @@ class WizardScreen(Guarded, Screen[None]):
             same_file = self.document is not None and self.document.path is not None
             same_file = same_file and target.absolute() == Path(self.document.path).absolute()
             if not (same_file and text == self.document.original):  # unchanged: not rewritten
-                self.document = self.npa.backend.write_text(target, text)
+                # the file it was opened from must still hold what was opened (else refused)
+                expected = self.document.original if same_file else None
+                self.document = self.npa.backend.write_text(target, text, expected=expected)
         except (NpaError, OSError) as exc:
             self._deploy_after_write = False
             self.npa.show_error(exc, title=f"Could not write {target}")

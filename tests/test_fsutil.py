@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui import fsutil
+from npa_sop_tui import fsutil, home_files
 from npa_sop_tui.fsutil import DiskFull, atomic_write_text, ensure_dir, sweep_temp_files
 
 
@@ -29,7 +29,7 @@ def test_folders_under_the_home_are_created_0700(npa_home: Path, tmp_path: Path)
 
 
 def test_existing_folders_are_tightened_on_first_use(npa_home: Path) -> None:
-    fsutil._tightened.clear()
+    home_files._tightened.clear()
     old = npa_home / "soperator" / "old"
     (old / "operations").mkdir(parents=True)
     (old / ".terraform" / "providers").mkdir(parents=True)

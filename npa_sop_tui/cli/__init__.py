@@ -117,11 +117,12 @@ def _run_command(args: argparse.Namespace, raw: list[str], debug: bool, *, progr
         debuglog.log.info("exit %s", code)
     except BaseException as exc:
         debuglog.note_error(exc)
-        sys.stderr.write(f"debug log: {path}\n")
+        if path is not None:
+            sys.stderr.write(f"debug log: {path}\n")
         raise
     finally:
         debuglog.stop()
-    if code:
+    if code and path is not None:
         sys.stderr.write(f"debug log: {path}\n")
     return code
 

@@ -49,7 +49,7 @@ def run_handler(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "sandbox", False):
             # Sandbox clusters keep their own npa home, shared with the app's sandbox.
-            from npa_sop_tui.paths import enter_sandbox_home
+            from npa_sop_tui.home_files import enter_sandbox_home
 
             enter_sandbox_home()
         return handler(args)

@@ -75,15 +75,27 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
 def cmd_set(args: argparse.Namespace) -> int:
     from npa_sop_tui.cli.common import capacity_flag
-    from npa_sop_tui.errors import EXIT_BAD_INPUT, UsageError
-    from npa_sop_tui.spec.findings import summary_line
-    from npa_sop_tui.spec.model import SpecError
-    from npa_sop_tui.spec.roundtrip import PathError, SpecDocument
+    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.file_edit import editing
 
     if not args.assignments and not args.unset:
         raise UsageError("nothing to set", hint="pass KEY=VALUE (or --unset KEY)")
     changes = [parse_assignment(a) for a in args.assignments]
     capacity = capacity_flag(args)
+    # Held from the read to the write: a second `set` of the same file waits, then reads
+    # what this one wrote, so neither edit is lost (`file_edit`).
+    with editing(args.spec):
+        return _edit(args, changes, capacity)
+
+
+def _edit(
+    args: argparse.Namespace, changes: list[tuple[str, Any]], capacity: dict[str, str] | None
+) -> int:
+    from npa_sop_tui.errors import EXIT_BAD_INPUT, UsageError
+    from npa_sop_tui.spec.findings import summary_line
+    from npa_sop_tui.spec.model import SpecError
+    from npa_sop_tui.spec.roundtrip import PathError, SpecDocument
+
     doc = SpecDocument.read(args.spec)
     try:
         for key, value in changes:

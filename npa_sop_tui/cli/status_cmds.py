@@ -307,7 +307,7 @@ async def _watch_text(
 def ssh_command(
     settings: StatusSettings, host: str, *, accept_new: bool, remote: list[str]
 ) -> list[str]:
-    from npa_sop_tui.fsutil import ensure_dir
+    from npa_sop_tui.home_files import open_private
     from npa_sop_tui.paths import known_hosts_path
     from npa_sop_tui.status.ssh import check_login_host, check_login_user
 
@@ -315,15 +315,18 @@ def ssh_command(
     user = check_login_user(settings.login_user)
     host = check_login_host(host)
     kh = settings.known_hosts or known_hosts_path()
-    ensure_dir(kh.parent)
+    # made (0600, no symlink) before ssh appends to it: ssh would create it 0644
+    os.close(open_private(kh, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+    paths_env = {_KNOWN_HOSTS_ENV: str(kh.absolute())}
     # ~/.ssh/config stays in force (ProxyJump, IdentityFile, …); only host-key checking is
-    # npa's own, so keys stay pinned in npa's known_hosts.
+    # npa's own, so keys stay pinned in npa's known_hosts. Paths reach ssh as environment
+    # variables (see _SSH_PATH_VARS), so nothing in them is parsed by ssh.
     cmd = [
         "ssh",
         "-p",
         str(settings.login_port),
         "-o",
-        f"UserKnownHostsFile={kh}",
+        f"UserKnownHostsFile=${{{_KNOWN_HOSTS_ENV}}}",
         "-o",
         "GlobalKnownHostsFile=/dev/null",
         "-o",
@@ -334,11 +337,21 @@ def ssh_command(
         "HashKnownHosts=no",  # keep entries readable (Debian's default hashes them)
     ]
     if settings.identity_file is not None:
-        cmd += ["-i", str(settings.identity_file), "-o", "IdentitiesOnly=yes"]
+        paths_env[_IDENTITY_ENV] = str(Path(settings.identity_file).expanduser().absolute())
+        cmd += ["-o", f"IdentityFile=${{{_IDENTITY_ENV}}}", "-o", "IdentitiesOnly=yes"]
     # The user as its own argument and `--` before the host: nothing after this point can
     # be read as an option, whatever its value.
     cmd += ["-l", user, "--", host]
-    return cmd + remote
+    # `env` sets the path variables for ssh alone; each is one argv element, never parsed.
+    return ["env", *(f"{name}={value}" for name, value in paths_env.items()), *cmd, *remote]
+
+
+# ssh reads a path given in an option as a config line: it splits at spaces (the known_hosts
+# option takes several files), strips quotes, and expands `%x` tokens and `${VAR}` (ssh_config
+# TOKENS). A home such as `/home/a b/.npa` or `/srv/100%/npa` would name other files. ssh
+# expands `${VAR}` last and does not parse the value it inserts, so the paths go by variable.
+_KNOWN_HOSTS_ENV = "NPA_SSH_KNOWN_HOSTS"
+_IDENTITY_ENV = "NPA_SSH_IDENTITY_FILE"
 
 
 def handle_ssh(args: argparse.Namespace) -> int:

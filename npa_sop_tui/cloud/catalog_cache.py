@@ -24,8 +24,7 @@ def cache_path(region: str) -> Path:
 def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Path:
     from npa_sop_tui.fsutil import atomic_write_text
 
-    path = cache_path(region)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = cache_path(region)  # atomic_write_text makes its folder 0700
     doc = {
         "region": region,
         "refreshed_at": time.time(),
@@ -38,10 +37,16 @@ def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Pat
 
 def cached_platforms(region: str | None) -> list[PlatformOffer] | None:
     """The refreshed list for `region`, or None when there is none (or it is unreadable)."""
+    from npa_sop_tui.home_files import read_trusted
+
     if not region:
         return None
+    # used only when nobody else could have written it (owner, mode, 0700 folder, no links)
+    raw = read_trusted(cache_path(region), limit=4 * 1024 * 1024)
+    if raw is None:
+        return None
     try:
-        doc = json.loads(cache_path(region).read_text("utf-8"))
+        doc = json.loads(raw)
         return [
             PlatformOffer(
                 name=p["name"],

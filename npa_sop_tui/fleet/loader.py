@@ -58,14 +58,17 @@ class LoadedFleet:
 
 def load_fleet(path: str | Path) -> LoadedFleet:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(
-            f"fleet file {str(path)!r} does not exist", hint="pass the path with --file"
-        ) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read fleet file {str(path)!r}: {exc}") from None
+    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.spec.yaml_positions import MAX_BYTES
+
+    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read
+        text = read_regular_text(path, limit=MAX_BYTES, what="fleet file")
+    except Unreadable as exc:
+        if exc.missing:
+            raise UsageError(
+                f"fleet file {str(path)!r} does not exist", hint="pass the path with --file"
+            ) from None
+        raise UsageError(f"{path}: {exc.reason}", hint=exc.hint) from None
     return parse_fleet_text(text, source=str(path))
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fleet.records import damage, fleet_root
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
+from npa_sop_tui.home_files import open_private
 
 STATE_FILE = "fleet-state.json"
 
@@ -91,8 +92,7 @@ def save_state(state: FleetState) -> None:
 def fleet_lock(fleet: str, operation: str) -> Iterator[None]:
     """Exclusive for the duration of one fleet command; released by the kernel on exit."""
     path = fleet_root(fleet) / ".lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, SECRET_MODE)
+    fd = open_private(path, os.O_RDWR | os.O_CREAT)  # 0600, 0700 folders, no symlinks
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -250,10 +250,10 @@ async def init(ctx: Context, install: Installation) -> None:
 
 
 def _plan_dir(install: Installation) -> Path:
-    path = install.dir / ".npa-plan"
-    path.mkdir(mode=0o700, exist_ok=True)
-    path.chmod(0o700)  # saved plans hold variable values, secrets included
-    return path
+    from npa_sop_tui.home_files import ensure_dir
+
+    # 0700 (through the home's owner): saved plans hold variable values, secrets included
+    return ensure_dir(install.dir / ".npa-plan")
 
 
 def _parallelism(ctx: Context) -> list[str]:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from npa_sop_tui import paths
+from npa_sop_tui import home_files
 from npa_sop_tui.environment import (
     Environment,
     EventObserver,
@@ -57,7 +57,7 @@ class SandboxEnvironment(Environment):
         settings: Settings | None = None,
         sleep_seconds: float | None = None,
     ) -> None:
-        self._home = paths.SandboxHomeEntered()  # left in aclose()
+        self._home = home_files.SandboxHomeEntered()  # left in aclose()
         self.home = self._home.home
         super().__init__(settings if settings is not None else resolve_settings(flags))
         self.sleep_seconds = sleep_seconds

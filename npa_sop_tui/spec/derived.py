@@ -20,6 +20,9 @@ DEFAULT_OPERATOR_VERSION = "4.1.6"
 DEFAULT_K8S_VERSION = {"4.1.6": "1.34", "4.1.12": "1.36"}
 DEFAULT_NODE_GROUP_VERSION = {"4.1.6": "72", "4.1.12": "75"}
 VERSION_FIELDS = ("slurm_operator_version", "k8s_version", "node_group_version")
+# Fields whose values are secrets (reservation IDs): never echoed in a message, whatever
+# type the value has, and never written into cluster.yaml.
+SECRET_FIELDS = frozenset({"capacity_block_group"})
 
 CapacityMode = Literal["reserved", "preemptible", "on-demand"]
 SelectorKind = Literal["id", "name", ""]

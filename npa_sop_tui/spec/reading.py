@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic_core import ValidationError
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.spec.derived import VERSION_FIELDS
+from npa_sop_tui.spec.derived import SECRET_FIELDS, VERSION_FIELDS
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, errors_of, summary_line, warning
 from npa_sop_tui.spec.yaml_positions import (
     MAX_BYTES,
@@ -123,7 +123,20 @@ def loc_path(loc: tuple[str | int, ...]) -> str:
     return functools.reduce(join_path, loc, "")
 
 
+class _Hidden:
+    """A secret field's value in a message: its kind, never its content."""
+
+    def __init__(self, value: Any) -> None:
+        self.kind = type(value).__name__
+
+    def __repr__(self) -> str:
+        article = "an" if self.kind[:1] in ("a", "e", "i", "o", "u") else "a"
+        return f"{article} {self.kind} (value hidden: the field is a secret)"
+
+
 def _show(value: Any) -> str:
+    if isinstance(value, _Hidden):
+        return repr(value)
     try:
         text = repr(value)
     except RecursionError:  # a value nested deeper than repr can follow (Python callers)
@@ -141,6 +154,8 @@ def findings_from_errors(
         path = loc_path(loc)
         kind = err["type"]
         value = err.get("input")
+        if any(part in SECRET_FIELDS for part in loc if isinstance(part, str)):
+            value = _Hidden(value)  # a secret given as a list or a number is still a secret
         hint: str | None = None
         expected = fields.literal_choices(path) if kind == "literal_error" else None
         if kind == "extra_forbidden":
@@ -171,6 +186,8 @@ def findings_from_errors(
             message = f"must be {wanted}, got {_show(value)}"
         else:
             message = str(err["msg"])
+            if isinstance(value, _Hidden) and str(err.get("input")) in message:
+                message = message.replace(str(err.get("input")), "<hidden>")
         finding = error(path, message, hint)
         if positions is not None:
             # an unknown key is shown where the key is written, not at its value
@@ -332,42 +349,14 @@ def parse_spec_text(
 
 
 def read_spec_file(path: Path, source: str) -> str:
-    """The text of a spec file; a missing, unreadable, oversized or non-UTF-8 file raises
-    `SpecError` saying which."""
+    """The text of a spec file; a missing, unreadable, special (device, FIFO), oversized or
+    non-UTF-8 file raises `SpecError` saying which, before more than `MAX_BYTES` are read."""
+    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+
     try:
-        if path.is_dir():
-            raise SpecError([Finding("error", "", "is a folder, not a spec file", None, source)])
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(
-                [
-                    Finding(
-                        "error", "", "spec is larger than 1 MiB", "is this the right file?", source
-                    )
-                ]
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise SpecError(
-            [
-                Finding(
-                    "error",
-                    "",
-                    f"spec file not found (looked for {path.resolve()})",
-                    "check the path; relative paths start from the current folder",
-                    source,
-                )
-            ]
-        ) from None
-    except OSError as exc:
-        raise SpecError(
-            [Finding("error", "", f"cannot read spec file: {exc.strerror}", None, source)]
-        ) from None
-    try:
-        return raw.decode()  # UTF-8
-    except UnicodeDecodeError as exc:
-        raise SpecError(
-            [Finding("error", "", f"spec is not UTF-8 text (byte {exc.start})", None, source)]
-        ) from None
+        return read_regular_text(path, limit=MAX_BYTES, what="spec file", subject="spec")
+    except Unreadable as exc:
+        raise SpecError([Finding("error", "", exc.reason, exc.hint, source)]) from None
 
 
 def load_spec_file(

@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npa_sop_tui.spec.derived import SECRET_FIELDS
 from npa_sop_tui.spec.findings import error
 from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
 from npa_sop_tui.spec.yaml_comments import put_tail, take_tail
 
-SECRET_KEYS = frozenset({"capacity_block_group"})
+SECRET_KEYS = SECRET_FIELDS
 """Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
 
 _PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
@@ -117,13 +118,30 @@ class SpecDocument:
     data: Any = None
     changed: list[str] = field(default_factory=list)
     """Field paths set or removed since reading, in order."""
+    on_disk: bool = False
+    """`original` is what the file at `path` held when read: `write` refuses to replace
+    that file once it holds anything else (another editor saved it meanwhile)."""
 
     @classmethod
     def parse(cls, text: str, path: Path | None = None) -> SpecDocument:
+        """The document of `text`; `SpecError` when it is not YAML, or (before ruamel builds
+        anything) larger, deeper or more alias-expanded than `validate` accepts."""
+        from npa_sop_tui.spec.yaml_positions import YamlProblem, check_limits, load_yaml_mapping
+
+        source = str(path or "<text>")
+        if text.strip():
+            try:
+                check_limits(text, source=source, what="spec")
+            except YamlProblem as exc:
+                raise SpecError(exc.findings) from None
         y = _yaml()
         try:
             data = y.load(text) if text.strip() else None
         except Exception as exc:
+            try:  # validate's reading names the field and place (and hides a secret value)
+                load_yaml_mapping(text, source=source, what="spec")
+            except YamlProblem as problem:
+                raise SpecError(problem.findings) from None
             where = getattr(exc, "problem_mark", None)
             line = where.line + 1 if where is not None else None
             raise SpecError(
@@ -143,22 +161,14 @@ class SpecDocument:
 
     @classmethod
     def read(cls, path: str | Path) -> SpecDocument:
+        """The document of the spec file at `path`: a regular file of at most 1 MiB (the
+        same checks and messages as `validate`; devices and FIFOs are refused at once)."""
+        from npa_sop_tui.spec.reading import read_spec_file
+
         path = Path(path)
-        try:
-            text = path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            raise SpecError(
-                [
-                    error("", f"spec file not found (looked for {path.resolve()})").at(
-                        str(path), None, None
-                    )
-                ]
-            ) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SpecError(
-                [error("", f"cannot read spec file: {exc}").at(str(path), None, None)]
-            ) from None
-        return cls.parse(text, path)
+        doc = cls.parse(read_spec_file(path, str(path)), path)
+        doc.on_disk = True
+        return doc
 
     # -- edits ---------------------------------------------------------------------------
 
@@ -326,13 +336,22 @@ class SpecDocument:
         return text
 
     def write(self, path: Path | None = None, *, capacity: dict[str, str] | None = None) -> Path:
-        """Validate, then write atomically to `path` (default: where it was read from)."""
-        from npa_sop_tui.fsutil import atomic_write_text
+        """Validate, then write atomically to `path` (default: where it was read from): a
+        symlink's target is written, its mode and owner kept (`file_edit`); the file it was
+        read from must still hold what was read (`FileChanged` if not, nothing written)."""
+        from npa_sop_tui.file_edit import edit_target, replace_checked
 
         target = Path(path or self.path or "cluster.yaml")
         text = self.validated_text(capacity=capacity)
         if text != self.original or not target.exists():
-            atomic_write_text(target, text)
+            same = (
+                self.on_disk
+                and self.path is not None
+                and edit_target(self.path) == edit_target(target)
+            )
+            expected = self.original.encode("utf-8") if same else None
+            replace_checked(target, text.encode("utf-8"), expected=expected)
+            self.on_disk = True
         self.original = text
         self.path = target
         self.changed = []

@@ -88,6 +88,12 @@ def parent_path(path: str) -> str:
     return path.rsplit(".", 1)[0] if "." in path else ""
 
 
+def _secret_path(path: str) -> bool:
+    from npa_sop_tui.spec.derived import SECRET_FIELDS
+
+    return any(part in SECRET_FIELDS for part in re.split(r"[.\[\]]", path))
+
+
 def _mark(node: Node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
@@ -141,6 +147,8 @@ class _Builder:
             return self.constructor.construct_object(node, deep=True)
         except (yaml.YAMLError, ValueError, OverflowError, TypeError) as exc:
             problem = getattr(exc, "problem", None) or str(exc)
+            if _secret_path(path):  # the problem quotes the value
+                problem = f"a {node.tag.rsplit(':', 1)[-1]} (value hidden: the field is a secret)"
             self.problem(node, path, f"cannot read this YAML value: {problem}")
             return None
 
@@ -289,8 +297,7 @@ def _yaml_error(exc: yaml.YAMLError, source: str, text: str) -> Finding:
     )
 
 
-def load_yaml_mapping(text: str, *, source: str, what: str = "file") -> YamlDocument:
-    """Parse `text` as exactly one YAML mapping; raise `YamlProblem` listing every problem."""
+def _check_size(text: str, source: str, what: str) -> None:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise YamlProblem(
             [
@@ -299,6 +306,71 @@ def load_yaml_mapping(text: str, *, source: str, what: str = "file") -> YamlDocu
                 )
             ]
         )
+
+
+def _expanded_size(root: Node, source: str) -> None:
+    """Raise the builder's own `YamlProblem` when `root` would expand to more than
+    `MAX_VALUES` values, nest deeper than `MAX_DEPTH` or refer to itself, without expanding
+    anything: an alias is the same node object, so each node's expanded size is counted
+    once and reused (a "billion laughs" file costs its node count, not its expansion)."""
+    sizes: dict[int, int] = {}
+    active: set[int] = set()
+
+    def fail(node: Node, message: str, hint: str | None = None) -> YamlProblem:
+        line, col = _mark(node)
+        return YamlProblem([error("", message, hint).at(source, line, col)])
+
+    def size(node: Node, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise fail(node, f"nesting deeper than {MAX_DEPTH} levels")
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if id(node) in active:
+            raise fail(node, "recursive YAML alias", "remove the self-referencing alias")
+        total = 1
+        if isinstance(node, MappingNode | SequenceNode):
+            active.add(id(node))
+            children = (
+                [v for pair in node.value for v in pair]
+                if isinstance(node, MappingNode)
+                else node.value
+            )
+            for child in children:
+                total += size(child, depth + 1)
+                if total > MAX_VALUES:
+                    raise fail(
+                        node,
+                        f"more than {MAX_VALUES} values (YAML aliases expanding?)",
+                        "write the spec without nested aliases",
+                    )
+            active.discard(id(node))
+        sizes[id(node)] = total
+        return total
+
+    size(root, 0)
+
+
+def check_limits(text: str, *, source: str, what: str = "file") -> None:
+    """Refuse `text` with `load_yaml_mapping`'s own messages when it is larger than
+    `MAX_BYTES`, is not YAML, nests deeper than `MAX_DEPTH` or would expand (aliases) to more
+    than `MAX_VALUES` values, before any other YAML library builds objects from it (ruamel's
+    round-trip loader in `set` and the wizard expands nothing itself, but everything after it
+    walks the expanded tree). Composing is linear in the text: aliases stay shared nodes."""
+    _check_size(text, source, what)
+    try:
+        for node in yaml.compose_all(text, Loader=_Loader):
+            if node is not None:
+                _expanded_size(node, source)
+    except yaml.YAMLError as exc:
+        raise YamlProblem([_yaml_error(exc, source, text)]) from None
+    except RecursionError:
+        raise YamlProblem([Finding("error", "", "YAML nested too deeply", None, source)]) from None
+
+
+def load_yaml_mapping(text: str, *, source: str, what: str = "file") -> YamlDocument:
+    """Parse `text` as exactly one YAML mapping; raise `YamlProblem` listing every problem."""
+    _check_size(text, source, what)
     if not text.strip():
         raise YamlProblem([Finding("error", "", f"{what} is empty", None, source)])
     controls = _control_characters(text, source)

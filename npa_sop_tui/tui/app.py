@@ -416,13 +416,16 @@ def _log_traceback(error: BaseException, where: str) -> str:
     import traceback
 
     try:
+        import os
+
+        from npa_sop_tui.home_files import open_private
         from npa_sop_tui.paths import npa_home
 
         path = npa_home() / "logs" / "tui-errors.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
         text = "".join(traceback.format_exception(error))
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        with path.open("a", encoding="utf-8") as handle:
+        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # 0600, no symlinks
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(f"--- {stamp} in {where or 'the app'}\n{text}\n")
         return str(path)
     except Exception:  # logging must never turn one error into two

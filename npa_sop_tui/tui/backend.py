@@ -211,12 +211,15 @@ class Backend:
         doc.apply_changes(before, after)
         return doc.render(), doc.diff()
 
-    def write_text(self, path: Path, text: str) -> Any:
-        """Write spec text atomically; returns the document of what is now on disk."""
-        from npa_sop_tui.fsutil import atomic_write_text
+    def write_text(self, path: Path, text: str, *, expected: str | None = None) -> Any:
+        """Write spec text atomically (a symlink's target, mode and owner kept); returns the
+        document of what is now on disk. With `expected` (the text the file held when it was
+        opened), a file changed on disk since is not overwritten (`FileChanged`)."""
+        from npa_sop_tui.file_edit import replace_checked
         from npa_sop_tui.spec.roundtrip import SpecDocument
 
-        atomic_write_text(Path(path), text)
+        before = expected.encode("utf-8") if expected is not None else None
+        replace_checked(Path(path), text.encode("utf-8"), expected=before)
         return SpecDocument.parse(text, Path(path))
 
     def to_mapping(self, spec: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,112 @@ def test_set_does_not_import_textual(spec: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "0 False"
+
+
+def _alias_bomb(levels: int = 9) -> str:
+    """A few hundred bytes that expand to 9**levels values (a "billion laughs")."""
+    lines = [
+        "apiVersion: npa.soperator/v0.0.1",
+        "name: bomb",
+        "a0: &a0 [" + ",".join(["lol"] * 9) + "]",
+    ]
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_set_alias_bomb_is_refused_fast(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused by counting the composed nodes, before ruamel builds anything, with the
+    message `validate` gives; the peak memory stays far below what expanding would need."""
+    import tracemalloc
+
+    from ruamel.yaml import YAML
+
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_alias_bomb())
+    assert bomb.stat().st_size < 600
+
+    def never(*_args: object, **_kw: object) -> None:
+        raise AssertionError("ruamel loaded the alias bomb")
+
+    monkeypatch.setattr(YAML, "load", never)
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, "--spec", str(bomb), "name=x")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 2 and out == ""
+    assert f"{bomb}:" in err and "more than 50000 values (YAML aliases expanding?)" in err
+    assert "Traceback" not in err
+    assert peak < 150 * 1024 * 1024
+    assert bomb.read_text() == _alias_bomb()
+    capsys.readouterr()
+    assert main(["soperator", "validate", "--spec", str(bomb)]) == 2
+    assert "more than 50000 values" in capsys.readouterr().err
+
+
+def test_set_keeps_mode_and_edits_symlink_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    real = tmp_path / "specs" / "real.yaml"
+    real.parent.mkdir()
+    real.write_text(COMMENTED)
+    real.chmod(0o600)
+    link = tmp_path / "cluster.yaml"
+    link.symlink_to(real)
+    code, _, err = run(capsys, "--spec", str(link), "workers[1].size=4")
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == real
+    assert "size: 4" in real.read_text()
+    assert real.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in real.parent.iterdir()) == ["real.yaml"]  # no temp left
+
+
+def test_set_refuses_when_the_file_changed_between_read_and_write(
+    capsys: pytest.CaptureFixture[str], spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another editor (not npa, so no lock) saves while `set` validates: nothing written."""
+    from npa_sop_tui.spec.roundtrip import SpecDocument
+
+    theirs = COMMENTED.replace("# one node for now", "# edited elsewhere")
+    validated = SpecDocument.validated_text
+
+    def meanwhile(self: SpecDocument, **kw: object) -> str:
+        spec.write_text(theirs)
+        return validated(self, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SpecDocument, "validated_text", meanwhile)
+    code, _, err = run(capsys, "--spec", str(spec), "workers[1].size=4")
+    assert code == 2
+    assert "changed on disk since it was read" in err and "Traceback" not in err
+    assert spec.read_text() == theirs
+
+
+@pytest.mark.slow
+def test_concurrent_set_loses_no_edit(tmp_path: Path) -> None:
+    """Two `set` processes on one file at once, 10 times: both edits land every time (the
+    second waits for the first and reads what it wrote) or one is refused, never lost."""
+    npa = Path(sys.executable).parent / "npa"
+    spec = tmp_path / "cluster.yaml"
+    env = {**os.environ, "NPA_LEAN_VALIDATE": "0"}
+    for trial in range(10):
+        spec.write_text(COMMENTED)
+        procs = [
+            subprocess.Popen(
+                [str(npa), "soperator", "set", "--spec", str(spec), assignment],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+            for assignment in ("workers[1].size=4", "control_plane.login.preset=32vcpu-128gb")
+        ]
+        results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+        text = spec.read_text()
+        landed = ["size: 4 " in text, "preset: 32vcpu-128gb" in text]
+        for (code, err), kept in zip(results, landed, strict=True):
+            assert "Traceback" not in err
+            assert (code == 0 and kept) or (code == 2 and not kept), (trial, code, err, text)

@@ -255,3 +255,45 @@ def test_validate_accepts_run_time_capacity(capsys: pytest.CaptureFixture[str]) 
         "h200=capacityblockgroup-1",
     )
     assert json.loads(out)["workers"][0]["capacity_mode"] == "reserved"
+
+
+SECRET = "capacityblockgroup-e00topsecret42"
+
+
+@pytest.mark.parametrize(
+    "written",
+    [f"[{SECRET}]", f"{{id: {SECRET}}}", "12345678901234", f"!!float {SECRET}", f"[[{SECRET}]]"],
+)
+@pytest.mark.parametrize("lean", ["1", "0"])
+def test_secret_of_wrong_type_is_never_echoed(
+    written: str,
+    lean: str,
+    tmp_path: Path,
+    npa_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A capacity block group given as a list, a mapping, a number or a bad tag: the error
+    names the field and the kind of value, and the value is in no output (text, JSON, the
+    debug log), from `validate` (lean and models) and from `set`."""
+    monkeypatch.setenv("NPA_LEAN_VALIDATE", lean)
+    text = (ASSETS / "cluster.yaml").read_text()
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(
+        text.replace("    size: 2\n", f"    size: 2\n    capacity_block_group: {written}\n", 1)
+    )
+    secret = "12345678901234" if written.isdigit() else SECRET
+    seen = []
+    for args in (
+        ["validate", "--spec", str(spec)],
+        ["validate", "--spec", str(spec), "-o", "json"],
+        ["set", "--spec", str(spec), "name=other", "-o", "json"],
+        ["set", "--spec", str(spec), "name=other"],
+    ):
+        code, out, err = run(capsys, *args, "--debug")
+        assert code == 2, (args, out, err)
+        assert "capacity_block_group" in out + err
+        assert "value hidden: the field is a secret" in out + err
+        seen.append(out + err)
+    seen.append((npa_home / "logs" / "npa-debug.log").read_text())
+    assert not [s for s in seen if secret in s]

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui import paths
+from npa_sop_tui import home_files, paths
 from npa_sop_tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_entering_the_sandbox_home_is_idempotent(npa_home: Path) -> None:
-    first = paths.enter_sandbox_home()
-    again = paths.enter_sandbox_home()
+    first = home_files.enter_sandbox_home()
+    again = home_files.enter_sandbox_home()
     assert first == again == npa_home / "sandbox"
     assert os.environ["NPA_HOME"] == str(first)
 
@@ -24,7 +24,7 @@ def test_entering_the_sandbox_home_is_idempotent(npa_home: Path) -> None:
 def test_app_sandbox_backend_does_not_nest_inside_an_entered_sandbox(npa_home: Path) -> None:
     from npa_sop_tui.environment import open_environment
 
-    paths.enter_sandbox_home()
+    home_files.enter_sandbox_home()
     environment = open_environment(sandbox=True)
     assert environment.home == npa_home / "sandbox"  # type: ignore[attr-defined]
 

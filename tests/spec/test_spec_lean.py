@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -161,19 +162,32 @@ def test_the_lean_spec_hides_its_secret(lean_reader: SpecReader) -> None:
 # --- the cache ------------------------------------------------------------------------------
 
 
+def _split(cache: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    head, _, body = cache.read_bytes().partition(b"\n")
+    return json.loads(head), json.loads(body)
+
+
+def _rehashed(content: dict[str, Any], **key: Any) -> bytes:
+    """A cache file for `content` with a correct content hash (what a deliberate forger
+    writes), the key's other parts overridden by `key`."""
+    head, _, body = lean.cache_bytes(content).partition(b"\n")
+    return json.dumps({**json.loads(head), **key}).encode() + b"\n" + body
+
+
 def test_a_cache_from_other_code_or_libraries_is_not_used(tmp_path: Path) -> None:
     cache = tmp_path / lean.CACHE_NAME
     assert lean.refresh_cache(cache)
-    doc = json.loads(cache.read_text())
-    for part, stale in (("pydantic_core", "0.0.1"), ("npa", "0.0.0")):
-        changed = copy.deepcopy(doc)
-        changed["key"][part] = stale
-        cache.write_text(json.dumps(changed))
+    _, content = _split(cache)
+    sources = lean.validity_key()["sources"]
+    for part, stale in (
+        ("pydantic_core", "0.0.1"),
+        ("npa", "0.0.0"),
+        ("sources", {**sources, "model.py": sources["model.py"] + 1}),  # model.py edited since
+    ):
+        cache.write_bytes(_rehashed(content, **{part: stale}))
         assert lean.cached_reader(cache) is None, part
-    changed = copy.deepcopy(doc)
-    changed["key"]["sources"]["model.py"] += 1  # model.py was edited since
-    cache.write_text(json.dumps(changed))
-    assert lean.cached_reader(cache) is None
+    cache.write_bytes(_rehashed(content))
+    assert lean.cached_reader(cache) is not None
 
 
 @pytest.mark.parametrize(
@@ -186,10 +200,168 @@ def test_a_cache_from_other_code_or_libraries_is_not_used(tmp_path: Path) -> Non
     ],
 )
 def test_a_damaged_cache_is_not_used(tmp_path: Path, damage: Any) -> None:
+    """Damaged content is unused even when its hash was made to match it."""
     cache = tmp_path / lean.CACHE_NAME
     assert lean.refresh_cache(cache)
-    cache.write_text(damage(cache.read_text()))
+    _, content = _split(cache)
+    damaged = damage(json.dumps(content, separators=(",", ":")))
+    try:
+        parsed = json.loads(damaged)
+    except ValueError:
+        parsed = None
+    cache.write_bytes(_rehashed(parsed) if isinstance(parsed, dict) else damaged.encode())
     assert lean.cached_reader(cache) is None
+
+
+BAD_EXTRA = "bogus_field: 1\n"  # the models forbid unknown fields
+BAD_REGION = ("region: us-central1", "region: xx-moon1")  # not a region in the catalog
+
+
+def _verdicts(tmp_path: Path, tamper: Any) -> tuple[int, int, int]:
+    """Exit codes of `validate` for a good spec, one with an unknown field and one with an
+    unknown region, each run right after `tamper()` (a run that ignores the cache rebuilds
+    it); the catalog parsed by an earlier run is forgotten each time, as in a new process."""
+    from npa_sop_tui.cli import main
+
+    text = (ASSETS / "cluster.yaml").read_text()
+    assert BAD_REGION[0] in text
+    codes = []
+    for name, body in (
+        ("good", text),
+        ("extra", text + BAD_EXTRA),
+        ("region", text.replace(*BAD_REGION)),
+    ):
+        spec = tmp_path / f"{name}.yaml"
+        spec.write_text(body)
+        tamper()
+        catalog._parsed = None
+        catalog.load_catalog.cache_clear()
+        codes.append(main(["soperator", "validate", "--spec", str(spec), "-o", "json"]))
+    catalog._parsed = None
+    catalog.load_catalog.cache_clear()
+    return codes[0], codes[1], codes[2]
+
+
+def _dicts(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _dicts(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _dicts(value)
+
+
+def _edited(content: dict[str, Any], change: Any) -> dict[str, Any]:
+    edited = copy.deepcopy(content)
+    change(edited)
+    return edited
+
+
+def _ignore_extra(c: dict[str, Any]) -> None:
+    found = 0
+    for node in _dicts(c["schema"]):
+        for key in ("extra_behavior", "extra_fields_behavior"):
+            if node.get(key) == "forbid":
+                node[key] = "ignore"
+                found += 1
+    assert found
+
+
+def _add_region(c: dict[str, Any]) -> None:
+    regions = c["catalog"]["data"]["regions"]
+    regions["xx-moon1"] = regions["us-central1"]
+
+
+def _add_pattern(c: dict[str, Any]) -> None:
+    for node in _dicts(c["schema"]):
+        if node.get("type") == "str":
+            node["pattern"] = "^(a+)+$"
+            node["regex_engine"] = "python-re"
+
+
+def _drop_tables(c: dict[str, Any]) -> None:
+    c["fields"], c["literals"] = {}, {}
+
+
+def _tampers(cache: Path) -> list[tuple[str, Any]]:
+    """(what, apply) for each way to tamper with the cache: its key, its content hash, each
+    kind of content, and each condition on who could have written it."""
+    fresh = cache.read_bytes()
+    key, content = _split(cache)
+    head = fresh.partition(b"\n")[0]
+
+    def unhashed(change: Any) -> bytes:  # content edited, the stored hash left as it was
+        return head + b"\n" + json.dumps(_edited(content, change), separators=(",", ":")).encode()
+
+    def write(data: bytes, mode: int = 0o600, folder: int = 0o700, owner: int | None = None) -> Any:
+        def apply() -> None:
+            if cache.is_symlink() or cache.parent.is_symlink():
+                return
+            cache.write_bytes(data)
+            cache.chmod(mode)
+            cache.parent.chmod(folder)
+            if owner is not None:
+                os.chown(cache, owner, owner)
+
+        return apply
+
+    forged = _rehashed(_edited(content, _ignore_extra))  # trusted only by its hash
+    patterned = _edited(content, _add_pattern)
+    elsewhere = cache.parent.parent.parent / "planted-cache"
+
+    def planted_folder() -> None:
+        elsewhere.mkdir(mode=0o700, exist_ok=True)
+        (elsewhere / lean.CACHE_NAME).write_bytes(forged)
+        (elsewhere / lean.CACHE_NAME).chmod(0o600)
+        if not cache.parent.is_symlink():
+            shutil.rmtree(cache.parent)
+            cache.parent.symlink_to(elsewhere)
+
+    def planted_file() -> None:
+        planted_folder()
+        if cache.parent.is_symlink():
+            cache.parent.unlink()
+            cache.parent.mkdir(mode=0o700)
+        cache.unlink(missing_ok=True)
+        cache.symlink_to(elsewhere / lean.CACHE_NAME)
+
+    return [
+        ("schema: extra fields ignored", write(unhashed(_ignore_extra))),
+        ("catalog: a region added, its CRC kept", write(unhashed(_add_region))),
+        ("field tables emptied", write(unhashed(_drop_tables))),
+        ("key: content hash", write(fresh.replace(key["content_sha256"].encode(), b"0" * 64))),
+        ("key: npa version", write(fresh.replace(json.dumps(key["npa"]).encode(), b'"9.9"', 1))),
+        ("schema: a python-re pattern, hash recomputed", write(_rehashed(patterned))),
+        ("file mode 0666", write(forged, mode=0o666)),
+        ("file group-writable", write(forged, mode=0o620)),
+        ("folder 0755", write(forged, folder=0o755)),
+        ("owned by another user", write(forged, owner=4242)),
+        ("cache folder is a symlink", planted_folder),
+        ("cache file is a symlink", planted_file),
+    ]
+
+
+def test_validation_cache_tampering_cannot_change_a_verdict(npa_home: Path, tmp_path: Path) -> None:
+    """Every field kind of the cache (key, content hash, schema, catalog, field tables, a
+    pattern) and every condition on who wrote it (owner, modes, folder, symlinks), tampered
+    with in turn: the verdicts stay the models', and nothing is written through a link."""
+    assert _verdicts(tmp_path, lambda: None) == (0, 2, 2)  # the models; the cache is written
+    cache = npa_home / "cache" / lean.CACHE_NAME
+    assert lean.cached_reader(cache) is not None  # and used from now on
+    assert _verdicts(tmp_path, lambda: None) == (0, 2, 2)
+    for what, tamper in _tampers(cache):
+        tamper()
+        assert lean.cached_reader(cache) is None, what
+        assert _verdicts(tmp_path, tamper) == (0, 2, 2), what
+    # Each condition above is what refused its case: the same forged content (hash made to
+    # match, which only the user could write here) in a trusted file is read.
+    planted = tmp_path / "planted-cache" / lean.CACHE_NAME
+    assert b'"ignore"' in planted.read_bytes()  # never rewritten through the links
+    cache.unlink()
+    cache.write_bytes(planted.read_bytes())
+    cache.chmod(0o600)
+    assert lean.cached_reader(cache) is not None
 
 
 def test_the_cache_is_private(npa_home: Path) -> None:
@@ -255,21 +427,22 @@ def test_validate_can_be_told_to_use_the_models(tmp_path: Path) -> None:
 def test_the_cached_catalog_is_used_only_for_the_same_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The parsed catalog in the cache is used while catalog.yaml's CRC-32 is the one it was
+    parsed from; a forged cache (hash recomputed) offering other data for the same CRC is what
+    the hash cannot catch, so the catalog still checks the offer against its own file."""
     cache = tmp_path / lean.CACHE_NAME
     assert lean.refresh_cache(cache)
-    doc = json.loads(cache.read_text())
+    _, content = _split(cache)
     expected = catalog.load_catalog()
     monkeypatch.setattr(catalog, "_parsed", None)
-    doc["catalog"]["data"]["regions"]["xx-moon1"] = {"fabrics": ["moon-a"]}
-    for crc, has_moon in ((doc["catalog"]["crc32"], True), (doc["catalog"]["crc32"] + 1, False)):
-        doc["catalog"]["crc32"] = crc
-        cache.write_text(json.dumps(doc))
-        catalog.load_catalog.cache_clear()
-        assert lean.cached_reader(cache) is not None
-        assert ("xx-moon1" in catalog.load_catalog().regions) is has_moon
-    doc["catalog"]["data"] = {"regions": "damaged"}
-    doc["catalog"]["crc32"] -= 1
-    cache.write_text(json.dumps(doc))
+    content["catalog"]["crc32"] += 1  # parsed from another catalog.yaml
+    cache.write_bytes(_rehashed(content))
+    catalog.load_catalog.cache_clear()
+    assert lean.cached_reader(cache) is not None
+    assert catalog.load_catalog() == expected
+    content["catalog"]["data"] = {"regions": "damaged"}
+    content["catalog"]["crc32"] -= 1
+    cache.write_bytes(_rehashed(content))
     catalog.load_catalog.cache_clear()
     assert lean.cached_reader(cache) is not None
     assert catalog.load_catalog() == expected  # a damaged offer is not used

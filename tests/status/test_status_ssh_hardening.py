@@ -119,7 +119,8 @@ def test_ssh_argv_keeps_user_and_host_out_of_option_parsing(npa_home: Path) -> N
     cmd = ssh_command(settings, "127.0.0.1", accept_new=False, remote=["sinfo", "-h"])
     assert cmd[-6:] == ["-l", "slurmops", "--", "127.0.0.1", "sinfo", "-h"]
     assert "-F" not in cmd  # ~/.ssh/config stays in force
-    assert f"UserKnownHostsFile={npa_home / 'known_hosts'}" in cmd  # keys stay pinned
+    assert "UserKnownHostsFile=${NPA_SSH_KNOWN_HOSTS}" in cmd  # keys stay pinned
+    assert cmd[:2] == ["env", f"NPA_SSH_KNOWN_HOSTS={npa_home / 'known_hosts'}"]
     with pytest.raises(UsageError):
         ssh_command(settings, "-oProxyCommand=id", accept_new=False, remote=[])
 
@@ -165,3 +166,52 @@ async def test_asyncssh_honours_proxyjump_and_identityfile_from_ssh_config(
     finally:
         await session.close()
         bastion.stop()
+
+
+def _npa_ssh(substrate: Substrate, home: Path, key: Path, *extra: str) -> list[str]:
+    return [
+        *NPA,
+        *("soperator", "ssh", "--name", "lab", "--login-host", substrate.host),
+        *("--login-port", str(substrate.port), "--login-user", substrate.user, "-i", str(key)),
+        *extra,
+    ]
+
+
+@pytest.mark.slurm
+def test_npa_home_with_space_keeps_host_key_pinning(substrate: Substrate, tmp_path: Path) -> None:
+    """An npa home whose path has a space, `%` tokens, quotes and `${VAR}`, and a key file
+    named alike: the real ssh reaches the substrate's login sshd with that key, and the host
+    key is written to npa's own known_hosts (0600), nowhere else."""
+    home = tmp_path / 'np a%d%% "q" ${HOME}' / "npa"
+    key = tmp_path / 'k e%y "x"'
+    key.write_bytes(substrate.key.read_bytes())
+    key.chmod(0o600)
+    workdir = tmp_path / "cwd"
+    workdir.mkdir()
+    env = {**os.environ, "NPA_HOME": str(home), "HOME": str(tmp_path / "user-home")}
+    done = subprocess.run(
+        _npa_ssh(substrate, home, key, "--accept-new-host-key", "--", "echo", "pinned"),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=workdir,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "pinned"
+    known = home / "known_hosts"
+    assert substrate.host_pub in known.read_text()
+    assert known.stat().st_mode & 0o777 == 0o600
+    written = {p for p in tmp_path.rglob("*") if p.is_file()}
+    assert written == {known, key}
+    # and the pin holds: the same call without --accept-new-host-key still connects
+    again = subprocess.run(
+        _npa_ssh(substrate, home, key, "--", "echo", "again"),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert again.returncode == 0 and again.stdout.strip() == "again", again.stderr

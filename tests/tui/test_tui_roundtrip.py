@@ -111,6 +111,27 @@ async def test_a_change_rewrites_only_its_line_after_showing_the_diff(tmp_path: 
     assert [p.name for p in tmp_path.glob(".cluster.yaml*")] == []
 
 
+async def test_a_file_changed_on_disk_since_opening_is_not_overwritten(tmp_path: Path) -> None:
+    """Another editor saved the file while the wizard had it open: Write shows the error and
+    keeps their edit; the wizard's change is not lost either (still unsaved on screen)."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(COMMENTED)
+    theirs = COMMENTED.replace("# two for now", "# edited elsewhere")
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(120, 40)) as pilot:
+        wizard = await _open(pilot, app, path)
+        name = wizard.query_one("#name", Input)
+        name.focus()
+        await pilot.press("end", *"-2")
+        path.write_text(theirs)
+        wizard.step = "review"
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.5)
+        assert wizard.dirty()
+    assert path.read_text() == theirs
+
+
 async def test_a_new_cluster_goes_to_cluster_yaml_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,125 @@
+"""Reading a file a user named (a spec, a fleet, a workflow, the config) without trusting it.
+
+A path on the command line can name anything: `/dev/zero` never ends, `/dev/urandom` is not
+text, a FIFO blocks `open()` until someone writes to it, and a 50 MB file is not a spec. So:
+
+- the file is opened with `O_NONBLOCK` (a FIFO or a device opens at once instead of
+  waiting) and `fstat`-ed on that descriptor (no race with a swap of the path), and anything
+  but a regular file is refused before a byte is read;
+- at most `limit + 1` bytes are read, whatever the size the file claims (a file that grows
+  while it is read is caught too), and a larger file is refused.
+
+`Unreadable.reason` is the sentence each front door shows (with its own file:line framing).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+_CHUNK = 64 * 1024
+
+
+class Unreadable(Exception):
+    """The file cannot be read as text within the limit; `reason` says why, for a user."""
+
+    def __init__(self, reason: str, *, hint: str | None = None, missing: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+        self.missing = missing
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def limit_text(limit: int) -> str:
+    """1048576 → "1 MiB" (the wording of every size message)."""
+    if limit % (1024 * 1024) == 0:
+        return f"{limit // (1024 * 1024)} MiB"
+    if limit % 1024 == 0:
+        return f"{limit // 1024} KiB"
+    return f"{limit} bytes"
+
+
+def read_regular_bytes(
+    path: str | os.PathLike[str], *, limit: int, what: str = "file", subject: str | None = None
+) -> bytes:
+    """The bytes of the regular file at `path` (symlinks followed), at most `limit` of them.
+
+    Raises `Unreadable` for a missing file, a folder, a device, a FIFO, a socket, a file
+    larger than `limit` and any OS error, each with a sentence saying which. `what` names
+    the file ("spec file"), `subject` its content in the size message ("spec").
+    """
+    path = Path(path)
+    subject = subject or what
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise Unreadable(
+            f"{what} not found (looked for {path.absolute()})",
+            hint="check the path; relative paths start from the current folder",
+            missing=True,
+        ) from None
+    except IsADirectoryError:
+        raise Unreadable(f"is a folder, not a {what}") from None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody could ever write to
+            raise Unreadable(f"is a special file, not a {what}") from None
+        raise Unreadable(f"cannot read {what}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            folder = stat.S_ISDIR(info.st_mode)
+            raise Unreadable(
+                f"is {_kind(info.st_mode)}, not a {what}",
+                hint=None if folder else f"pass the path of a regular {what}",
+            )
+        if info.st_size > limit:
+            raise Unreadable(f"{subject} is larger than {limit_text(limit)}", hint=_TOO_BIG_HINT)
+        # A regular file never blocks; the flag only mattered for the open above.
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # grew after fstat (or lied about its size)
+                raise Unreadable(
+                    f"{subject} is larger than {limit_text(limit)}", hint=_TOO_BIG_HINT
+                )
+        return b"".join(chunks)
+    except OSError as exc:
+        raise Unreadable(f"cannot read {what}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+_TOO_BIG_HINT = "is this the right file?"
+
+
+def read_regular_text(
+    path: str | os.PathLike[str], *, limit: int, what: str = "file", subject: str | None = None
+) -> str:
+    """`read_regular_bytes` decoded as UTF-8 (`Unreadable` naming the first bad byte)."""
+    raw = read_regular_bytes(path, limit=limit, what=what, subject=subject)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"{subject or what} is not UTF-8 text (byte {exc.start})") from None
