@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from npa_sop_tui.status.sinfo_json import parse_sinfo_json
 from npa_sop_tui.status.slurm import (
     SinfoParseError,
     diff_nodes,
     enrich_partitions,
     parse_nodes_delimited,
     parse_partitions_delimited,
-    parse_sinfo_json,
     state_from_text,
 )
 
