@@ -172,13 +172,15 @@ def _group_node(g: Mapping[str, Any], pname: str, *, single: bool) -> SlurmNode:
     reason = g.get("reason")
     if isinstance(reason, Mapping):
         reason = reason.get("description")
+    alloc = _num(cpus.get("allocated"))
     return node_from(
         "",
         base,
         [s for s in states if s != base],
         partitions=[pname] if pname else [],
         cpus=_num(cpus.get("maximum")) or _num(cpus.get("total")),
-        cpus_allocated=_num(cpus.get("allocated")) if single else None,
+        # a group's total is per node only for one node, or when nothing is allocated
+        cpus_allocated=alloc if single or alloc == 0 else None,
         memory_mb=_num(mem.get("maximum")) or _num(mem.get("minimum")),
         gres=_none_if((g.get("gres") or {}).get("total"), "(null)"),
         features=_features(feats.get("active") or feats.get("total")),
