@@ -93,3 +93,23 @@ def test_json_is_asked_as_v0044_where_the_release_ships_it(
 ) -> None:
     assert json_option(release) == option
     assert nodes_json_command(release) == f"sinfo -a {option}"
+
+
+def test_nodes_built_fast_are_ordinary_models() -> None:
+    import gc
+
+    parsed = parse_sinfo_json(sample("sinfo_v0.0.44.json"))
+    assert gc.isenabled()  # collection is held only during the parse
+    a, b = sorted(parsed.nodes, key=lambda n: n.name)  # gpu-0 idle, gpu-1 drained
+    assert (a.reason, b.reason) == (None, REASON)
+    assert a != b and a == a.model_copy() and a.model_fields_set == set(type(a).model_fields)
+    a.partitions.append("extra")  # each node owns its lists
+    assert b.partitions == ["main", "hidden"]
+    a.reason = "changed"  # assignment stays local to the node
+    assert b.reason == REASON
+    gc.disable()
+    try:
+        parse_sinfo_json(sample("sinfo_v0.0.45.json"))
+        assert not gc.isenabled()  # a caller's choice is left alone
+    finally:
+        gc.enable()
