@@ -92,7 +92,7 @@ def gpu_lab(request: pytest.FixtureRequest) -> Iterator[GpuLab]:
     (a lock file), node behaviour reset after. A lab that is not running skips the test,
     and fails it under NPA_REQUIRE_SUBSTRATE."""
     site: LabSite = request.param
-    with held_gpu_lab(site) as lab:
+    with held_gpu_lab(site, require=REQUIRE_SUBSTRATE) as lab:
         yield lab
 
 

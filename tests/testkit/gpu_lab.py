@@ -90,16 +90,17 @@ def gpu_lab_missing(site: LabSite = LABS[0]) -> str | None:
 
 
 @contextlib.contextmanager
-def held_gpu_lab(site: LabSite = LABS[0]) -> Iterator[GpuLab]:
+def held_gpu_lab(site: LabSite = LABS[0], *, require: bool = False) -> Iterator[GpuLab]:
     """The lab, held exclusively (a lock file), node behaviour reset before and after.
-    Skips (fails under NPA_REQUIRE_SUBSTRATE) when the lab is not running."""
+    Skips when the lab is not running, or fails when `require` (NPA_REQUIRE_SUBSTRATE, read
+    by tests/conftest.py before the per-test isolation strips NPA_* variables)."""
     missing = gpu_lab_missing(site)
     if missing:
         msg = (
             f"Slurm {site.slurm_version} lab not running ({missing}); "
             "run `bash scripts/substrate.sh start`"
         )
-        if os.environ.get("NPA_REQUIRE_SUBSTRATE"):
+        if require:
             pytest.fail(msg)
         pytest.skip(msg)
     behaviour = site.folder / "behaviour"
