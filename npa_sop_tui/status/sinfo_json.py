@@ -41,8 +41,10 @@ from npa_sop_tui.status.slurm import (
 from npa_sop_tui.status.slurm_versions import json_option
 
 _BASE_STATES = frozenset({"IDLE", "MIXED", "ALLOCATED", "DOWN", "ERROR", "FUTURE", "UNKNOWN"})
-# what a Slurm whose --json takes no argument says when given one
-_NO_ARGUMENT = ("doesn't allow an argument", "unrecognized option", "invalid data_parser")
+# what Slurm says when it has no such data_parser: 22.05 ("option '--json' doesn't allow an
+# argument"), and a release that ships other versions ("unable to find plugin:
+# data_parser/v0.0.40", Slurm 26.05)
+_NO_ARGUMENT = ("doesn't allow an argument", "unrecognized option", "unable to find plugin")
 
 
 def nodes_json_command(release: str | None) -> str:

@@ -482,3 +482,26 @@ async def test_the_poll_picks_the_json_collector_only_when_asked() -> None:
     state = await collect_slurm(r, host="h", fmt="json", timeout=5)
     assert state.source_format == "json-v0.0.41+"
     assert sorted(c for c, _ in r.asked) == sorted(ALL_CMDS)
+
+
+@pytest.mark.parametrize(
+    ("release", "asked"),
+    [("slurm 25.11.3", "sinfo -a --json=v0.0.44"), ("slurm-wlm 22.05.8", "sinfo -a --json")],
+)
+async def test_collect_json_asks_the_format_the_release_ships(release: str, asked: str) -> None:
+    r = runner(version=Result(stdout=release + "\n"))
+    r.answers[asked] = Result(stdout=NODES_JSON)
+    state = await collect_json(r, host="h")
+    assert [n.name for n in state.nodes] == ["w-0", "w-1"]
+    assert sorted(c for c, _ in r.asked) == sorted([VERSION_CMD, asked, PARTITIONS_CMD, PLAIN_CMD])
+
+
+async def test_collect_json_falls_back_when_the_format_is_not_shipped() -> None:
+    # a newer Slurm without v0.0.44 says so and exits 1: ask its own default instead
+    r = runner(version=Result(stdout="slurm 28.05.1\n"))
+    r.answers["sinfo -a --json=v0.0.44"] = Result(
+        1, "", "sinfo: error: load_plugins: unable to find plugin: data_parser/v0.0.44\n"
+    )
+    state = await collect_json(r, host="h")
+    assert [n.name for n in state.nodes] == ["w-0", "w-1"]
+    assert [c for c, _ in r.asked][-1] == "sinfo -a --json"
