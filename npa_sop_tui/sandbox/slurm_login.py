@@ -1,9 +1,9 @@
 """The sandbox's login node for the post-deploy steps: Slurm simulated from the spec.
 
-`sinfo` lists each pool's nodes (`<pool>-<n>`, idle) as Slurm 25.11.3 prints them
-(sandbox/slurm_text.py: `-V`, `-o` with `%N|%T`, `-a` adding the recipe's `hidden` partition,
-`--json[=v0.0.44]`), `scontrol show node NAME -o` prints the node's line; `srun` runs the
-gate's real node script with local bash, once per node, with the fake GPU tools
+`sinfo` lists each pool's nodes (`<pool>-<n>`, idle) as Slurm 25.11.3 prints them to root
+(sandbox/slurm_text.py): `-V`; `-o` with `%N|%T`, each node in `main` and in the recipe's
+`hidden`; `--json[=v0.0.44]`. `scontrol show node NAME -o` prints the node's line; `srun`
+runs the gate's real node script with local bash, once per node, with the fake GPU tools
 (`fake_gpu_tools.py`) on PATH, so the sandbox reads the same output formats a real node
 prints. `scancel`, `squeue` and other `scontrol` commands succeed with nothing queued. The
 scenario `gpu-check-fail` makes vectorAdd fail on the last node of the first GPU pool.
@@ -107,10 +107,10 @@ class SimulatedLogin:
         nodes = self._slurm_nodes()
         if any(w.startswith("--json") for w in words):
             return slurm_text.sinfo_json(nodes)
-        # without -a sinfo leaves out the hidden partition: one line per node
-        parts = 2 if "-a" in words or "--all" in words else 1
+        # Soperator's login nodes are used as root, and Slurm shows root (and the SlurmUser)
+        # hidden partitions even without -a: one line per node and partition, main and hidden
         sep = "|" if "%N|%T" in command else " "
-        return "".join(f"{n.name}{sep}idle\n" for n in nodes for _ in range(parts))
+        return "".join(f"{n.name}{sep}idle\n" for n in nodes for _ in slurm_text.PARTITIONS)
 
     def _show_node(self, name: str) -> CommandResult:
         from npa_sop_tui.sandbox.slurm_text import show_node_line

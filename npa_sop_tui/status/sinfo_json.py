@@ -10,9 +10,9 @@ Two shapes (status/slurm_versions.py says which Slurm prints which):
   empty there; `meta.plugin.data_parser` names the format, `meta.slurm` the release.
 
 Speed: a 10,000-node cluster is a handful of groups with long name lists, so the work is
-per group, and each node is a copy of its group's prototype with its own name and partition
-list (no per-node validation: every value is already typed here). bench/bench_status.py
-holds the target (`python -m bench status`).
+per group, and each node is a copy of its group's prototype with its own name and lists (no
+per-node validation: every value is already typed here). bench/bench_sinfo_json.py holds
+the target (`python -m bench sinfo_json`).
 """
 
 from __future__ import annotations
@@ -172,12 +172,14 @@ def _parse_groups(groups: list[Any]) -> tuple[list[SlurmNode], list[SlurmPartiti
         if not fresh:
             continue
         values = _group_node(g, pname, single=len(names) == 1).__dict__
+        flags, features = values["flags"], values["features"]
         for name in fresh:
             node = _new(SlurmNode)
             d = node.__dict__
             d.update(values)
             d["name"] = str(name)
             d["partitions"] = [pname] if pname else []
+            d["flags"], d["features"] = [*flags], [*features]  # each node owns its lists
             _set_fields(node, _ALL_FIELDS)
             _set_extra(node, None)
             _set_private(node, None)

@@ -5,6 +5,7 @@ table with the hidden partition, and sinfo --json in data_parser v0.0.44 and v0.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -103,7 +104,15 @@ def test_nodes_built_fast_are_ordinary_models() -> None:
     a, b = sorted(parsed.nodes, key=lambda n: n.name)  # gpu-0 idle, gpu-1 drained
     assert (a.reason, b.reason) == (None, REASON)
     assert a != b and a == a.model_copy() and a.model_fields_set == set(type(a).model_fields)
-    a.partitions.append("extra")  # each node owns its lists
+    doc = json.loads(sample("sinfo_v0.0.44.json"))
+    group = next(g for g in doc["sinfo"] if g["node"]["state"] == ["IDLE"])
+    group["nodes"]["nodes"] = ["gpu-0", "gpu-1"]  # both nodes from one group's prototype
+    c, d = parse_sinfo_json(json.dumps({**doc, "sinfo": [group]})).nodes
+    for node in (c, a):
+        node.partitions.append("extra")  # each node owns its lists
+        node.flags.append("X")
+        node.features.append("f")
+    assert (d.partitions, d.flags, d.features) == (["main"], [], [])
     assert b.partitions == ["main", "hidden"]
     a.reason = "changed"  # assignment stays local to the node
     assert b.reason == REASON
