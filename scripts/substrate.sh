@@ -35,7 +35,7 @@
 # hidden (Hidden=YES) as the recipe makes them, the same fake GPUs as the GPU lab, and its
 # login node: an sshd from the same root on 127.0.0.1:2224 (user slurmops, the same client
 # key). Its files live in <root>/npa-lab. `purge` removes that folder and keeps the root
-# (rm -rf the root to drop it).
+# (after a stop, rm -rf --one-file-system the root to drop it).
 set -euo pipefail
 LAB=${NPA_SUBSTRATE_DIR:-${LAB:-/tmp/npa-substrate}}
 GPU=${NPA_GPU_LAB_DIR:-$LAB-gpu}
@@ -131,7 +131,7 @@ purge() {
   if [[ -f $GPU/slurm.conf ]] && ours "$GPU/slurm.conf"; then act rm -rf "$GPU"; fi
   if sid_ours; then act rm -rf "$SID"; fi
   echo "packages are left installed; apt-get purge slurmctld slurmd slurm-client munge removes them" \
-    "(and the cached Debian sid root stays: rm -rf $SID_ROOT drops it)"
+    "(and the cached Debian sid root stays: after a stop, rm -rf --one-file-system $SID_ROOT drops it)"
 }
 
 case $cmd in
