@@ -42,8 +42,9 @@ FREE_TEXT = frozenset({"OS", "Reason", "Comment", "Extra"})
 _ORDER = {key: i for i, key in enumerate(KNOWN_KEYS)}
 _KNOWN = re.compile(r"(?:^|(?<=\s))(" + "|".join(KNOWN_KEYS) + r")=")
 _ANY_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_]*)=")
-# first reason line, then ` [user@time]`, then any further lines
-_REASON_BY = re.compile(r"^(.*?) \[([^@\]\s]+)@([^\]\s]+)\](.*)$", re.DOTALL)
+# first reason line, then ` [user@time]` (a time: `[a@b]` in the text is text), then any
+# further lines
+_REASON_BY = re.compile(r"^(.*?) \[([^@\]\s]+)@(\d[\d:/.T-]*)\](.*)$", re.DOTALL)
 
 
 def show_node_command(node: str) -> str:

@@ -104,6 +104,8 @@ def test_show_node_reason_of_several_lines() -> None:
         "NodeName=w-1 State=DOWN Reason=first line [slurm@2026-12-01T10:00:00]        second"
     )
     assert (node.reason, node.reason_by) == ("first line second", "slurm")
+    mail = parse_show_node("NodeName=w-2 Reason=ask [ops@team] first [root@2026-12-01T10:00:00]")
+    assert (mail.reason, mail.reason_by) == ("ask [ops@team] first", "root")
 
 
 def test_show_node_nulls_and_absent_fields() -> None:
