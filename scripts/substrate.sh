@@ -3,7 +3,8 @@
 # 127.0.0.1:2222 (user slurmops), Debian packages, all on loopback, for the tests that run
 # sinfo over SSH.
 #
-# Usage: scripts/substrate.sh start|stop|status|purge [--dry-run]
+# Usage: scripts/substrate.sh start|stop|status|purge|build [--dry-run]
+# (`build` only builds the cached Debian sid root for Slurm 26.05, see below)
 #
 # The substrate's own files (ssh keys, sshd config, pid and log) live in one folder:
 # $NPA_SUBSTRATE_DIR, else $LAB (its older name), else /tmp/npa-substrate.
@@ -134,6 +135,29 @@ purge() {
     "(and the cached Debian sid root stays: after a stop, rm -rf --one-file-system $SID_ROOT drops it)"
 }
 
+sid_complete() {
+  local b
+  for b in "${SID_BINARIES[@]}"; do [[ -x $SID_ROOT/$b ]] || return 1; done
+}
+
+# the Debian sid root with Slurm 26.05: built once, then cached (`build` does only this)
+build_sid_root() {
+  sid_complete && return 0
+  command -v mmdebstrap >/dev/null || apt-get install -y -q --no-install-recommends mmdebstrap
+  echo "building the Debian sid root $SID_ROOT (Slurm 26.05; once, then cached)"
+  rm -rf --one-file-system "$SID_ROOT.tmp"
+  mkdir -p "$(dirname "$SID_ROOT")"
+  # sid's Release file may be older than its Valid-Until: accept it (a moving target)
+  mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
+    --include="$SID_PACKAGES" sid "$SID_ROOT.tmp" http://deb.debian.org/debian
+  local m
+  for m in $(sid_mounts); do # never delete through a bind mount of the host's /dev
+    if mountpoint -q "$m"; then umount -l "$m"; fi
+  done
+  rm -rf --one-file-system "$SID_ROOT"
+  mv "$SID_ROOT.tmp" "$SID_ROOT"
+}
+
 case $cmd in
   stop)
     stop_all
@@ -153,9 +177,13 @@ case $cmd in
     done
     exit $rc
     ;;
+  build)
+    build_sid_root
+    exit 0
+    ;;
   start) ;;
   *)
-    echo "usage: $0 start|stop|status|purge [--dry-run]" >&2
+    echo "usage: $0 start|stop|status|purge|build [--dry-run]" >&2
     exit 2
     ;;
 esac
@@ -333,25 +361,8 @@ if ! alive "$LAB/sshd-gpu.pid"; then
   for _ in $(seq 50); do [[ -s $LAB/sshd-gpu.pid ]] && break; sleep 0.1; done
 fi
 # --- Slurm 26.05 lab: a Debian sid root, its own cluster and login sshd on :2224 -----------
-sid_complete() {
-  local b
-  for b in "${SID_BINARIES[@]}"; do [[ -x $SID_ROOT/$b ]] || return 1; done
-}
 in_sid() { chroot "$SID_ROOT" "$@"; }
-if ! sid_complete; then
-  command -v mmdebstrap >/dev/null || apt-get install -y -q --no-install-recommends mmdebstrap
-  echo "building the Debian sid root $SID_ROOT (Slurm 26.05; once, then cached)"
-  rm -rf --one-file-system "$SID_ROOT.tmp"
-  mkdir -p "$(dirname "$SID_ROOT")"
-  # sid's Release file may be older than its Valid-Until: accept it (a moving target)
-  mmdebstrap --variant=apt --aptopt='Acquire::Check-Valid-Until "false"' \
-    --include="$SID_PACKAGES" sid "$SID_ROOT.tmp" http://deb.debian.org/debian
-  for m in $(sid_mounts); do # never delete through a bind mount of the host's /dev
-    if mountpoint -q "$m"; then umount -l "$m"; fi
-  done
-  rm -rf --one-file-system "$SID_ROOT"
-  mv "$SID_ROOT.tmp" "$SID_ROOT"
-fi
+build_sid_root
 for d in proc sys dev; do
   mountpoint -q "$SID_ROOT/$d" || mount --bind "/$d" "$SID_ROOT/$d"
 done

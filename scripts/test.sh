@@ -29,6 +29,14 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# The Debian sid root for Slurm 26.05 (cached after the first run) downloads while pip
+# installs: both mostly wait on the network.
+echo "==> building the Slurm 26.05 root in the background (when not cached yet)"
+SID_LOG=$(mktemp)
+$SUDO bash scripts/substrate.sh build >"$SID_LOG" 2>&1 &
+SID_BUILD=$!
+trap 'kill "$SID_BUILD" 2>/dev/null || true; rm -f "$SID_LOG"' EXIT
+
 if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating .venv"
   python3 -m venv .venv
@@ -37,6 +45,14 @@ echo "==> pip install -e .[test] (pip's progress below)"
 .venv/bin/pip install --disable-pip-version-check --progress-bar on -e '.[test]' 2>&1 \
   | grep --line-buffered -v "is ignored: it is neither"
 .venv/bin/python -c "import npa_sop_tui, textual, kubernetes, asyncssh" # fail fast if the install broke
+if ! wait "$SID_BUILD"; then
+  cat "$SID_LOG" >&2
+  echo "building the Debian sid root for Slurm 26.05 failed (log above)" >&2
+  exit 1
+fi
+sed 's/^/    /' "$SID_LOG"
+rm -f "$SID_LOG"
+trap - EXIT
 
 echo "==> starting the local substrate (munge, slurmctld, slurmd, sshd on 127.0.0.1:2222;" \
   "the GPU lab on :2223 and the Slurm 26.05 lab on :2224;" \
