@@ -28,7 +28,7 @@
 # get SLURM_CONF for this cluster. It leaves the shared cluster above untouched.
 #
 # And a modern Slurm lab: Slurm 26.05 from a Debian sid root ($NPA_SID_ROOT, else
-# /var/cache/npa-substrate/sid-root; built once with mmdebstrap, about 180 MB, rebuilt when
+# /var/cache/npa-substrate/sid-root; built once with mmdebstrap, about 200 MB, rebuilt when
 # missing or incomplete; mmdebstrap is installed from Debian when missing). Inside it, bound
 # to the host's /proc, /dev and /sys: its own munged, a slurmctld on port 16917 and two
 # slurmd (gpu-0, gpu-1 of nodeset gpu, ports 16918-16919) started the way Soperator's
