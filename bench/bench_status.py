@@ -115,7 +115,8 @@ def _json44(n: int) -> str:
 
 def bench_parse() -> list[Ratio]:
     from npa_sop_tui.status.model import ClusterStatus, SlurmState
-    from npa_sop_tui.status.slurm import diff_nodes, parse_nodes_delimited, parse_sinfo_json
+    from npa_sop_tui.status.sinfo_json import parse_sinfo_json
+    from npa_sop_tui.status.slurm import diff_nodes, parse_nodes_delimited
 
     text = _delimited(N_NODES)
     changed = set(range(0, N_NODES, 100))  # 1% of the nodes change state

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine and run the whole suite:
-# Debian packages (slurm-wlm parts, munge, openssh-server, tmux), a venv with the test extra,
-# the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and pytest.
+# Debian packages (slurm-wlm parts, munge, openssh-server, tmux, mmdebstrap), a venv with the
+# test extra, the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and pytest.
 # Extra arguments go to pytest.
 #
 # This changes the machine (root or sudo needed): apt installs slurmctld, slurmd,
-# slurm-client, munge, openssh-server, tmux and git (Debian enables the ssh, munge and slurm
-# services); scripts/substrate.sh writes /etc/slurm/slurm.conf and gres.conf, creates
-# /etc/munge/munge.key if missing and adds the user slurmops; its own files go to
+# slurm-client, munge, openssh-server, tmux, git and mmdebstrap (Debian enables the ssh, munge
+# and slurm services); scripts/substrate.sh builds a Debian sid root for Slurm 26.05 (once,
+# cached in /var/cache/npa-substrate/sid-root) and writes /etc/slurm/slurm.conf and gres.conf,
+# creates /etc/munge/munge.key if missing and adds the user slurmops; its own files go to
 # $NPA_SUBSTRATE_DIR (default /tmp/npa-substrate). A substrate this script started is
 # stopped at the end; `bash scripts/substrate.sh purge` removes what it created.
 set -euo pipefail
@@ -16,7 +17,7 @@ ROOT=$PWD
 
 SUDO=""
 [[ $(id -u) -eq 0 ]] || SUDO="sudo"
-PKGS=(slurmctld slurmd slurm-client munge openssh-server tmux git)
+PKGS=(slurmctld slurmd slurm-client munge openssh-server tmux git mmdebstrap)
 missing=()
 for pkg in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -28,6 +29,14 @@ if ((${#missing[@]})); then
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# The Debian sid root for Slurm 26.05 (cached after the first run) downloads while pip
+# installs: both mostly wait on the network.
+echo "==> building the Slurm 26.05 root in the background (when not cached yet)"
+SID_LOG=$(mktemp)
+$SUDO bash scripts/substrate.sh build >"$SID_LOG" 2>&1 &
+SID_BUILD=$!
+trap 'kill "$SID_BUILD" 2>/dev/null || true; rm -f "$SID_LOG"' EXIT
+
 if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating .venv"
   python3 -m venv .venv
@@ -36,8 +45,17 @@ echo "==> pip install -e .[test] (pip's progress below)"
 .venv/bin/pip install --disable-pip-version-check --progress-bar on -e '.[test]' 2>&1 \
   | grep --line-buffered -v "is ignored: it is neither"
 .venv/bin/python -c "import npa_sop_tui, textual, kubernetes, asyncssh" # fail fast if the install broke
+if ! wait "$SID_BUILD"; then
+  cat "$SID_LOG" >&2
+  echo "building the Debian sid root for Slurm 26.05 failed (log above)" >&2
+  exit 1
+fi
+sed 's/^/    /' "$SID_LOG"
+rm -f "$SID_LOG"
+trap - EXIT
 
 echo "==> starting the local substrate (munge, slurmctld, slurmd, sshd on 127.0.0.1:2222;" \
+  "the GPU lab on :2223 and the Slurm 26.05 lab on :2224;" \
   "files in ${NPA_SUBSTRATE_DIR:-${LAB:-/tmp/npa-substrate}})"
 if bash scripts/substrate.sh status >/dev/null 2>&1; then
   echo "    (already running; left running afterwards)"

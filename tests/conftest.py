@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from testkit.gpu_lab import LABS, GpuLab, LabSite, held_gpu_lab
 from testkit.kube import CONTEXT
 from testkit.substrate import LAB, PrivateSshd, Substrate, substrate_missing
 
@@ -32,7 +33,7 @@ STRIPPED_PREFIXES = ("NPA_", "TF_", "NEBIUS_", "AWS_")
 STRIPPED_NAMES = ("KUBECONFIG", "SSH_AUTH_SOCK")
 
 # Fixtures that reach the Slurm/sshd substrate: tests using them must be marked `slurm`.
-SUBSTRATE_FIXTURES = frozenset({"substrate", "private_sshd", "drained_node"})
+SUBSTRATE_FIXTURES = frozenset({"substrate", "private_sshd", "drained_node", "gpu_lab"})
 
 
 @pytest.fixture(autouse=True)
@@ -85,6 +86,17 @@ def substrate() -> Substrate:
             pytest.fail(msg)
         pytest.skip(msg)
     return Substrate(LAB)
+
+
+@pytest.fixture(params=LABS, ids=lambda site: f"slurm{site.slurm_version}")
+def gpu_lab(request: pytest.FixtureRequest) -> Iterator[GpuLab]:
+    """A Slurm lab with real slurmd nodes and its own login sshd, once per Slurm version the
+    substrate runs (22.05 and 26.05: testkit/gpu_lab.py), held exclusively for one test
+    (a lock file), node behaviour reset after. A lab that is not running skips the test,
+    and fails it under NPA_REQUIRE_SUBSTRATE."""
+    site: LabSite = request.param
+    with held_gpu_lab(site, require=REQUIRE_SUBSTRATE) as lab:
+        yield lab
 
 
 @pytest.fixture

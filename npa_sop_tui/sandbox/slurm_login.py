@@ -1,10 +1,12 @@
 """The sandbox's login node for the post-deploy steps: Slurm simulated from the spec.
 
-`sinfo` lists each pool's nodes (`<pool>-<n>`, idle); `srun` runs the gate's real node script
-with local bash, once per node, with the fake GPU tools (`fake_gpu_tools.py`) on PATH, so the
-sandbox reads the same output formats a real node prints. `scancel`, `squeue` and `scontrol`
-succeed with nothing queued. The scenario `gpu-check-fail` makes vectorAdd fail on the last
-node of the first GPU pool.
+`sinfo` lists each pool's nodes (`<pool>-<n>`, idle) as Slurm 25.11.3 prints them to root
+(sandbox/slurm_text.py): `-V`; `-o` with `%N|%T`, each node in `main` and in the recipe's
+`hidden`; `--json[=v0.0.44]`. `scontrol show node NAME -o` prints the node's line; `srun`
+runs the gate's real node script with local bash, once per node, with the fake GPU tools
+(`fake_gpu_tools.py`) on PATH, so the sandbox reads the same output formats a real node
+prints. `scancel`, `squeue` and other `scontrol` commands succeed with nothing queued. The
+scenario `gpu-check-fail` makes vectorAdd fail on the last node of the first GPU pool.
 """
 
 from __future__ import annotations
@@ -76,11 +78,50 @@ class SimulatedLogin:
         self.commands.append(command)
         words = shlex.split(command)
         if words[:1] == ["sinfo"]:
-            sep = "|" if "%N|%T" in command else " "
-            return CommandResult(0, "".join(f"{n}{sep}idle\n" for n in self._nodes()), "")
+            return CommandResult(0, self._sinfo(words, command), "")
+        if words[:3] == ["scontrol", "show", "node"] and len(words) > 3:
+            return self._show_node(words[3])
         if words[:1] == ["srun"]:
             return await self._srun(words, timeout)
-        return CommandResult(0, "", "")  # scancel, squeue, scontrol: nothing queued
+        return CommandResult(0, "", "")  # scancel, squeue, other scontrol: nothing queued
+
+    def _slurm_nodes(self) -> list[Any]:
+        from npa_sop_tui.status.model import SlurmNode
+
+        return [
+            SlurmNode.model_construct(
+                name=f"{p.name}-{i}", state="idle", flags=[], display="idle",
+                partitions=["main"], cpus=None, cpus_allocated=0, memory_mb=None,
+                gres=f"gpu:{p.gpus_per_node}" if p.gpus_per_node else None, features=[],
+                reason=None,
+            )
+            for p in self.spec.workers
+            for i in range(p.size)
+        ]  # fmt: skip
+
+    def _sinfo(self, words: list[str], command: str) -> str:
+        from npa_sop_tui.sandbox import slurm_text
+
+        if "-V" in words or "--version" in words:
+            return f"slurm {slurm_text.SLURM_RELEASE}\n"
+        nodes = self._slurm_nodes()
+        if any(w.startswith("--json") for w in words):
+            return slurm_text.sinfo_json(nodes)
+        # Soperator's login nodes are used as root, and Slurm shows root (and the SlurmUser)
+        # hidden partitions even without -a: one line per node and partition, main and hidden
+        sep = "|" if "%N|%T" in command else " "
+        return "".join(f"{n.name}{sep}idle\n" for n in nodes for _ in slurm_text.PARTITIONS)
+
+    def _show_node(self, name: str) -> CommandResult:
+        from npa_sop_tui.sandbox.slurm_text import show_node_line
+
+        node = next((n for n in self._slurm_nodes() if n.name == name), None)
+        if node is None:
+            return CommandResult(1, "", f"Node {name} not found\n")
+        nodeset = name.rsplit("-", 1)[0]
+        return CommandResult(
+            0, show_node_line(node, reason_by=None, reason_time=None, nodeset=nodeset), ""
+        )
 
     async def _srun(self, words: list[str], timeout: float) -> CommandResult:
         node = next((w.split("=", 1)[1] for w in words if w.startswith("--nodelist=")), "")

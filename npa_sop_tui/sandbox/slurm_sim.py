@@ -7,6 +7,11 @@ the cluster's inventory (`slurm-sim.json`), so a drain done by `npa soperator dr
 Two queued jobs are simulated too, so that the jobs pane, `scancel` and the history have
 something real to act on; a cancelled job goes to the history, which
 exists only when the spec has accounting on (as on a real cluster).
+
+What it answers goes through Slurm's own output formats and npa's real parsers
+(sandbox/slurm_text.py, which follows Slurm 25.11.3 as Soperator 4.1.x builds it): the
+partitions `main` and `hidden`, a reason without `[user@time]` in the node list, and
+`scontrol show node`'s line with who/when after the reason and `Extra=`/`InstanceId=`.
 """
 
 from __future__ import annotations
@@ -77,18 +82,22 @@ def overlay(state: SimState, slurm: SlurmState) -> SlurmState:
             long = "draining" if draining else "drained"
             flags = [*node.flags, "DRAIN"] if "DRAIN" not in node.flags else node.flags
             suffix = "*" if "NOT_RESPONDING" in flags else ""
-            reason = f"{drain['reason']} [{drain['by']}@{drain['time']}]"
-            update.update(state=long, display=long + suffix, flags=flags, reason=reason)
+            # sinfo's %E is the reason alone; who/when is scontrol's (see node())
+            update.update(state=long, display=long + suffix, flags=flags, reason=drain["reason"])
         nodes.append(node.model_copy(update=update) if update else node)
-    from npa_sop_tui.status.slurm import enrich_partitions
+    return as_slurm_prints(slurm.model_copy(update={"nodes": nodes}))
 
-    partitions = enrich_partitions([p.model_copy() for p in slurm.partitions], nodes)
-    for part in partitions:
-        members = [n for n in nodes if n.name in set(part.nodes)]
-        part.nodes_idle = sum(1 for n in members if n.state == "idle")
-        part.nodes_allocated = sum(1 for n in members if n.state in ("mixed", "allocated"))
-        part.nodes_other = len(members) - part.nodes_idle - part.nodes_allocated
-    return slurm.model_copy(update={"nodes": nodes, "partitions": partitions})
+
+def as_slurm_prints(slurm: SlurmState) -> SlurmState:
+    """`slurm` as npa reads it from a real login node: rendered as Slurm 25.11's one-call
+    sinfo table (with `hidden`) and parsed back by the status parser."""
+    from npa_sop_tui.sandbox.slurm_text import summary_text
+    from npa_sop_tui.status.sinfo_summary import parse_summary
+
+    if not slurm.nodes:
+        return slurm
+    nodes, partitions, text = parse_summary(summary_text(slurm.nodes))
+    return slurm.model_copy(update={"nodes": nodes, "partitions": partitions, "sinfo_text": text})
 
 
 def seed_jobs(state: SimState, slurm: SlurmState) -> bool:
@@ -192,23 +201,19 @@ class SimulatedSlurm:
                 f"Slurm has no node {name!r}",
                 hint="`npa soperator nodes --name <cluster> --sandbox` lists the nodes",
             )
+        from npa_sop_tui.sandbox.slurm_text import show_node_line
+        from npa_sop_tui.status.scontrol import parse_show_node
+
         drain = state.drained.get(name)
-        base_state = {"drained": "idle", "draining": "mixed"}.get(node.state, node.state)
-        flags = "".join(f"+{flag}" for flag in node.flags)
-        return NodeDetail(
-            name=name,
-            state=base_state.upper() + flags,  # as scontrol prints it: IDLE+DRAIN
-            reason=drain["reason"] if drain else node.reason,
+        line = show_node_line(
+            node,
             reason_by=drain["by"] if drain else None,
             reason_time=drain["time"] if drain else None,
-            cpus=node.cpus,
-            cpus_allocated=node.cpus_allocated,
-            memory_mb=node.memory_mb,
-            gres=node.gres,
-            partitions=list(node.partitions),
-            features=list(node.features),
-            jobs=[_job(j) for j in state.jobs if j.get("node") == name],
+            nodeset=name.rsplit("-", 1)[0],
         )
+        detail = parse_show_node(line)  # what npa reads from a real login node
+        detail.jobs = [_job(j) for j in state.jobs if j.get("node") == name]
+        return detail
 
     async def drain(self, node: str, reason: str) -> None:
         reason = check_reason(reason)

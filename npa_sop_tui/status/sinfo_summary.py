@@ -166,26 +166,37 @@ def parse_version(text: str) -> str | None:
 _versions: weakref.WeakKeyDictionary[Any, str | None] = weakref.WeakKeyDictionary()
 
 
+def _known_release(runner: Any) -> bool:
+    try:
+        return runner in _versions
+    except TypeError:  # not weak-referenceable: ask every time
+        return False
+
+
+async def slurm_release(runner: Any, *, timeout: float) -> str | None:
+    """The login node's Slurm release (`sinfo -V`), asked once per connection."""
+    if _known_release(runner):
+        return _versions[runner]
+    probe = await runner.run(VERSION_CMD, timeout=timeout)
+    version = parse_version(probe.stdout) if probe.exit_status == 0 else None
+    with contextlib.suppress(TypeError):
+        _versions[runner] = version
+    return version
+
+
 async def collect_summary(
     runner: Any, *, host: str, timeout: float, memo: Any = None
 ) -> SlurmState:
     """One status refresh: one sinfo call (plus `sinfo -V` on a connection's first)."""
     from npa_sop_tui.status.slurm import _check
 
-    try:
-        known = runner in _versions
-    except TypeError:  # not weak-referenceable: ask every time
-        known = False
-    if known:
+    if _known_release(runner):
         result = await runner.run(SUMMARY_CMD, timeout=timeout)
         version = _versions[runner]
     else:
-        result, probe = await asyncio.gather(
-            runner.run(SUMMARY_CMD, timeout=timeout), runner.run(VERSION_CMD, timeout=timeout)
+        result, version = await asyncio.gather(
+            runner.run(SUMMARY_CMD, timeout=timeout), slurm_release(runner, timeout=timeout)
         )
-        version = parse_version(probe.stdout) if probe.exit_status == 0 else None
-        with contextlib.suppress(TypeError):
-            _versions[runner] = version
     _check(result, SUMMARY_CMD)
     # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop. A
     # small cluster's table parses faster than a hand-off to a worker thread.

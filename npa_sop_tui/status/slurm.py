@@ -1,12 +1,10 @@
 """Parse `sinfo` output into `SlurmNode`/`SlurmPartition`, and diff two node lists.
 
-Three input shapes, normalised to one model so they can be compared:
-- `sinfo --json` on Slurm 22.05–23.x (data_parser v0.0.38/39): top-level `nodes[]` with a
-  base `state` string and `state_flags[]`;
-- `sinfo --json` on Slurm 24.x/25.x (v0.0.41–44): top-level `sinfo[]` groups, each with
-  `node.state[]` (base first, then flags) and `nodes.nodes[]` names;
-- the delimited node table `sinfo -h -N -a -o '%N|%P|%T|%C|%m|%G|%f|%E'`, where `%T`
-  carries flags as a long state name (drained, inval, maint) and a one-char suffix.
+Three input shapes, normalised to one model so they can be compared: `sinfo --json` of
+every version (parsed in status/sinfo_json.py, with these state rules), and the delimited
+node table `sinfo -h -N -a -o '%N|%P|%T|%C|%m|%G|%f|%E'`, where `%T` carries flags as a long
+state name (drained, inval, maint) and a one-char suffix, and `%E` is the reason text alone
+(sinfo prints no `[user@time]` there; `scontrol show node` does).
 
 A node's `state` is sinfo's long state name (what `%T` prints without the suffix) and
 `flags` is the set of Slurm flag names we know how to see in every shape; `display` is the
@@ -15,17 +13,15 @@ compact text a person expects (`drained*`, `idle~`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from npa_sop_tui.status.model import SlurmNode, SlurmPartition, SlurmState
+from npa_sop_tui.status.model import SlurmNode, SlurmPartition
 
 DELIM_FIELDS = "%N|%P|%T|%C|%m|%G|%f|%E"
 NODES_DELIMITED_CMD = f"sinfo -h -N -a -o '{DELIM_FIELDS}'"
-NODES_JSON_CMD = "sinfo -a --json"
 PARTITIONS_CMD = "sinfo -h -a -o '%P|%a|%l|%D|%F'"
 PLAIN_CMD = "sinfo"
 
@@ -144,7 +140,7 @@ def state_from_text(text: str) -> tuple[str, list[str]]:
     return name, _known(flags)
 
 
-def _node(
+def node_from(
     name: str,
     base: str,
     flags: Iterable[str],
@@ -273,112 +269,6 @@ def parse_partitions_delimited(text: str) -> list[SlurmPartition]:
     return list(out.values())
 
 
-# --- JSON -------------------------------------------------------------------------------
-
-
-@dataclass
-class JsonSinfo:
-    nodes: list[SlurmNode]
-    version: str | None
-    source_format: str
-    partitions: list[SlurmPartition] = field(default_factory=list)
-
-
-def parse_sinfo_json(text: str) -> JsonSinfo:
-    """Parse `sinfo --json` of either the v0.0.38 (`nodes[]`) or v0.0.41+ (`sinfo[]`) shape."""
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SinfoParseError(f"sinfo --json printed invalid JSON: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise SinfoParseError("sinfo --json did not print an object")
-    meta = doc.get("meta") or {}
-    slurm_meta = meta.get("Slurm") or meta.get("slurm") or {}
-    version = slurm_meta.get("release") if isinstance(slurm_meta, dict) else None
-    plugin = (meta.get("plugin") or {}).get("type") or ""
-    # `openapi/v0.0.38`, `openapi/data_parser/v0.0.44`: the last part names the format
-    parser = plugin.split("/")[-1]
-    errors = [e for e in doc.get("errors") or [] if e]
-    if errors and not doc.get("nodes") and not doc.get("sinfo"):
-        first = errors[0]
-        message = (
-            first.get("error") or first.get("description") if isinstance(first, dict) else first
-        )
-        raise SinfoParseError(f"sinfo --json reported an error: {message}")
-    if isinstance(doc.get("sinfo"), list):
-        nodes, parts = _parse_groups(doc["sinfo"])
-        fmt = f"json-{parser}" if parser else "json-v0.0.41+"
-        return JsonSinfo(nodes, version, fmt, parts)
-    if isinstance(doc.get("nodes"), list):
-        fmt = f"json-{parser}" if parser else "json-v0.0.38"
-        return JsonSinfo([_parse_flat_node(n) for n in doc["nodes"]], version, fmt)
-    raise SinfoParseError("sinfo --json has neither `sinfo` nor `nodes`")
-
-
-def _parse_flat_node(n: Mapping[str, Any]) -> SlurmNode:
-    state = n.get("state")
-    flags = list(n.get("state_flags") or [])
-    if isinstance(state, list):  # v0.0.39/40 already use a list here
-        base, flags = (state[0] if state else "unknown"), [*state[1:], *flags]
-    else:
-        base = str(state or "unknown")
-    return _node(
-        str(n["name"]),
-        base,
-        flags,
-        partitions=[str(p) for p in n.get("partitions") or []],
-        cpus=_num(n.get("cpus")),
-        cpus_allocated=_num(n.get("alloc_cpus")),
-        memory_mb=_num(n.get("real_memory")),
-        gres=_none_if(n.get("gres"), "(null)"),
-        features=_features(n.get("active_features") or n.get("features")),
-        reason=_none_if(n.get("reason"), "none"),
-    )
-
-
-_BASE_STATES = {"IDLE", "MIXED", "ALLOCATED", "DOWN", "ERROR", "FUTURE", "UNKNOWN"}
-
-
-def _parse_groups(groups: list[Any]) -> tuple[list[SlurmNode], list[SlurmPartition]]:
-    by_name: dict[str, SlurmNode] = {}
-    parts: dict[str, SlurmPartition] = {}
-    for g in groups:
-        states = [str(s).upper() for s in (g.get("node") or {}).get("state") or []]
-        base = next((s for s in states if s in _BASE_STATES), "UNKNOWN")
-        flags = [s for s in states if s != base]
-        nodes = g.get("nodes") or {}
-        names = [str(x) for x in nodes.get("nodes") or nodes.get("hostnames") or []]
-        pinfo = g.get("partition") or {}
-        pname = str(pinfo.get("name") or "")
-        cpus = g.get("cpus") or {}
-        mem = g.get("memory") or {}
-        single = len(names) == 1
-        for name in names:
-            node = by_name.get(name)
-            if node is not None:
-                if pname and pname not in node.partitions:
-                    node.partitions.append(pname)
-                continue
-            by_name[name] = _node(
-                name,
-                base,
-                flags,
-                partitions=[pname] if pname else [],
-                cpus=_num(cpus.get("maximum")) or _num(cpus.get("total")),
-                cpus_allocated=_num(cpus.get("allocated")) if single else None,
-                memory_mb=_num(mem.get("maximum")) or _num(mem.get("minimum")),
-                gres=_none_if((g.get("gres") or {}).get("total"), "(null)"),
-                features=_features(
-                    (g.get("features") or {}).get("active")
-                    or (g.get("features") or {}).get("total")
-                ),
-                reason=_none_if((g.get("reason") or {}).get("description"), "none"),
-            )
-        if pname and pname not in parts:
-            parts[pname] = SlurmPartition(name=pname)
-    return list(by_name.values()), list(parts.values())
-
-
 # --- assembling ------------------------------------------------------------------------
 
 
@@ -436,41 +326,6 @@ def diff_nodes(old: Iterable[SlurmNode], new: Iterable[SlurmNode]) -> NodeDiff:
 
 class SlurmCommandFailed(RuntimeError):
     """sinfo ran but failed (controller down, munge broken, …)."""
-
-
-class _Runner(Protocol):
-    async def run(self, command: str, *, timeout: float = ...) -> Any: ...
-
-
-async def collect_json(runner: _Runner, *, host: str, timeout: float = 30.0) -> SlurmState:
-    """Nodes from `sinfo --json`, plus the partition table and plain sinfo (three calls,
-    concurrently: JSON carries no partition availability or time limit). A Slurm without a
-    usable `--json` is an error here; the default format (status/sinfo_summary.py) needs none.
-    """
-    import asyncio
-
-    nodes_res, parts_res, plain_res = await asyncio.gather(
-        runner.run(NODES_JSON_CMD, timeout=timeout),
-        runner.run(PARTITIONS_CMD, timeout=timeout),
-        runner.run(PLAIN_CMD, timeout=timeout),
-    )
-    _check(parts_res, PARTITIONS_CMD)
-    _check(nodes_res, NODES_JSON_CMD)
-    plain = plain_res.stdout if plain_res.exit_status == 0 else ""  # shown only, never parsed
-    # Parsing 10,000 nodes takes a noticeable fraction of a second: keep it off the loop.
-    return await asyncio.to_thread(_assemble, nodes_res.stdout, parts_res.stdout, plain, host)
-
-
-def _assemble(nodes_json: str, parts_text: str, plain_text: str, host: str) -> SlurmState:
-    parsed = parse_sinfo_json(nodes_json)
-    return SlurmState(
-        host=host,
-        version=parsed.version,
-        source_format=parsed.source_format,
-        partitions=enrich_partitions(parse_partitions_delimited(parts_text), parsed.nodes),
-        nodes=sorted(parsed.nodes, key=lambda n: n.name),
-        sinfo_text=plain_text,
-    )
 
 
 def _check(result: Any, command: str) -> None:

@@ -118,15 +118,17 @@ class RemoteSlurm:
         return await collect_slurm(self.runner, host=self.host, timeout=self.timeout)
 
     async def jobs(self) -> list[SlurmJob]:
+        from npa_sop_tui.status.sinfo_summary import slurm_release
         from npa_sop_tui.status.squeue import (
             JOBS_DELIMITED_CMD,
-            JOBS_JSON_CMD,
             active_jobs,
+            jobs_json_command,
             parse_squeue_delimited,
             parse_squeue_json,
         )
 
-        result = await self.runner.run(JOBS_JSON_CMD, timeout=self.timeout)
+        release = await slurm_release(self.runner, timeout=self.timeout)
+        result = await self.runner.run(jobs_json_command(release), timeout=self.timeout)
         if result.exit_status == 0:
             try:
                 return active_jobs(parse_squeue_json(result.stdout))

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from npa_sop_tui.status.model import SlurmState
+from npa_sop_tui.status.sinfo_json import collect_json
 from npa_sop_tui.status.sinfo_summary import collect_summary
-from npa_sop_tui.status.slurm import collect_json
 
 
 async def collect_slurm(
@@ -15,7 +15,7 @@ async def collect_slurm(
     """Nodes, partitions and the plain sinfo text.
 
     `fmt` "auto" or "delimited": one sinfo call per refresh (`sinfo_summary`). "json":
-    `sinfo --json` for the nodes plus two more calls (`slurm.collect_json`).
+    `sinfo --json` for the nodes plus two more calls (`sinfo_json.collect_json`).
     """
     if fmt in ("auto", "delimited"):
         return await collect_summary(runner, host=host, timeout=timeout, memo=memo)

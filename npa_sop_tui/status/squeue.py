@@ -13,13 +13,18 @@ from typing import Any
 
 from npa_sop_tui.status.jobs import SlurmJob
 from npa_sop_tui.status.slurm import SinfoParseError, _num
+from npa_sop_tui.status.slurm_versions import json_option
 
 DELIM_FIELDS = "%i|%j|%u|%T|%M|%D|%R|%b|%P|%l"
 JOBS_DELIMITED_CMD = f"squeue -h -a -o '{DELIM_FIELDS}'"
-JOBS_JSON_CMD = "squeue -a --json"
 ACTIVE_STATES = frozenset(
     {"PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUED", "RESIZING"}
 )
+
+
+def jobs_json_command(release: str | None) -> str:
+    """`squeue -a --json=v0.0.44` where the release ships that format, else `--json`."""
+    return f"squeue -a {json_option(release)}"
 
 
 def parse_squeue_delimited(text: str) -> list[SlurmJob]:

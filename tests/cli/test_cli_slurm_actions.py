@@ -20,31 +20,25 @@ from npa_sop_tui.cli import main
 from npa_sop_tui.status.hostkeys import HostKeyPolicy
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-from testkit.gpu_lab import HOST, KEY, NODES, PORT, USER, held_gpu_lab
+from testkit.gpu_lab import GpuLab
 from testkit.wait import wait_until
 
 pytestmark = pytest.mark.slurm
-NODE = "gpu-1"
-LOGIN = [
-    "--name",
-    "lab",
-    "--login-host",
-    HOST,
-    "--login-port",
-    str(PORT),
-    "--login-user",
-    USER,
-    "-i",
-    str(KEY),
-    "--accept-new-host-key",
-]
+LAB: GpuLab  # the lab of the running test (set by the `lab` fixture)
+
+
+def _login() -> list[str]:
+    return [
+        "--name", "lab", "--login-host", LAB.host, "--login-port", str(LAB.port),
+        "--login-user", LAB.user, "-i", str(LAB.key), "--accept-new-host-key",
+    ]  # fmt: skip
 
 
 def _ssh(command: str) -> Any:
     """Run `command` on the lab's login node (outside npa: setup and clean-up)."""
 
     async def run() -> Any:
-        target = SshTarget(HOST, PORT, USER, identity_file=KEY)
+        target = SshTarget(LAB.host, LAB.port, LAB.user, identity_file=LAB.key)
         session = SshSession(target, policy=HostKeyPolicy.accept_new())
         try:
             return await session.run(command, timeout=30)
@@ -55,18 +49,20 @@ def _ssh(command: str) -> Any:
 
 
 @pytest.fixture
-def lab() -> Iterator[None]:
-    with held_gpu_lab():
-        try:
-            yield
-        finally:
-            _ssh("scancel -u slurmops --name 'npa-cli-*' 2>/dev/null; true")
-            for node in NODES:  # idle again, whatever the test left (an idle node: a no-op)
-                _ssh(f"scontrol update nodename={node} state=resume 2>/dev/null; true")
+def lab(gpu_lab: GpuLab) -> Iterator[str]:
+    """The lab (every Slurm version in turn); yields the node the tests act on."""
+    global LAB
+    LAB = gpu_lab
+    try:
+        yield gpu_lab.nodes[1]
+    finally:
+        _ssh("scancel -u slurmops --name 'npa-cli-*' 2>/dev/null; true")
+        for node in gpu_lab.nodes:  # idle again, whatever the test left (idle: a no-op)
+            _ssh(f"scontrol update nodename={node} state=resume 2>/dev/null; true")
 
 
 def _npa(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
-    rc = main(["soperator", *args, *LOGIN, "--output", "json"])
+    rc = main(["soperator", *args, *_login(), "--output", "json"])
     out = capsys.readouterr().out.strip()
     return rc, json.loads(out.splitlines()[-1]) if out else None
 
@@ -78,31 +74,33 @@ def _node(capsys: pytest.CaptureFixture[str], name: str) -> dict[str, Any]:
 
 
 def test_drain_shows_its_reason_in_nodes_until_resume(
-    lab: None, capsys: pytest.CaptureFixture[str]
+    lab: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _node(capsys, NODE)["reason"] is None
+    node = lab
+    assert _node(capsys, node)["reason"] is None
     reason = f"npa test {uuid.uuid4().hex[:6]}: disk [/] check"
-    rc, doc = _npa(capsys, "drain", "--node", NODE, "--reason", reason, "--yes")
+    rc, doc = _npa(capsys, "drain", "--node", node, "--reason", reason, "--yes")
     assert rc == 0 and doc["ok"], doc
 
-    drained = _node(capsys, NODE)
+    drained = _node(capsys, node)
     assert "DRAIN" in drained["flags"] and drained["reason"] == reason
-    rc, doc = _npa(capsys, "nodes", "--node", NODE)
-    assert rc == 0 and doc["node"]["reason"] == reason and doc["node"]["reason_by"] == USER
-    assert _node(capsys, "gpu-0")["reason"] is None  # only the node asked for
+    rc, doc = _npa(capsys, "nodes", "--node", node)
+    assert rc == 0 and doc["node"]["reason"] == reason and doc["node"]["reason_by"] == LAB.user
+    assert _node(capsys, LAB.nodes[0])["reason"] is None  # only the node asked for
 
-    rc, doc = _npa(capsys, "resume", "--node", NODE, "--yes")
+    rc, doc = _npa(capsys, "resume", "--node", node, "--yes")
     assert rc == 0 and doc["ok"], doc
-    resumed = _node(capsys, NODE)
+    resumed = _node(capsys, node)
     assert "DRAIN" not in resumed["flags"] and resumed["reason"] is None
     assert resumed["state"] == "idle"
 
 
 def test_cancel_takes_a_submitted_job_off_the_queue(
-    lab: None, capsys: pytest.CaptureFixture[str]
+    lab: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    node = lab
     name = f"npa-cli-{uuid.uuid4().hex[:8]}"
-    submitted = _ssh(f"sbatch -J {name} -w {NODE} --wrap 'sleep 300'")
+    submitted = _ssh(f"sbatch -J {name} -w {node} --wrap 'sleep 300'")
     assert submitted.exit_status == 0, submitted.stderr
     job_id = submitted.stdout.split()[-1]
 

@@ -107,6 +107,8 @@ def test_substrate_folder_is_configurable_and_purge_can_be_previewed(tmp_path: P
     assert f"would run: rm -rf {lab}" in lines
     assert "would run: rm -f /etc/munge/munge.key" in lines  # listed as created by start
     assert all(line.startswith(("would ", "packages are left")) for line in lines), lines
+    # the machine's one Slurm 26.05 lab belongs to the folder that started it, not this one
+    assert not [line for line in lines if "npa-lab" in line or "sid-root/" in line], lines
     assert lab.is_dir() and (lab / "created").is_file()  # a dry run changes nothing
 
 

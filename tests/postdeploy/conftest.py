@@ -1,10 +1,10 @@
-"""The GPU lab of scripts/substrate.sh: a Slurm cluster with fake GPU nodes gpu-0 and gpu-1
-(eight `File=` GPUs each) behind its own login sshd on 127.0.0.1:2223. Tests using it are
-marked `slurm`."""
+"""A real SSH session to a Slurm lab's login node (the `gpu_lab` fixture of tests/conftest.py:
+fake GPU nodes gpu-0 and gpu-1, on every Slurm version the substrate runs). Tests using it
+are marked `slurm`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,17 +13,9 @@ from npa_sop_tui.postdeploy.shell import SshSlurmShell
 from npa_sop_tui.status.hostkeys import HostKeyPolicy, KnownHosts
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-from testkit.gpu_lab import NODES, GpuLab, held_gpu_lab
-from testkit.substrate import LAB
+from testkit.gpu_lab import NODES, GpuLab
 
-__all__ = ["LAB", "NODES", "GpuLab"]
-
-
-@pytest.fixture
-def gpu_lab() -> Iterator[GpuLab]:
-    """The lab, held exclusively for one test (a lock file), node behaviour reset after."""
-    with held_gpu_lab() as lab:
-        yield lab
+__all__ = ["NODES", "GpuLab"]
 
 
 @pytest.fixture

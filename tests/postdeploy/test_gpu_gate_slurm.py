@@ -108,7 +108,13 @@ async def test_node_count_mismatch_fails_discovery(login: SshSlurmShell) -> None
 async def test_worker_recovery_resumes_a_down_node(login: SshSlurmShell) -> None:
     down = await login.run("scontrol update NodeName=gpu-1 State=DOWN Reason=npa-test", timeout=30)
     assert down.exit_status == 0, down.stderr
+
+    async def is_down() -> bool:  # a node still completing an earlier job goes down after it
+        state = await login.run("sinfo -h -n gpu-1 -o %t", timeout=30)
+        return state.stdout.split()[:1] == ["down"]
+
     try:
+        await eventually(is_down, timeout=30, interval=0.3, what="gpu-1 down")
         outcome = await recover_workers(login, node_addr="127.0.0.1")
         assert outcome.result == "applied" and "gpu-1" in outcome.message
 

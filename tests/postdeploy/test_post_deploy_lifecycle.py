@@ -15,7 +15,7 @@ from npa_sop_tui.postdeploy import run_post_deploy
 from npa_sop_tui.sandbox.slurm_login import SimulatedLogin
 from npa_sop_tui.spec.model import spec_from_mapping
 
-from .conftest import LAB, GpuLab
+from .conftest import GpuLab
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ t"
 SPEC = f"""apiVersion: npa.soperator/v0.0.1
@@ -37,8 +37,8 @@ def test_cli_deploy_gate_on_real_slurm(
     (sandbox_in_home / "config.yaml").write_text(
         "region: eu-north1\ntenant_id: tenant-gate\nproject_id: project-gate\n"
         "subnet_id: vpcsubnet-gate\n"
-        f"ssh_private_key_path: {LAB / 'client_ed25519'}\n"
-        "login: {host: 127.0.0.1, port: 2223, user: slurmops}\n"
+        f"ssh_private_key_path: {gpu_lab.key}\n"
+        f"login: {{host: {gpu_lab.host}, port: {gpu_lab.port}, user: {gpu_lab.user}}}\n"
     )
     spec = tmp_path / "gated.yaml"
     spec.write_text(SPEC)

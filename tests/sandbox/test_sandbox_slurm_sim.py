@@ -39,10 +39,20 @@ async def test_drain_is_shown_until_resumed_across_instances(npa_home: Path) -> 
     state = await _ops().nodes()  # a new instance: as another process would see it
     node = {n.name: n for n in state.nodes}["cpu-1"]
     assert node.state == "drained" and "DRAIN" in node.flags
-    assert node.reason is not None and node.reason.startswith("disk 'check' [/] failed [root@")
-    assert state.partitions[0].nodes_idle == 1 and state.partitions[0].nodes_other == 1
+    # as sinfo's %E on Slurm 25.11: the reason alone, no [user@time]
+    assert node.reason == "disk 'check' [/] failed"
+    # the recipe's partitions: main (default) and hidden, both listed by `sinfo -a`
+    parts = {p.name: p for p in state.partitions}
+    assert list(parts) == ["main", "hidden"]
+    assert parts["main"].default and not parts["hidden"].default
+    assert parts["main"].nodes_idle == 1 and parts["main"].nodes_other == 1
+    assert node.partitions == ["main", "hidden"]
     detail = await _ops().node("cpu-1")
     assert detail.state == "IDLE+DRAIN" and detail.reason == "disk 'check' [/] failed"
+    # scontrol keeps who and when, and Soperator's slurmd fields follow the reason
+    assert detail.reason_by == "root" and detail.reason_time
+    assert detail.fields["InstanceId"] == "computeinstance-cpu-1"
+    assert json.loads(detail.fields["Extra"]) == {"nodeset": "cpu"}
     # the dashboard's simulated sinfo shows it too
     shown = {n.name: n for n in simulated_slurm_state("demo", _base()).nodes}["cpu-1"]
     assert shown.display == "drained"

@@ -73,6 +73,41 @@ def test_show_node_every_field() -> None:
     }
 
 
+def test_show_node_fields_after_the_reason_are_their_own() -> None:
+    # Slurm 25.11/26.05 with Soperator's slurmd: Comment/Extra/InstanceId follow the reason
+    line = (
+        "NodeName=w-0 OS=Linux 6.1.0 #1 SMP State=IDLE+DRAIN CurrentWatts=0 AveWatts=0 "
+        "Reason=hc failed: State=bad (GPU 3) [root@2026-12-01T19:59:46] "
+        'Comment=rack 4 Extra={"a": "b c"} InstanceId=computeinstance-e00x '
+        "InstanceType=gpu-h100 Topology=block1 FutureKey=1 Other=x y"
+    )
+    node = parse_show_node(line)
+    assert (node.reason, node.reason_by, node.reason_time) == (
+        "hc failed: State=bad (GPU 3)",
+        "root",
+        "2026-12-01T19:59:46",
+    )
+    assert node.state == "IDLE+DRAIN"  # the reason's `State=` is text, not the node's state
+    assert node.fields["OS"] == "Linux 6.1.0 #1 SMP"
+    assert node.fields["Comment"] == "rack 4"
+    assert node.fields["Extra"] == '{"a": "b c"}'
+    assert node.fields["InstanceId"] == "computeinstance-e00x"
+    assert node.fields["InstanceType"] == "gpu-h100"
+    assert node.fields["Topology"] == "block1"
+    assert node.fields["FutureKey"] == "1"  # a key of a newer Slurm is still found
+    assert node.fields["Other"] == "x y"
+
+
+def test_show_node_reason_of_several_lines() -> None:
+    # Slurm prints further reason lines after the first one's [who@when], indented
+    node = parse_show_node(
+        "NodeName=w-1 State=DOWN Reason=first line [slurm@2026-12-01T10:00:00]        second"
+    )
+    assert (node.reason, node.reason_by) == ("first line second", "slurm")
+    mail = parse_show_node("NodeName=w-2 Reason=ask [ops@team] first [root@2026-12-01T10:00:00]")
+    assert (mail.reason, mail.reason_by) == ("ask [ops@team] first", "root")
+
+
 def test_show_node_nulls_and_absent_fields() -> None:
     node = parse_show_node(
         "NodeName=vm CPUTot=N/A Gres=(null) GresUsed= AllocMem= RealMemory=x Reason=left by hand"

@@ -15,20 +15,19 @@ from typing import Any
 import pytest
 
 from npa_sop_tui.status.model import SlurmPartition
+from npa_sop_tui.status.sinfo_json import collect_json, nodes_json_command, parse_sinfo_json
+from npa_sop_tui.status.sinfo_summary import VERSION_CMD
 from npa_sop_tui.status.slurm import (
-    NODES_JSON_CMD,
     PARTITIONS_CMD,
     PLAIN_CMD,
     SinfoParseError,
     SlurmCommandFailed,
-    collect_json,
     diff_nodes,
     display_state,
     enrich_partitions,
     long_state,
     parse_nodes_delimited,
     parse_partitions_delimited,
-    parse_sinfo_json,
     state_from_text,
 )
 from npa_sop_tui.status.slurm_poll import collect_slurm
@@ -423,13 +422,19 @@ NODES_JSON = json.dumps(
 )
 
 
+NODES_JSON_CMD = nodes_json_command("24.05.4")  # no v0.0.44 in 24.05: plain --json
+ALL_CMDS = (VERSION_CMD, NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD)
+
+
 def runner(**answers: Result) -> Runner:
     table = {
+        VERSION_CMD: Result(stdout="slurm 24.05.4\n"),
         NODES_JSON_CMD: Result(stdout=NODES_JSON),
         PARTITIONS_CMD: Result(stdout=PARTS_TEXT),
         PLAIN_CMD: Result(stdout="PARTITION AVAIL\nmain* up\n"),
     }
     names = {"json": NODES_JSON_CMD, "parts": PARTITIONS_CMD, "plain": PLAIN_CMD}
+    names["version"] = VERSION_CMD
     for key, value in answers.items():
         table[names[key]] = value
     return Runner(table)
@@ -438,7 +443,7 @@ def runner(**answers: Result) -> Runner:
 async def test_collect_json_nodes_partitions_and_text() -> None:
     r = runner()
     await collect_json(r, host="login")
-    assert sorted(r.asked) == sorted((c, 30.0) for c in (NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD))
+    assert sorted(r.asked) == sorted((c, 30.0) for c in ALL_CMDS)
     r = runner()
     state = await collect_json(r, host="login", timeout=7)
     assert (state.host, state.version, state.source_format) == ("login", "24.05", "json-v0.0.41+")
@@ -447,7 +452,7 @@ async def test_collect_json_nodes_partitions_and_text() -> None:
         ("main", True, ["w-1", "w-0"], 2)
     ]
     assert state.sinfo_text == "PARTITION AVAIL\nmain* up\n"
-    assert sorted(r.asked) == sorted((c, 7) for c in (NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD))
+    assert sorted(r.asked) == sorted((c, 7) for c in ALL_CMDS)
 
 
 async def test_collect_json_reports_each_failure() -> None:
@@ -476,4 +481,27 @@ async def test_the_poll_picks_the_json_collector_only_when_asked() -> None:
     r = runner()
     state = await collect_slurm(r, host="h", fmt="json", timeout=5)
     assert state.source_format == "json-v0.0.41+"
-    assert sorted(c for c, _ in r.asked) == sorted([NODES_JSON_CMD, PARTITIONS_CMD, PLAIN_CMD])
+    assert sorted(c for c, _ in r.asked) == sorted(ALL_CMDS)
+
+
+@pytest.mark.parametrize(
+    ("release", "asked"),
+    [("slurm 25.11.3", "sinfo -a --json=v0.0.44"), ("slurm-wlm 22.05.8", "sinfo -a --json")],
+)
+async def test_collect_json_asks_the_format_the_release_ships(release: str, asked: str) -> None:
+    r = runner(version=Result(stdout=release + "\n"))
+    r.answers[asked] = Result(stdout=NODES_JSON)
+    state = await collect_json(r, host="h")
+    assert [n.name for n in state.nodes] == ["w-0", "w-1"]
+    assert sorted(c for c, _ in r.asked) == sorted([VERSION_CMD, asked, PARTITIONS_CMD, PLAIN_CMD])
+
+
+async def test_collect_json_falls_back_when_the_format_is_not_shipped() -> None:
+    # a newer Slurm without v0.0.44 says so and exits 1: ask its own default instead
+    r = runner(version=Result(stdout="slurm 28.05.1\n"))
+    r.answers["sinfo -a --json=v0.0.44"] = Result(
+        1, "", "sinfo: error: load_plugins: unable to find plugin: data_parser/v0.0.44\n"
+    )
+    state = await collect_json(r, host="h")
+    assert [n.name for n in state.nodes] == ["w-0", "w-1"]
+    assert [c for c, _ in r.asked][-1] == "sinfo -a --json"

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from npa_sop_tui.status.sinfo_json import parse_sinfo_json
 from npa_sop_tui.status.slurm import (
     SinfoParseError,
     diff_nodes,
     enrich_partitions,
     parse_nodes_delimited,
     parse_partitions_delimited,
-    parse_sinfo_json,
     state_from_text,
 )
 
@@ -157,8 +157,8 @@ JSON_V44 = {
                 "addresses": [],
             },
             "cpus": {
-                "allocated": 0,
-                "idle": 256,
+                "allocated": 8,
+                "idle": 248,
                 "other": 0,
                 "total": 256,
                 "minimum": 128,
@@ -217,6 +217,7 @@ def test_json_v0044_groups() -> None:
     assert nodes["worker-0"].partitions == ["main", "hidden"]
     assert nodes["worker-0"].cpus == 128 and nodes["worker-0"].memory_mb == 1638400
     assert nodes["worker-0"].cpus_allocated is None  # a group total is not per node
+    assert nodes["worker-2"].cpus_allocated == 0  # one node: its own
     assert nodes["worker-2"].display == "drained" and nodes["worker-2"].flags == ["DRAIN"]
     assert nodes["worker-2"].reason == "[node_problem] dcgmi_diag_r2: failed"
     assert nodes["worker-3"].display == "idle~" and nodes["worker-3"].flags == ["POWERED_DOWN"]

@@ -10,14 +10,9 @@ import pytest
 
 from npa_sop_tui.paths import known_hosts_path
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
+from npa_sop_tui.status.sinfo_json import nodes_json_command, parse_sinfo_json
 from npa_sop_tui.status.sinfo_summary import SUMMARY_CMD, VERSION_CMD
-from npa_sop_tui.status.slurm import (
-    NODES_DELIMITED_CMD,
-    NODES_JSON_CMD,
-    SlurmCommandFailed,
-    parse_nodes_delimited,
-    parse_sinfo_json,
-)
+from npa_sop_tui.status.slurm import NODES_DELIMITED_CMD, SlurmCommandFailed, parse_nodes_delimited
 from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
@@ -68,7 +63,9 @@ async def test_json_and_delimited_agree_on_the_live_cluster(
     s = session(substrate)
     try:
         for _ in range(3):  # a state change between the two commands would be a false alarm
-            js, txt = await asyncio.gather(s.run(NODES_JSON_CMD), s.run(NODES_DELIMITED_CMD))
+            js, txt = await asyncio.gather(
+                s.run(nodes_json_command("22.05")), s.run(NODES_DELIMITED_CMD)
+            )
             by_json = sorted(parse_sinfo_json(js.stdout).nodes, key=lambda n: n.name)
             by_text = sorted(parse_nodes_delimited(txt.stdout), key=lambda n: n.name)
             if by_json == by_text:
