@@ -212,9 +212,13 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                 header = ["JOBID", "NAME", "USER", "STATE", "ELAPSED", "EXIT", "NODES"]
                 print(_table(rows, header) if rows else "no finished jobs")
             return 0
+        from npa_sop_tui.jobs.records import with_queue
+
         jobs = await ops.jobs()
+        mine = with_queue(args.name, jobs)
         if wants_json(args):
-            emit_json({"ok": True, "name": args.name, "jobs": _dump(jobs)})
+            submitted = [j.to_json() for j in mine]
+            emit_json({"ok": True, "name": args.name, "jobs": _dump(jobs), "npa_jobs": submitted})
             return 0
         rows = [
             [
@@ -230,9 +234,23 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         ]
         header = ["JOBID", "NAME", "USER", "STATE", "TIME", "NODES", "NODELIST(REASON)"]
         print(_table(rows, header) if rows else "no queued or running jobs")
+        if mine:
+            print("\nsubmitted by npa:")
+            print(_table(_npa_rows(mine), ["JOBID", "NAME", "STATE", "EXIT", "OUTPUT"]))
         return 0
 
     return _run(args, work)
+
+
+def _npa_rows(jobs: list[Any]) -> list[list[str]]:
+    def exit_code(j: Any) -> str:
+        return "" if j.exit_code is None else str(j.exit_code)
+
+    label = {True: "SANDBOX ", False: ""}
+    return [
+        [j.id, j.name or "", label[bool(j.sandbox)] + j.state, exit_code(j), j.output_path or ""]
+        for j in reversed(jobs)
+    ]
 
 
 def _action(args: argparse.Namespace, verb: str, question: str, act: Any) -> int:

@@ -82,3 +82,18 @@ def load(cluster: str) -> list[dict[str, Any]]:
 
 def job_info(record: dict[str, Any]) -> JobInfo:
     return _info(record)
+
+
+def with_queue(cluster: str, queue: list[Any], *, limit: int = 20) -> list[JobInfo]:
+    """The newest `limit` jobs npa submitted to `cluster`, their state taken from `queue`
+    (status/jobs.SlurmJob rows) while Slurm still lists them."""
+    live = {job.id: job for job in queue}
+    shown: list[JobInfo] = []
+    for record in load(cluster)[-limit:]:
+        info = _info(record)
+        queued = live.get(info.id)
+        if queued is not None:
+            info.state, info.reason = queued.state, queued.reason
+            info.nodes = queued.nodelist or info.nodes
+        shown.append(info)
+    return shown

@@ -19,7 +19,7 @@ from typing import Any
 
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.jobs.model import ACTIVE, JobInfo, JobRequest
-from npa_sop_tui.jobs.script import JOB_DIR, batch_script, sbatch_options
+from npa_sop_tui.jobs.script import JOB_DIR, batch_script, job_name, sbatch_options
 from npa_sop_tui.status.slurm_ops import check_job
 
 OnOutput = Callable[[bytes], None]
@@ -118,7 +118,7 @@ class RemoteJobs:
             id=check_job(job_id),
             state="PENDING",
             output_path=f"{job_dir}/{job_id}.out",
-            name=request.job_name,
+            name=job_name(request) or request.script_name,
         )
 
     async def _pool(self, pool: str, partition: str | None) -> tuple[str | None, list[str], int]:

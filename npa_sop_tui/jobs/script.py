@@ -77,14 +77,21 @@ def _embedded(script: str) -> str:
     )
 
 
+def job_name(request: JobRequest) -> str | None:
+    """The name npa gives the job; None leaves a script's own (or sbatch's default)."""
+    if request.job_name:
+        return request.job_name
+    if request.template:
+        return f"npa-{request.template}"
+    return "npa-run" if request.script is None else None
+
+
 def sbatch_options(request: JobRequest) -> list[str]:
     """sbatch arguments for the options the request sets (shell-quoted)."""
     options: list[str] = []
-    name = request.job_name or (request.template and f"npa-{request.template}")
+    name = job_name(request)
     if name:
         options.append(f"--job-name={shlex.quote(name)}")
-    elif request.script is None:
-        options.append("--job-name=npa-run")
     if request.nodes is not None:
         options.append(f"--nodes={request.nodes}")
         if request.command is not None:
