@@ -138,7 +138,7 @@ class RemoteJobs:
                 f"no Slurm nodes of pool {pool!r}",
                 hint=f"pools with nodes: {', '.join(pools) or 'none'}",
             )
-        gpus = min(_gpu_count(g) for n, _, g in rows if n in mine)
+        gpus = min(gpu_count(g) for n, _, g in rows if n in mine)
         if pool in parts:
             return partition or pool, [], gpus
         others = sorted({n for n, _, _ in rows if n not in mine})
@@ -264,7 +264,8 @@ class _Process:
             self.proc.kill()
 
 
-def _gpu_count(gres: str) -> int:
+def gpu_count(gres: str) -> int:
+    """GPUs in a Slurm gres string: `gpu:h100:8(S:0-1)` -> 8, `gpu:4,gpu:a100:2` -> 6."""
     total = 0
     for item in gres.split(","):
         fields = item.split("(")[0].split(":")
