@@ -97,12 +97,11 @@ class _Sink:
         self.out = sys.stdout.buffer
 
     def __call__(self, chunk: bytes) -> None:
-        if self.keep:
-            self.tail += chunk
-            del self.tail[:-OUTPUT_TAIL]
-            return
-        self.out.write(chunk)
-        self.out.flush()
+        self.tail += chunk
+        del self.tail[:-OUTPUT_TAIL]
+        if not self.keep:
+            self.out.write(chunk)
+            self.out.flush()
 
     def text(self) -> str:
         return bytes(self.tail).decode("utf-8", errors="replace")
@@ -208,14 +207,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         except asyncio.CancelledError:
             return await _interrupted(args, backend, job, as_json) or EXIT_INTERRUPTED
         records.save(args.name, job)
+        measured = _measured(sink.text())
         if as_json:
-            emit_json({"ok": True, "name": args.name, **job.to_json(), "output": sink.text()})
+            emit_json(
+                {"ok": True, "name": args.name, **job.to_json(), **measured, "output": sink.text()}
+            )
         else:
             code = job.exit_code if job.exit_code is not None else "none"
             _note(f"{label}job {job.id} {job.state}, exit code {code}")
+            if "bus_bandwidth_gbps" in measured:
+                _note(f"all-reduce bus bandwidth: {measured['bus_bandwidth_gbps']:g} GB/s")
         return job.run_exit_code()
 
     return _session(args, work)
+
+
+def _measured(output: str) -> dict[str, float]:
+    """What a template's output measured (nccl-tests' bus bandwidth)."""
+    from npa_sop_tui.jobs.templates import bus_bandwidth
+
+    value = bus_bandwidth(output)
+    return {} if value is None else {"bus_bandwidth_gbps": value}
 
 
 async def _interrupted(args: argparse.Namespace, backend: Any, job: Any, as_json: bool) -> int:

@@ -55,6 +55,13 @@ class JobRequest:
     env: dict[str, str] = field(default_factory=dict)
     workdir: str | None = None
     template: str | None = None
+    all_nodes: bool = False  # every node of the pool (or every GPU node): a template's
+    all_gpus: bool = False  # every GPU of the node, also for a script (commands default to it)
+
+    @property
+    def auto_gpus(self) -> bool:
+        """Whether the backend fills --gpus-per-node with all GPUs of the nodes."""
+        return self.gpus_per_node is None and (self.command is not None or self.all_gpus)
 
     def checked(self) -> JobRequest:
         """This request, or a UsageError naming the option that is wrong."""

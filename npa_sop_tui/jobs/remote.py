@@ -23,6 +23,7 @@ from npa_sop_tui.jobs.script import JOB_DIR, batch_script, job_name, sbatch_opti
 from npa_sop_tui.status.slurm_ops import check_job
 
 OnOutput = Callable[[bytes], None]
+_DOWN = frozenset({"down", "drain", "drng", "fail", "failg", "maint", "inval", "unk", "futr"})
 OnState = Callable[[JobInfo], None]
 
 # The most GPUs of any node in the default partition (or $1): `gpu:h100:8(S:0-1)` -> 8.
@@ -90,13 +91,14 @@ class RemoteJobs:
 
     async def submit(self, request: JobRequest, *, pool: str | None = None) -> JobInfo:
         request = request.checked()
-        partition = request.partition
-        auto_gpus = request.gpus_per_node is None and request.command is not None
-        if pool:
-            partition, exclude, gpus = await self._pool(pool, partition)
+        auto_gpus = request.auto_gpus
+        if pool or request.all_nodes:
+            nodes, partition, exclude = await self._placement(pool, request.partition)
             request.partition, request.exclude = partition, exclude
-            if auto_gpus:
-                request.gpus_per_node, auto_gpus = gpus or None, False
+            if request.all_nodes and request.nodes is None:
+                request.nodes = max(1, len(nodes))
+            if auto_gpus and nodes:
+                request.gpus_per_node, auto_gpus = min(nodes.values()) or None, False
         script = batch_script(request)
         options = sbatch_options(request)
         command = (
@@ -106,7 +108,7 @@ class RemoteJobs:
             '--error="$d/%j.out" "$@"'
         )
         line = (
-            f"bash -c {shlex.quote(command)} npa-submit {shlex.quote(partition or '')} "
+            f"bash -c {shlex.quote(command)} npa-submit {shlex.quote(request.partition or '')} "
             f"{' '.join(options)}"
         )
         status, out, err = await self._exec(line, stdin=script.encode(), timeout=self.timeout)
@@ -121,28 +123,39 @@ class RemoteJobs:
             name=job_name(request) or request.script_name,
         )
 
-    async def _pool(self, pool: str, partition: str | None) -> tuple[str | None, list[str], int]:
-        """Where a pool's nodes are: its own partition if there is one, else the default
-        partition minus every node not named `<pool>-…`; and the GPUs of its nodes."""
-        result = await self.runner.run("sinfo -h -N -o '%N|%P|%G'", timeout=self.timeout)
+    async def _placement(
+        self, pool: str | None, partition: str | None
+    ) -> tuple[dict[str, int], str | None, list[str]]:
+        """The nodes a job may use (name → GPUs; those that answer), the partition, and
+        the nodes to exclude. A pool is its own partition if there is one, else the nodes
+        named `<pool>-…`; without a pool, the GPU nodes if there are any."""
+        result = await self.runner.run("sinfo -h -N -o '%N|%P|%G|%t'", timeout=self.timeout)
         if result.exit_status != 0:
             raise OperationError(f"listing nodes failed: {result.stderr.strip()[:200]}")
-        rows = [line.split("|") for line in result.stdout.splitlines() if line.count("|") == 2]
-        parts = {p.rstrip("*") for _, p, _ in rows}
-        mine = sorted({n for n, p, _ in rows if pool in parts and p.rstrip("*") == pool})
+        rows = [ln.split("|") for ln in result.stdout.splitlines() if ln.count("|") == 3]
+        parts = {p.rstrip("*") for _, p, _, _ in rows}
+        if pool and pool in parts:
+            mine = {n for n, p, _, _ in rows if p.rstrip("*") == pool}
+        elif pool:
+            mine = {n for n, _, _, _ in rows if n.startswith(f"{pool}-")}
+        else:
+            gpu_nodes = {n for n, _, g, _ in rows if gpu_count(g)}
+            mine = gpu_nodes or {n for n, _, _, _ in rows}
         if not mine:
-            mine = sorted({n for n, _, _ in rows if n.startswith(f"{pool}-")})
-        if not mine:
-            pools = sorted({n.rsplit("-", 1)[0] for n, _, _ in rows if "-" in n})
+            pools = sorted({n.rsplit("-", 1)[0] for n, _, _, _ in rows if "-" in n})
             raise UsageError(
                 f"no Slurm nodes of pool {pool!r}",
                 hint=f"pools with nodes: {', '.join(pools) or 'none'}",
             )
-        gpus = min(gpu_count(g) for n, _, g in rows if n in mine)
-        if pool in parts:
-            return partition or pool, [], gpus
-        others = sorted({n for n, _, _ in rows if n not in mine})
-        return partition, others, gpus
+        usable = {
+            n: gpu_count(g)
+            for n, _, g, t in rows
+            if n in mine and not t.endswith("*") and t.rstrip("$@~#%!") not in _DOWN
+        }
+        if pool and pool in parts:
+            return usable, partition or pool, []
+        others = sorted({n for n, _, _, _ in rows if n not in mine})
+        return usable, partition, others
 
     # -- following ---------------------------------------------------------------------
 

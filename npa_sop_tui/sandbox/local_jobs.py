@@ -100,7 +100,7 @@ class LocalJobs:
             nodes = [n for n in nodes if n[0].startswith(f"{pool}-")]
             if not nodes:
                 raise UsageError(f"no Slurm nodes of pool {pool!r}")
-        wanted = request.nodes or 1
+        wanted = request.nodes or (len(nodes) if request.all_nodes else 1)
         if wanted > len(nodes):
             raise UsageError(
                 "Slurm refused the job: Requested node configuration is not available "
@@ -109,7 +109,7 @@ class LocalJobs:
         chosen = nodes[:wanted]
         gpus = request.gpus_per_node
         if gpus is None:
-            gpus = min(g for _, g in chosen) if request.command is not None else 0
+            gpus = min(g for _, g in chosen) if request.auto_gpus else 0
         job_id = self._next_id()
         folder = ensure_dir(self.root / job_id)
         body = request.command if request.command is not None else request.script or ""

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -192,3 +194,27 @@ def test_ctrl_c_detaches_and_cancel_on_interrupt_cancels(
         timeout=30,
         what="an empty queue",
     )
+
+
+def test_templates_gpu_hello_and_nccl_bus_bandwidth(
+    lab_queue: GpuLab, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    code, out, _ = _npa(lab_queue, capsysbinary, "run", "--template", "gpu-hello")
+    lines = [ln for ln in out.decode().splitlines() if " node=" in ln]
+    assert code == 0 and len(lines) == len(lab_queue.nodes)  # one task per GPU node
+    assert all(ln.endswith(" ok") and " gpus=" in ln for ln in lines)
+    # nccl-tests is not in the lab's image: a stand-in all_reduce_perf prints its output's tail
+    folder = Path(tempfile.mkdtemp(prefix="npa-nccl-", dir="/tmp"))
+    try:
+        folder.chmod(0o755)
+        sample = folder / "tail.txt"  # readable by the lab's login user
+        shutil.copy(Path(__file__).parent / "data" / "nccl_allreduce_tail.txt", sample)
+        sample.chmod(0o644)
+        fake = folder / "all_reduce_perf"
+        fake.write_text(f'#!/bin/sh\n[ "$SLURM_PROCID" = 0 ] && cat {sample}\nexit 0\n')
+        fake.chmod(0o755)
+        env = ["--env", f"NCCL_TESTS_DIR={folder}", "--env", "NPA_MPI=none"]
+        code, doc = _json(lab_queue, capsysbinary, "run", "--template", "nccl-allreduce", *env)
+        assert code == 0 and doc["bus_bandwidth_gbps"] == 433.571, doc["output"]
+    finally:
+        shutil.rmtree(folder)
