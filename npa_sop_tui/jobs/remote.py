@@ -26,9 +26,10 @@ OnOutput = Callable[[bytes], None]
 _DOWN = frozenset({"down", "drain", "drng", "fail", "failg", "maint", "inval", "unk", "futr"})
 OnState = Callable[[JobInfo], None]
 
-# The most GPUs of any node in the default partition (or $1): `gpu:h100:8(S:0-1)` -> 8.
+# The most GPUs of any answering node of the default partition (or $part): `gpu:h100:8(S:0-1)` -> 8.
 _GPUS_AUTO = (
-    "g=$(sinfo -h -N ${part:+-p \"$part\"} -o '%G' 2>/dev/null | "
+    "g=$(sinfo -h -N --responding -t idle,mix,alloc,comp ${part:+-p \"$part\"} -o '%G' "
+    "2>/dev/null | "
     "sed -n 's/^gpu:\\([^:,(]*:\\)\\{0,1\\}\\([0-9]\\{1,\\}\\).*/\\2/p' | sort -n | tail -n1)\n"
     '[ "${g:-0}" -gt 0 ] 2>/dev/null && set -- "$@" --gpus-per-node="$g"\n'
 )
