@@ -215,7 +215,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         from npa_sop_tui.jobs.records import with_queue
 
         jobs = await ops.jobs()
-        mine = with_queue(args.name, jobs)
+        mine = await _settled(args.name, ops, with_queue(args.name, jobs), jobs)
         if wants_json(args):
             submitted = [j.to_json() for j in mine]
             emit_json({"ok": True, "name": args.name, "jobs": _dump(jobs), "npa_jobs": submitted})
@@ -240,6 +240,26 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         return 0
 
     return _run(args, work)
+
+
+async def _settled(name: str, ops: Any, mine: list[Any], queue: list[Any]) -> list[Any]:
+    """npa's jobs, those that left the queue since last seen read to their end state (the
+    exit file or sacct, one pass each) and recorded."""
+    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.jobs import records
+    from npa_sop_tui.jobs.backend import job_backend
+
+    queued = {j.id for j in queue}
+    stale = [j for j in mine if not j.done and j.id not in queued]
+    if stale:
+        backend = job_backend(ops)
+        for job in stale:
+            try:
+                await backend.follow(job, on_output=lambda _: None, once=True)
+            except UsageError:
+                continue  # Slurm forgot it and it left nothing: shown as last recorded
+            records.save(name, job)
+    return mine
 
 
 def _npa_rows(jobs: list[Any]) -> list[list[str]]:
