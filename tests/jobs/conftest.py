@@ -28,7 +28,8 @@ def connection_flags(lab: GpuLab) -> list[str]:
 
 @pytest.fixture
 def lab_queue(gpu_lab: GpuLab) -> Iterator[GpuLab]:  # noqa: F811
-    """The lab with an empty queue of the login user's jobs before and after the test."""
+    """The lab with an empty queue of the login user's jobs (and no job outputs) before and
+    after the test."""
     _scancel(gpu_lab)
     try:
         yield gpu_lab
@@ -53,7 +54,8 @@ def _scancel(lab: GpuLab) -> None:
             "-p",
             str(lab.port),
             f"{lab.user}@{lab.host}",
-            f"scancel -u {lab.user}",
+            # the user's jobs, then the outputs npa left in the shared home (the lab is ours)
+            f"scancel -u {lab.user}; sleep 0.5; rm -rf ~/.npa-jobs",
         ],
         check=False,
         timeout=60,
