@@ -145,7 +145,8 @@ class SimulatedSlurm:
         from npa_sop_tui.jobs.remote import gpu_count
 
         def nodes() -> list[tuple[str, int]]:
-            usable = [n for n in self.base_nodes().nodes if n.state in ("idle", "mixed")]
+            shown = overlay(SimState.load(self.path), self.base_nodes(), self.name)
+            usable = [n for n in shown.nodes if n.state in ("idle", "mixed")]  # not drained
             return [(n.name, gpu_count(n.gres or "")) for n in usable]
 
         return LocalJobs(self.name, nodes)

@@ -85,3 +85,10 @@ async def test_bad_input_is_refused(npa_home: Path) -> None:
         await _ops().cancel("1; rm -rf /")
     path = npa_home / "soperator" / "demo" / "slurm-sim.json"
     assert not path.exists()  # refused actions write nothing
+
+
+async def test_jobs_run_on_nodes_that_are_not_drained(npa_home: Path) -> None:
+    await _ops().drain("cpu-0", "bad disk")
+    job = await _ops().local_jobs().submit(JobRequest(command="true"))
+    assert job.nodes == "cpu-1"
+    await _ops().resume("cpu-0")
