@@ -67,6 +67,11 @@ def test_multi_node_runs_one_task_per_node(
     )
     assert code == 0
     assert sorted(out.decode().split()) == [f"node={n}" for n in sorted(lab_queue.nodes)]
+    pool = lab_queue.nodes[0].rsplit("-", 1)[0]  # Soperator names nodes <pool>-<i>
+    code, out, _ = _npa(lab_queue, capsysbinary, "run", "--pool", pool, "--", "echo ok")
+    assert (code, out) == (0, b"ok\n")
+    code, _, err = _npa(lab_queue, capsysbinary, "run", "--pool", "no-such", "--", "true")
+    assert code == 2 and f"pools with nodes: {pool}" in err
 
 
 def test_script_with_sbatch_lines_command_line_wins(
