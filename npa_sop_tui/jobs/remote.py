@@ -296,10 +296,9 @@ def _apply(job: JobInfo, line: str, seen: dict[str, str]) -> None:
         job.state = state.split()[0] if state else job.state
         job.reason = reason if reason and reason != "None" else None
         job.started = start if start not in ("", "N/A", "Unknown") else job.started
-        job.ended = end if end not in ("", "N/A", "Unknown") and not job.done else job.ended
         job.nodes = nodes or job.nodes
         job.name = name or job.name
-        if job.done:
+        if job.done:  # while it runs, squeue's end time is the time limit's, not an end
             job.ended = end if end not in ("", "N/A", "Unknown") else job.ended
     elif kind == "X" and rest.strip().lstrip("-").isdigit():
         job.exit_code = int(rest.strip())
