@@ -499,5 +499,9 @@ __all__ = [
     "validate",
 ]
 
+from npa_sop_tui.sdk_jobs import Job, arun, job, run  # noqa: E402  (jobs: sdk_jobs.py)
+
+__all__ += ["Job", "arun", "job", "run"]
+
 # Last, so nothing above sees the builtin shadowed: the anchor SDK calls it `list`.
 list = list_clusters

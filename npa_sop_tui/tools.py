@@ -362,7 +362,9 @@ _TOOLS: tuple[Tool, ...] = (
 
 
 def registry() -> dict[str, Tool]:
-    return {tool.name: tool for tool in _TOOLS}
+    from npa_sop_tui.tools_jobs import job_tools
+
+    return {tool.name: tool for tool in (*_TOOLS, *(Tool(**kw) for kw in job_tools()))}
 
 
 def get_tool(name: str) -> Tool:
@@ -380,4 +382,6 @@ ToolName = Literal[
     "infra.soperator.deploy",
     "infra.soperator.status",
     "infra.soperator.destroy",
+    "infra.soperator.run",
+    "infra.soperator.logs",
 ]

@@ -41,7 +41,8 @@ class NodeDetailScreen(Guarded, ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("d", "drain", "Drain", id="node.drain"),
         Binding("u", "resume", "Resume", id="node.resume"),
-        Binding("r", "reload", "Reload", id="node.reload"),
+        Binding("r", "run", "Run", tooltip="Run a job on this node's pool", id="node.run"),
+        Binding("ctrl+r", "reload", "Reload", id="node.reload"),
         Binding("escape", "close", "Back", id="node.leave"),
     ]
 
@@ -70,6 +71,13 @@ class NodeDetailScreen(Guarded, ModalScreen[bool]):
 
     def on_mount(self) -> None:
         self.action_reload()
+
+    def action_run(self) -> None:
+        from npa_sop_tui.screens.run_dialog import open_run
+
+        # Soperator names a worker `<nodeset>-<i>`: the pool is the name without the index
+        pool = self.node.rsplit("-", 1)[0] if "-" in self.node else None
+        open_run(self.app, self.cluster, pool=pool)
 
     @work(exclusive=True, group="node", exit_on_error=False)
     async def action_reload(self) -> None:

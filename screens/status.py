@@ -69,7 +69,8 @@ class StatusScreen(Guarded, Screen[None]):
             show=False,
             id="status.faster",
         ),
-        Binding("r", "refresh", "Refresh now", show=False, id="status.refresh"),
+        Binding("r", "run", "Run", tooltip="Run a job (command or template)", id="status.run"),
+        Binding("ctrl+r", "refresh", "Refresh now", show=False, id="status.refresh"),
         Binding(
             "l", "ssh", "SSH", tooltip="SSH command for the login node (copy)", id="status.ssh"
         ),
@@ -100,6 +101,7 @@ class StatusScreen(Guarded, Screen[None]):
         super().__init__()
         self.cluster_name = name
         self._initial_interval = interval
+        self._suggested = False  # the first-job hint shows once per visit
 
     @property
     def npa(self) -> NpaSopApp:
@@ -200,6 +202,14 @@ class StatusScreen(Guarded, Screen[None]):
         self._tick_freshness()
         self._nodes_label()
         self.refresh_bindings()
+        if v.state == "ready" and not self._suggested and self._first_job():
+            self._suggested = True
+            self.notify(
+                "The cluster is READY. Press r to run gpu-hello, a first job: one task per "
+                "GPU node, its GPUs counted against the preset.",
+                title="First job",
+                timeout=15,
+            )
 
     def _tick_freshness(self) -> None:
         text = Content(f"every {self.interval:g}s")
@@ -286,6 +296,26 @@ class StatusScreen(Guarded, Screen[None]):
         host, port, user = target
         port_arg = f" -p {port}" if port != 22 else ""
         self.app.push_screen(SshModal(f"ssh{port_arg} {user}@{host}", host))
+
+    def _first_job(self) -> bool:
+        """Whether npa has submitted no job to this cluster yet."""
+        from npa_sop_tui.jobs.records import load
+
+        return not load(self.cluster_name)
+
+    def action_run(self) -> None:
+        from npa_sop_tui.screens.run_dialog import open_run
+
+        ready = self.status is not None and self.status.verdict.state == "ready"
+        template = "gpu-hello" if ready and self._first_job() else None
+        open_run(self.app, self.cluster_name, pool=self._selected_pool(), template=template)
+
+    def _selected_pool(self) -> str | None:
+        """The pool of the focused node group's row, if the node groups table has focus."""
+        table = self.query_one(NodeGroupsTable)
+        if not table.has_focus or not table.row_count:
+            return None
+        return str(table.get_row_at(table.cursor_row)[0]) or None
 
     def action_jobs(self) -> None:
         from npa_sop_tui.screens.jobs import JobsScreen

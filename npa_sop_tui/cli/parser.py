@@ -177,6 +177,8 @@ SOPERATOR_MODULES: dict[str, str] = {
     "drain": "slurm_cmds",
     "resume": "slurm_cmds",
     "cancel": "slurm_cmds",
+    "run": "run_cmds",
+    "logs": "run_cmds",
     "config": "config_cmds",
     "tui": "tui_cmds",
     "tools": "agent_cmds",

@@ -212,9 +212,13 @@ def cmd_jobs(args: argparse.Namespace) -> int:
                 header = ["JOBID", "NAME", "USER", "STATE", "ELAPSED", "EXIT", "NODES"]
                 print(_table(rows, header) if rows else "no finished jobs")
             return 0
+        from npa_sop_tui.jobs.records import with_queue
+
         jobs = await ops.jobs()
+        mine = await _settled(args.name, ops, with_queue(args.name, jobs), jobs)
         if wants_json(args):
-            emit_json({"ok": True, "name": args.name, "jobs": _dump(jobs)})
+            submitted = [j.to_json() for j in mine]
+            emit_json({"ok": True, "name": args.name, "jobs": _dump(jobs), "npa_jobs": submitted})
             return 0
         rows = [
             [
@@ -230,9 +234,43 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         ]
         header = ["JOBID", "NAME", "USER", "STATE", "TIME", "NODES", "NODELIST(REASON)"]
         print(_table(rows, header) if rows else "no queued or running jobs")
+        if mine:
+            print("\nsubmitted by npa:")
+            print(_table(_npa_rows(mine), ["JOBID", "NAME", "STATE", "EXIT", "OUTPUT"]))
         return 0
 
     return _run(args, work)
+
+
+async def _settled(name: str, ops: Any, mine: list[Any], queue: list[Any]) -> list[Any]:
+    """npa's jobs, those that left the queue since last seen read to their end state (the
+    exit file or sacct, one pass each) and recorded."""
+    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.jobs import records
+    from npa_sop_tui.jobs.backend import job_backend
+
+    queued = {j.id for j in queue}
+    stale = [j for j in mine if not j.done and j.id not in queued]
+    if stale:
+        backend = job_backend(ops)
+        for job in stale:
+            try:
+                await backend.follow(job, on_output=lambda _: None, once=True)
+            except UsageError:
+                continue  # Slurm forgot it and it left nothing: shown as last recorded
+            records.save(name, job)
+    return mine
+
+
+def _npa_rows(jobs: list[Any]) -> list[list[str]]:
+    def exit_code(j: Any) -> str:
+        return "" if j.exit_code is None else str(j.exit_code)
+
+    label = {True: "SANDBOX ", False: ""}
+    return [
+        [j.id, j.name or "", label[bool(j.sandbox)] + j.state, exit_code(j), j.output_path or ""]
+        for j in reversed(jobs)
+    ]
 
 
 def _action(args: argparse.Namespace, verb: str, question: str, act: Any) -> int:

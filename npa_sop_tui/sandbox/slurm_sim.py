@@ -4,9 +4,9 @@ Nodes come from the simulated cluster (sandbox/cluster.py: a node per worker of 
 released pool); this module keeps what operators did to them in a small state file beside
 the cluster's inventory (`slurm-sim.json`), so a drain done by `npa soperator drain
 --sandbox` shows in the app's dashboard and in the next `nodes --sandbox`, until resumed.
-Two queued jobs are simulated too, so that the jobs pane, `scancel` and the history have
-something real to act on; a cancelled job goes to the history, which
-exists only when the spec has accounting on (as on a real cluster).
+Jobs really run, as local processes (sandbox/local_jobs.py): the queue, `scancel` and
+the history (which exists only when the spec has accounting on, as on a real cluster) are
+theirs, and a running job makes its nodes `mixed`.
 
 What it answers goes through Slurm's own output formats and npa's real parsers
 (sandbox/slurm_text.py, which follows Slurm 25.11.3 as Soperator 4.1.x builds it): the
@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.jobs.model import JobInfo
+from npa_sop_tui.sandbox.local_jobs import LocalJobs
 from npa_sop_tui.status.jobs import JobHistory, NodeDetail, SlurmJob
 from npa_sop_tui.status.model import SlurmNode, SlurmState
 from npa_sop_tui.status.slurm_ops import check_job, check_node, check_reason
@@ -34,13 +36,9 @@ SIM_USER = "root"  # Soperator's login nodes are reached as root
 
 @dataclass
 class SimState:
-    """What operators did to the simulated Slurm (and the jobs it runs)."""
+    """What operators did to the simulated Slurm (its jobs are sandbox/local_jobs.py's)."""
 
     drained: dict[str, dict[str, str]] = field(default_factory=dict)  # node → reason, by, time
-    jobs: list[dict[str, Any]] = field(default_factory=list)
-    history: list[dict[str, Any]] = field(default_factory=list)
-    next_id: int = 1
-    seeded: bool = False
 
     @classmethod
     def load(cls, path: Path) -> SimState:
@@ -66,9 +64,14 @@ def state_path(name: str) -> Path:
 # -- applying the state to what sinfo shows ----------------------------------------------
 
 
-def overlay(state: SimState, slurm: SlurmState) -> SlurmState:
+def overlay(state: SimState, slurm: SlurmState, name: str) -> SlurmState:
     """`slurm` as sinfo would print it after the operators' actions and the running jobs."""
-    busy = {job["node"]: job for job in state.jobs if job["state"] == "RUNNING"}
+    busy = {
+        node: {"cpus": 1}
+        for job in LocalJobs(name, lambda: []).all()
+        if job.state == "RUNNING"
+        for node in (job.nodes or "").split(",")
+    }
     nodes: list[SlurmNode] = []
     for node in slurm.nodes:
         update: dict[str, Any] = {}
@@ -100,50 +103,26 @@ def as_slurm_prints(slurm: SlurmState) -> SlurmState:
     return slurm.model_copy(update={"nodes": nodes, "partitions": partitions, "sinfo_text": text})
 
 
-def seed_jobs(state: SimState, slurm: SlurmState) -> bool:
-    """Once nodes answer, two queued jobs to look at and cancel: a training run that starts
-    later (`sbatch --begin`) and an evaluation that waits for it. Neither takes a node, so
-    the nodes stay idle and the cluster's verdict is unchanged."""
-    if state.seeded or not any(n.state == "idle" for n in slurm.nodes):
-        return False
-    partition = next((n.partitions[0] for n in slurm.nodes if n.partitions), "main")
-    for name, reason in (("train-llm", "BeginTime"), ("eval", "Dependency")):
-        state.jobs.append(
-            {
-                "id": str(state.next_id),
-                "name": name,
-                "user": SIM_USER,
-                "state": "PENDING",
-                "reason": reason,
-                "partition": partition,
-                "node": None,
-                "cpus": 1,
-                "submitted": time.time(),
-                "started": None,
-            }
-        )
-        state.next_id += 1
-    state.seeded = True
-    return True
-
-
-def _job(job: dict[str, Any]) -> SlurmJob:
-    started = job.get("started")
-    elapsed = _clock(time.time() - started) if started else "0:00"
-    running = job["state"] == "RUNNING"
+def _job(job: JobInfo) -> SlurmJob:
+    running = job.state == "RUNNING"
+    elapsed = "0:00"
+    if job.started:
+        start = time.mktime(time.strptime(job.started, "%Y-%m-%dT%H:%M:%S"))
+        end = time.mktime(time.strptime(job.ended, "%Y-%m-%dT%H:%M:%S")) if job.ended else None
+        elapsed = _clock((end or time.time()) - start)
     return SlurmJob(
-        id=job["id"],
-        name=job["name"],
-        user=job["user"],
-        state=job["state"],
-        partition=job.get("partition"),
-        nodes=1,
-        nodelist=job.get("node") if running else None,
-        reason=None if running else job.get("reason", "Resources"),
+        id=job.id,
+        name=job.name or "sbatch",
+        user=SIM_USER,
+        state=job.state,
+        partition="main",
+        nodes=len((job.nodes or "x").split(",")),
+        nodelist=job.nodes if running else None,
+        reason=None if running or job.done else job.reason,
         elapsed=elapsed,
         time_limit="UNLIMITED",
-        exit_code=job.get("exit_code"),
-        end=job.get("end"),
+        exit_code=None if job.exit_code is None else f"{job.exit_code}:0",
+        end=job.ended,
     )
 
 
@@ -168,19 +147,25 @@ class SimulatedSlurm:
         self.path = state_path(name)
 
     def _state(self) -> tuple[SimState, SlurmState]:
-        state = SimState.load(self.path)
-        base = self.base_nodes()
-        if seed_jobs(state, base):
-            state.save(self.path)
-        return state, base
+        return SimState.load(self.path), self.base_nodes()
+
+    def local_jobs(self) -> LocalJobs:
+        """The job backend: commands run as local processes on the simulated nodes."""
+        from npa_sop_tui.jobs.remote import gpu_count
+
+        def nodes() -> list[tuple[str, int]]:
+            shown = overlay(SimState.load(self.path), self.base_nodes(), self.name)
+            usable = [n for n in shown.nodes if n.state in ("idle", "mixed")]  # not drained
+            return [(n.name, gpu_count(n.gres or "")) for n in usable]
+
+        return LocalJobs(self.name, nodes)
 
     async def nodes(self) -> SlurmState:
         state, base = self._state()
-        return overlay(state, base)
+        return overlay(state, base, self.name)
 
     async def jobs(self) -> list[SlurmJob]:
-        state, _ = self._state()
-        return [_job(j) for j in state.jobs]
+        return [_job(j) for j in LocalJobs(self.name, lambda: []).all() if not j.done]
 
     async def history(self) -> JobHistory:
         if not self.accounting:
@@ -189,13 +174,13 @@ class SimulatedSlurm:
                 note="no job history: accounting is off in this cluster's spec (accounting: "
                 "true adds slurmdbd)",
             )
-        state, _ = self._state()
-        return JobHistory(available=True, jobs=[_job(j) for j in state.history])
+        ended = [_job(j) for j in LocalJobs(self.name, lambda: []).all() if j.done]
+        return JobHistory(available=True, jobs=ended)
 
     async def node(self, name: str) -> NodeDetail:
         check_node(name)
         state, base = self._state()
-        node = next((n for n in overlay(state, base).nodes if n.name == name), None)
+        node = next((n for n in overlay(state, base, self.name).nodes if n.name == name), None)
         if node is None:
             raise UsageError(
                 f"Slurm has no node {name!r}",
@@ -212,7 +197,7 @@ class SimulatedSlurm:
             nodeset=name.rsplit("-", 1)[0],
         )
         detail = parse_show_node(line)  # what npa reads from a real login node
-        detail.jobs = [_job(j) for j in state.jobs if j.get("node") == name]
+        detail.jobs = [j for j in await self.jobs() if name in (j.nodelist or "").split(",")]
         return detail
 
     async def drain(self, node: str, reason: str) -> None:
@@ -230,18 +215,7 @@ class SimulatedSlurm:
         state.save(self.path)
 
     async def cancel(self, job_id: str) -> None:
-        job_id = check_job(job_id)
-        state, _ = self._state()
-        job = next((j for j in state.jobs if j["id"] == job_id), None)
-        if job is None:
-            raise UsageError(
-                f"no queued or running job {job_id}",
-                hint="`npa soperator jobs --name <cluster> --sandbox` lists them",
-            )
-        state.jobs.remove(job)
-        job.update(state="CANCELLED", exit_code="0:15", end=time.strftime("%Y-%m-%dT%H:%M:%S"))
-        state.history.append(job)
-        state.save(self.path)
+        await LocalJobs(self.name, lambda: []).cancel(check_job(job_id))
 
     async def aclose(self) -> None:
         return None
@@ -249,8 +223,4 @@ class SimulatedSlurm:
 
 def simulated_slurm_state(name: str, base: SlurmState) -> SlurmState:
     """What the dashboard's simulated sinfo shows for `name`: `base` after the actions."""
-    path = state_path(name)
-    state = SimState.load(path)
-    if seed_jobs(state, base):
-        state.save(path)
-    return overlay(state, base)
+    return overlay(SimState.load(state_path(name)), base, name)

@@ -15,7 +15,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = {"npa_sop_tui", "npa", "testkit", "bench", "fakes", "__future__"}
+# postdeploy: tests/jobs reuses the GPU lab fixtures of tests/postdeploy/conftest.py
+FIRST_PARTY = {"npa_sop_tui", "npa", "testkit", "bench", "fakes", "postdeploy", "__future__"}
 
 
 def _declared(requirements: list[str]) -> set[str]:

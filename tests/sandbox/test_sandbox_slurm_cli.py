@@ -22,7 +22,9 @@ workers:
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
-    code = main(["soperator", *args, "--name", "ops", "--sandbox", "-o", "json"])
+    command = list(args[args.index("--") :]) if "--" in args else []
+    options = list(args[: len(args) - len(command)])
+    code = main(["soperator", *options, "--name", "ops", "--sandbox", "-o", "json", *command])
     lines = capsys.readouterr().out.strip().splitlines()
     return code, json.loads(lines[-1])
 
@@ -56,8 +58,22 @@ def test_operator_actions_on_a_sandbox_cluster(
     code, doc = _run(capsys, "nodes")
     assert {n["name"]: n for n in doc["nodes"]}["cpu-1"]["reason"] is None
 
+    # the first job: its output, then its exit code (Done when of `run --sandbox`)
+    code = main(
+        ["soperator", "run", "--name", "ops", "--sandbox", "--", "sh", "-c", "echo hi; exit 3"]
+    )
+    captured = capsys.readouterr()
+    assert code == 3 and captured.out == "hi\n"
+    assert "SANDBOX job 1 submitted" in captured.err and "FAILED, exit code 3" in captured.err
+    code, doc = _run(capsys, "run", "--detach", "--", "sleep 30")  # shell text, one word
+    assert code == 0 and doc["state"] == "PENDING" and doc["sandbox"] is True
+    first = doc["job_id"]
     code, doc = _run(capsys, "jobs")
-    first = doc["jobs"][0]["id"]
+    assert [j["id"] for j in doc["jobs"]] == [first]
+    assert [j["job_id"] for j in doc["npa_jobs"]] == ["1", first]
+    assert doc["npa_jobs"][0]["exit_code"] == 3 and doc["npa_jobs"][0]["output_path"]
+    code, doc = _run(capsys, "logs", "--job", "1")
+    assert code == 0 and doc["output"] == "hi\n" and doc["state"] == "FAILED"
     code, doc = _run(capsys, "cancel", "--job", first, "--yes")
     assert code == 0 and doc == {
         "ok": True,
@@ -66,6 +82,8 @@ def test_operator_actions_on_a_sandbox_cluster(
         "job": first,
         "message": f"cancelled job {first}",
     }
+    code, doc = _run(capsys, "logs", "--job", first, "--follow")
+    assert code == 143 and doc["state"] == "CANCELLED"
     code, doc = _run(capsys, "jobs", "--history")
     assert doc["available"] is False and "accounting" in doc["note"]
 

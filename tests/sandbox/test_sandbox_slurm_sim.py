@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.jobs.model import JobRequest
 from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm, simulated_slurm_state
 from npa_sop_tui.status.model import SlurmNode, SlurmPartition, SlurmState
+
+from testkit.wait import eventually
 
 
 def _base() -> SlurmState:
@@ -61,20 +64,27 @@ async def test_drain_is_shown_until_resumed_across_instances(npa_home: Path) -> 
     assert node.state == "idle" and node.reason is None
 
 
-async def test_jobs_cancel_and_history(npa_home: Path) -> None:
-    jobs = await _ops().jobs()
-    assert [(j.name, j.state) for j in jobs] == [("train-llm", "PENDING"), ("eval", "PENDING")]
-    assert {n.state for n in (await _ops().nodes()).nodes} == {"idle"}  # queued jobs take none
-    await _ops().cancel(jobs[0].id)
-    assert [j.name for j in await _ops().jobs()] == ["eval"]
+async def test_jobs_are_local_processes_cancel_and_history(npa_home: Path) -> None:
+    assert await _ops().jobs() == []  # no canned jobs: only what was submitted
+    backend = _ops().local_jobs()
+    job = await backend.submit(JobRequest(command="sleep 30"))
+    await eventually(lambda: _running(job.id))
+    jobs = await _ops().jobs()  # another instance sees it, as another process would
+    assert [(j.id, j.state, j.nodelist) for j in jobs] == [(job.id, "RUNNING", "cpu-0")]
+    nodes = {n.name: n for n in (await _ops().nodes()).nodes}
+    assert nodes["cpu-0"].state == "mixed" and nodes["cpu-1"].state == "idle"
+    await _ops().cancel(job.id)
+    assert await _ops().jobs() == []
     history = await _ops().history()
-    assert history.available and [(j.id, j.state) for j in history.jobs] == [
-        (jobs[0].id, "CANCELLED")
-    ]
+    assert history.available and [(j.id, j.state) for j in history.jobs] == [(job.id, "CANCELLED")]
     off = await _ops(accounting=False).history()
     assert not off.available and "accounting" in (off.note or "")
     with pytest.raises(UsageError, match="no queued or running job"):
-        await _ops().cancel(jobs[0].id)
+        await _ops().cancel(job.id)
+
+
+async def _running(job_id: str) -> bool:
+    return any(j.id == job_id and j.state == "RUNNING" for j in await _ops().jobs())
 
 
 async def test_bad_input_is_refused(npa_home: Path) -> None:
@@ -85,4 +95,11 @@ async def test_bad_input_is_refused(npa_home: Path) -> None:
     with pytest.raises(UsageError, match="not a Slurm job ID"):
         await _ops().cancel("1; rm -rf /")
     path = npa_home / "soperator" / "demo" / "slurm-sim.json"
-    assert json.loads(path.read_text())["drained"] == {}
+    assert not path.exists()  # refused actions write nothing
+
+
+async def test_jobs_run_on_nodes_that_are_not_drained(npa_home: Path) -> None:
+    await _ops().drain("cpu-0", "bad disk")
+    job = await _ops().local_jobs().submit(JobRequest(command="true"))
+    assert job.nodes == "cpu-1"
+    await _ops().resume("cpu-0")

@@ -21,10 +21,12 @@ EXPECTED = {
     "infra.soperator.deploy",
     "infra.soperator.status",
     "infra.soperator.destroy",
+    "infra.soperator.run",
+    "infra.soperator.logs",
 }
 
 
-def test_registry_has_exactly_the_five_soperator_tools() -> None:
+def test_registry_has_exactly_the_soperator_tools() -> None:
     assert set(tools.registry()) == EXPECTED
     assert [t.name for t in tools.registry().values() if t.destructive] == [
         "infra.soperator.destroy"

@@ -18,6 +18,8 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from npa_sop_tui.jobs.model import JobRequest
+from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.home import HomeScreen
@@ -33,12 +35,13 @@ from npa_sop_tui.screens.modals import (
     TextModal,
 )
 from npa_sop_tui.screens.node_detail import NodeDetailScreen
+from npa_sop_tui.screens.run_dialog import RunDialog
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 
-from .test_tui_operator import OpsBackend
+from .test_tui_operator import OpsBackend, _base
 from testkit.tui import CPU_SPEC, home_loaded, wait_for
 
 pytestmark = pytest.mark.tui
@@ -296,7 +299,7 @@ async def test_dashboard_keys(npa_home: Path) -> None:
 
         async def refreshes() -> None:
             before = streams
-            await pilot.press("r")
+            await pilot.press("ctrl+r")
             await wait_for(pilot, lambda: streams > before)
 
         def ssh_shows(modal: Screen[Any]) -> None:
@@ -318,7 +321,8 @@ async def test_dashboard_keys(npa_home: Path) -> None:
             "+": interval_key("plus", 1),
             "=": interval_key("equals_sign", 1),
             "-": interval_key("minus", -1),
-            "r": refreshes,
+            "^r": refreshes,
+            "r": opens(pilot, app, "r", RunDialog),
             "l": opens(pilot, app, "l", SshModal, then=ssh_shows),
             "j": opens(pilot, app, "j", JobsScreen),
             "g": opens(pilot, app, "g", LogViewerScreen),
@@ -338,6 +342,9 @@ async def test_jobs_keys(npa_home: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await home_loaded(pilot)
         status = await _dashboard(pilot, app)
+        local = SimulatedSlurm("demo", _base, accounting=True).local_jobs()
+        for _ in range(2):  # two real (local) jobs to act on
+            await local.submit(JobRequest(command="sleep 60"))
         await pilot.press("j")
         await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
         jobs = app.screen
@@ -388,6 +395,9 @@ async def test_jobs_keys(npa_home: Path) -> None:
         await _every_key_works(pilot, app, checks)
         assert app.screen is status or isinstance(app.screen, StatusScreen)
         await _quits(pilot, app)
+    for job in local.all():  # leave no process behind
+        if not job.done:
+            await local.cancel(job.id)
 
 
 def _title(jobs: JobsScreen) -> str:
@@ -426,14 +436,15 @@ async def test_node_detail_keys(npa_home: Path) -> None:
 
         async def reloads() -> None:
             node.query_one("#node-text", Static).update("")
-            await pilot.press("r")
+            await pilot.press("ctrl+r")
             await wait_for(pilot, lambda: "state" in text())
 
         checks = {
             **common(pilot, app),
             "d": drains,
             "u": resumes,
-            "r": reloads,
+            "^r": reloads,
+            "r": opens(pilot, app, "r", RunDialog),
             "q": lambda: asyncio.sleep(0),
             "esc": leaves(pilot, app, "escape", StatusScreen),
         }

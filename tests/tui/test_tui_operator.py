@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input
 
+from npa_sop_tui.jobs.model import JobRequest
 from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm, simulated_slurm_state
 from npa_sop_tui.screens.jobs import JobsScreen, JobsTable
 from npa_sop_tui.screens.modals import ConfirmModal, ReasonModal, SshModal
@@ -108,6 +109,11 @@ async def test_jobs_pane_cancels_after_confirmation_and_shows_history(npa_home: 
         await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
         jobs = app.screen
         table = jobs.query_one(JobsTable)
+        await wait_for(pilot, lambda: table.row_count == 0)  # no canned jobs
+        backend = SimulatedSlurm("demo", _base, accounting=True).local_jobs()
+        for _ in range(2):  # two real (local) jobs to act on
+            await backend.submit(JobRequest(command="sleep 30"))
+        await pilot.press("r")  # refresh
         await wait_for(pilot, lambda: table.row_count == 2)
         assert table.show_cursor, "the focused table shows its cursor"
         await pilot.press("c")
@@ -127,6 +133,9 @@ async def test_jobs_pane_cancels_after_confirmation_and_shows_history(npa_home: 
         await wait_for(pilot, lambda: table.row_count == 0)
         await pilot.press("escape", "escape")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+    for job in backend.all():  # leave no process behind
+        if not job.done:
+            await backend.cancel(job.id)
 
 
 async def test_ssh_modal_copies_the_command_and_the_address(npa_home: Path) -> None:

@@ -1,0 +1,109 @@
+"""The run dialog and the job screen at 80×24, on the sandbox's simulated Slurm whose jobs
+are real local processes: a command's output, state and exit code; cancel; the output in the
+log viewer; a template from a node; the first-job hint after READY."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import Input, Log, Select, Static
+
+from npa_sop_tui.screens.job_screen import JobScreen
+from npa_sop_tui.screens.log_viewer import LogViewerScreen
+from npa_sop_tui.screens.modals import ConfirmModal
+from npa_sop_tui.screens.run_dialog import RunDialog
+from npa_sop_tui.status.model import Verdict
+from npa_sop_tui.tui.app import NpaSopApp
+
+from .test_tui_operator import OpsBackend, _dashboard
+from testkit.tui import wait_for
+
+pytestmark = pytest.mark.tui
+SIZE = (80, 24)
+
+
+def _state(screen: JobScreen) -> str:
+    return str(screen.query_one("#job-state", Static).render())
+
+
+async def _run(pilot: Any, app: NpaSopApp, command: str) -> JobScreen:
+    await pilot.press("r")
+    await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+    dialog = app.screen
+    dialog.query_one("#run-template", Select).value = "command"
+    dialog.query_one("#run-command", Input).value = command
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+    return app.screen  # type: ignore[return-value]
+
+
+async def test_run_a_command_see_output_state_exit_code_and_the_log(npa_home: Path) -> None:
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        dashboard = await _dashboard(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+        dialog = app.screen
+        dialog.query_one("#run-template", Select).value = "command"
+        await pilot.press("ctrl+s")  # no command: refused beside the fields, dialog stays
+        await wait_for(
+            pilot, lambda: "type a command" in str(dialog.query_one("#run-error").render())
+        )
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is dashboard)
+
+        job = await _run(pilot, app, "echo hi; printf 'bad \\377 byte\\n'; exit 3")
+        await wait_for(pilot, lambda: "FAILED" in _state(job) and "exit code 3" in _state(job))
+        assert "SANDBOX" in _state(job)
+        lines = list(job.query_one(Log).lines)
+        assert lines[:2] == ["hi", "bad \ufffd byte"]
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogViewerScreen))
+        viewer = app.screen
+        assert [text for _, text in viewer.lines] == ["hi", "bad \ufffd byte"]  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is job)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is dashboard)
+
+
+async def test_cancel_a_running_job(npa_home: Path) -> None:
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await _dashboard(pilot, app)
+        job = await _run(pilot, app, "echo started; sleep 60")
+        await wait_for(pilot, lambda: "RUNNING" in _state(job) and job.query_one(Log).lines)
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen is job and "CANCELLED" in _state(job))
+        assert job.job is not None and job.job.done
+
+
+class ReadyBackend(OpsBackend):
+    """A cluster whose verdict is READY."""
+
+    async def status_snapshots(self, name: str, **_: Any) -> AsyncIterator[Any]:
+        async for status in super().status_snapshots(name):
+            status.verdict = Verdict(state="ready", summary="all good", hints=[])
+            yield status
+
+
+async def test_first_job_hint_then_gpu_hello_preselected(npa_home: Path) -> None:
+    app = NpaSopApp(ReadyBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        dashboard = await _dashboard(pilot, app)
+        assert dashboard._suggested  # READY and no job yet: the hint was shown
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+        dialog = app.screen
+        assert dialog.query_one("#run-template", Select).value == "gpu-hello"
+        dialog.query_one("#run-template", Select).value = "cpu-hello"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+        job = app.screen
+        await wait_for(pilot, lambda: "COMPLETED" in _state(job))
+        assert any("cpus=" in line for line in job.query_one(Log).lines)
