@@ -29,6 +29,7 @@ from npa_sop_tui.sandbox.fake_kube import (
 if TYPE_CHECKING:
     from npa_sop_tui.spec.catalog import Catalog
     from npa_sop_tui.spec.model import SoperatorSpec, WorkerPoolSpec
+    from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.model import SlurmState
 
 NAMESPACE = "soperator"
@@ -258,3 +259,12 @@ def _slurm_node(pool: WorkerPoolSpec, index: int, preset: Any, *, available: boo
         gres=f"gpu:{pool.gpus_per_node}" if pool.gpus_per_node else None,
         reason=reason,
     )
+
+
+def state_addresses(store: StateStore, name: str) -> list[str]:
+    from npa_sop_tui.errors import NpaError
+
+    try:
+        return store.resource_addresses(name, managed_only=True) or []
+    except NpaError:  # an unreachable bucket: the simulated cluster starts empty
+        return []

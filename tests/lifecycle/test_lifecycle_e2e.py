@@ -51,8 +51,8 @@ async def test_lifecycle_plan_deploy_list_destroy(
     assert {p.pool for p in k8s_summary.pools} == {"cpu", "gpu"}
     finished = recorder.kinds("resource_finished")
     assert len(finished) == k8s_summary.total + full_summary.total == result.resources == 23
-    assert result.outputs["kube_context"] == "nebius-flow-slurm"
-    assert result.outputs["login_ip"].startswith("192.0.2.")
+    assert result.outputs == {}  # like the real root module (soperator/ at 9a187732)
+    assert result.kube_context == "nebius-flow-slurm"
     assert recorder.kinds("recipe_resolved")[0].origin == "sandbox"
     assert recorder.events[-1].kind == "operation_finished"
     assert recorder.events[-1].result == "ok"
