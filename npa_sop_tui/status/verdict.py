@@ -196,7 +196,16 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> bool:
         )
         return False
     conds = {c.type: c for c in sc.conditions}
-    if sc.phase in (None, "Pending") and all(c.status == "Unknown" for c in sc.conditions):
+    # Pending with the availability conditions as set up (Unknown, reason SetUpCondition):
+    # the first reconcile has not got past populating the jail. PopulateJailMode and a
+    # disabled accounting are set before that and say nothing about it.
+    availability = [
+        c
+        for c in sc.conditions
+        if c.type in (*REQUIRED_CLUSTER_CONDITIONS, *OPTIONAL_CLUSTER_CONDITIONS)
+        and not _accounting_disabled(c.message)
+    ]
+    if sc.phase in (None, "Pending") and all(c.status == "Unknown" for c in availability):
         hints.append(
             Hint(
                 code="jail-populating",
