@@ -11,8 +11,15 @@ from npa_sop_tui.postdeploy.gpu_gate import discover
 from npa_sop_tui.sandbox.slurm_login import SimulatedLogin
 from npa_sop_tui.spec.model import spec_from_mapping
 
-GB300 = {"name": "nvl", "platform": "gpu-gb300", "preset": "4gpu-112vcpu-800gb", "size": 36,
-         "fabric": "fabric-3", "local_nvme_device_count": 4, "local_nvme_device_gb": 3840}  # fmt: skip
+GB300 = {
+    "name": "nvl",
+    "platform": "gpu-gb300",
+    "preset": "4gpu-112vcpu-800gb",
+    "size": 36,
+    "fabric": "fabric-3",
+    "local_nvme_device_count": 4,
+    "local_nvme_device_gb": 3840,
+}
 
 
 def spec(**pool: Any) -> Any:

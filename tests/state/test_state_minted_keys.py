@@ -268,7 +268,7 @@ async def test_terraform_s3_backend_deploys_with_the_minted_key_and_no_secret_le
     result = await lifecycle.deploy(
         make_spec("minted"), options=options(preflight=False), on_event=recorder
     )
-    assert result.resources == 23
+    assert result.resources == 25
     (key,) = _issued(nebius)
     # Terraform's S3 backend wrote the state with that key: moto refuses any other.
     admin = signing_moto.admin()

@@ -220,7 +220,7 @@ async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
         notes = [e.text for e in recorder.kinds("log_line") if e.stream == "npa"]
         assert any("could not save (errored.tfstate)" in n for n in notes)
         assert "apply:k8s" not in again.phases and "apply:full" not in again.phases
-        assert again.resources == 23
+        assert again.resources == 25
         assert not errored.exists()
         remote = server.client().get_object(Bucket=bucket, Key="npa/outage/terraform.tfstate")
         assert _count(json.loads(remote["Body"].read())) == 23
