@@ -542,6 +542,7 @@ def _pod(obj: dict[str, Any]) -> PodInfo:
                     waiting, message = w["reason"], w.get("message")
                     break
     return PodInfo(
+        job=labels.get("batch.kubernetes.io/job-name") or labels.get("job-name"),
         name=str(meta.get("name")),
         component=labels.get(COMPONENT_LABEL) or "other",
         phase=str(status.get("phase") or "Unknown"),

@@ -363,7 +363,9 @@ def _pods(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool, boo
                     broken = True
             elif pod.phase in ("Pending",) or (pod.phase == "Running" and not pod.ready):
                 waiting = True
-            elif pod.phase == "Failed" and comp.component != "populate-jail":
+            elif pod.phase == "Failed" and comp.component != "populate-jail" and not pod.job:
+                # A failed Job pod is one run of an active check; Soperator keeps 16 of them.
+                # Only each check's latest run counts, read from its ActiveCheck status.
                 broken = True
     if unschedulable:
         names = ", ".join(p.name for p in unschedulable[:5])
