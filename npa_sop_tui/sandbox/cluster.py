@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.events import Event, ResourceFinished
-from npa_sop_tui.recipe.nodesets import pool_of_nodeset, spec_nodesets
+from npa_sop_tui.recipe.nodesets import PlannedNodeSet, pool_of_nodeset, spec_nodesets
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.sandbox.fake_kube_objects import (
     OPERATOR_NAMESPACE,
@@ -93,15 +93,25 @@ class SimulatedCluster:
         self._nodes("accounting", "accounting", 1, deleting)
 
     def _k8s_worker_v2(self, key: str | None, deleting: bool) -> None:
-        pool = self._pool_for(key)
-        if pool is not None:
-            self._nodes(pool.name, "worker", pool.size, deleting, ready=False, pool=pool)
+        pool, nodeset = self._pool_for(key), self._nodeset_for(key)
+        if pool is not None and nodeset is not None:
+            self._nodes(nodeset.name, "worker", nodeset.size, deleting, ready=False, pool=pool)
 
     def _k8s_worker_v2_size(self, key: str | None, deleting: bool) -> None:
-        pool = self._pool_for(key)
-        if pool is not None and not deleting:
+        pool, nodeset = self._pool_for(key), self._nodeset_for(key)
+        if pool is not None and nodeset is not None and not deleting:
             # the node group reached its size: its nodes have joined and are Ready
-            self._nodes(pool.name, "worker", pool.size, False, ready=True, pool=pool)
+            self._nodes(nodeset.name, "worker", nodeset.size, False, ready=True, pool=pool)
+
+    def _nodeset_for(self, key: str | None) -> PlannedNodeSet | None:
+        """The NodeSet a node group serves: a GB300 rack's group is keyed by the rack's
+        NodeSet name, other pools' groups `<pool>-<chunk>` serve the pool's one NodeSet
+        (its nodes carry the NodeSet's name in `slurm.nebius.ai/nodeset-name`, which the
+        NodeSet's nodeSelector matches)."""
+        planned = {ns.name: ns for ns in spec_nodesets(self.spec)}
+        if key is None:
+            return None
+        return planned.get(key) or planned.get(key.rsplit("-", 1)[0])
 
     def _slurm_release_operator(self, key: str | None, deleting: bool) -> None:
         if deleting:
@@ -188,7 +198,7 @@ class SimulatedCluster:
             node = make_node(
                 name,
                 nodeset=role,
-                pool=pool.name if pool is not None else None,
+                pool=group if pool is not None else None,
                 ready=ready,
                 gpu=bool(pool is not None and pool.is_gpu),
                 preemptible=bool(pool is not None and pool.preemptible),

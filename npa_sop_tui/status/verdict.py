@@ -313,7 +313,8 @@ def _nodesets(
             continue
         group = groups.get(ns.name)
         if ns.desired > 0 and (group is None or group.total == 0):
-            mode = capacity.get(ns.name)
+            # capacity is per worker pool; a GB300 rack NodeSet `<pool>-rack<N>` is the pool's
+            mode = capacity.get(ns.name) or capacity.get(_RACK.sub("", ns.name))
             gpu_words = {
                 "preemptible": "preemptible GPU capacity may be unavailable right now",
                 "on-demand": "on-demand GPU quota is often 0",
@@ -336,6 +337,9 @@ def _nodesets(
             )
     ready = kube.nodesets_crd and bool(kube.nodesets) and not coming
     return ready, broken
+
+
+_RACK = re.compile(r"-rack\d+$")
 
 
 def _sick_worker_pods(kube: KubeState, nodeset: str) -> list[PodInfo]:

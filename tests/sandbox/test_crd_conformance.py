@@ -190,3 +190,36 @@ def test_derived_contract_is_current() -> None:
     assert json.loads(json.dumps(fresh)) == crd_contract()
     assert crd_contract()["kinds"]["ActiveCheck"]["required"]["status.k8sJobsStatus"] == [
         "lastJobName", "lastJobStatus"]  # fmt: skip
+
+
+def test_a_gb300_sandbox_cluster_reads_ready_with_its_rack_nodesets(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    """Rack NodeSets find their node groups (label `nodeset-name` = the NodeSet's name), so
+    the verdict maps every rack and raises no "no nodes" hint."""
+    from kubernetes import client, config
+
+    from npa_sop_tui.status.kube import build_kube_state
+    from npa_sop_tui.status.model import Freshness
+    from npa_sop_tui.status.verdict import compute_verdict
+
+    spec = sandbox_spec(accounting=False, gb300=True)
+    groups = [f'module.k8s.null_resource.worker_v2_size["nvl-rack{r}"]' for r in (0, 1)]
+    SimulatedCluster("crd", spec, fake_kube).restore([*groups, *addresses(spec)])
+    api = config.new_client_from_config(config_file=str(kubeconfig), context="nebius-demo-slurm")
+    with api:
+        core = client.CoreV1Api(api)
+        raw = api.sanitize_for_serialization
+        nodes = [raw(n) for n in core.list_node().items]
+        pods = [raw(p) for p in core.list_namespaced_pod("soperator").items]
+        services = [raw(s) for s in core.list_namespaced_service("soperator").items]
+    labels = {n["metadata"]["labels"]["slurm.nebius.ai/nodeset-name"] for n in nodes}
+    assert labels == {"nvl-rack0", "nvl-rack1"} and len(nodes) == 36
+    kube = build_kube_state(
+        "nebius-demo-slurm", nodes=nodes, pods=pods, services=services,
+        slurmclusters=served(fake_kube, kubeconfig, "slurmclusters"), slurmclusters_missing=False,
+        nodesets=served(fake_kube, kubeconfig, "nodesets"), nodesets_missing=False,
+    )  # fmt: skip
+    fresh = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="disabled")}
+    verdict = compute_verdict(kube=kube, slurm=None, freshness=fresh)
+    assert verdict.state == "ready", verdict.hints
