@@ -227,34 +227,60 @@ class Environment:
         finally:
             await client.close()
 
+    # A stand-in recipe's cluster is simulated: its login Service is the simulated cluster's
+    # and its login node the simulated one (sandbox/slurm_login.py).
+    def _simulated_login_node(self, recipe: Recipe | None) -> bool:
+        return recipe is not None and recipe.is_standin
+
     def login_shell(
-        self, outputs: Mapping[str, Any], spec: SoperatorSpec, recipe: Recipe | None = None
+        self,
+        spec: SoperatorSpec,
+        recipe: Recipe | None = None,
+        *,
+        kubeconfig: Path | None,
+        context: str,
     ) -> tuple[SlurmShell | None, str]:
-        """A shell on the cluster's login node for the post-deploy steps (SSH to `login.host`,
-        else the deploy's `login_ip`), or None and why not. A stand-in recipe without a
-        configured `login.host` gets the simulated login node."""
-        if recipe is not None and recipe.is_standin and not self.settings["login.host"]:
+        """A shell on the cluster's login node for the post-deploy steps and where it is, or
+        None and why not (naming what to set). Where the login node is comes from the one
+        resolver (status/login_address.py): `login.host`, else the login Service read through
+        `kubeconfig`/`context`. Blocking: call it in a thread."""
+        from npa_sop_tui.errors import NpaError
+        from npa_sop_tui.status.login_address import login_address
+
+        configured = self.settings["login.host"]
+        flag = self.settings.source("login.host") == "flag"
+        try:
+            where = login_address(
+                cluster=spec.name,
+                configured=str(configured) if configured else None,
+                configured_source="flag" if flag else "config",
+                kubeconfig=kubeconfig,
+                context=context,
+            )
+        except NpaError as exc:
+            hint = getattr(exc, "hint", None)
+            return None, f"{exc}: {hint}" if hint else str(exc)
+        said = {"flag": "--login-host", "config": "login.host", "service": "soperator-login-svc"}
+        found = f"login node {where.host} (from {said[where.source]})"
+        if where.source == "service" and self._simulated_login_node(recipe):
             from npa_sop_tui.sandbox.slurm_login import simulated_login
 
-            return simulated_login(spec), ""
+            return simulated_login(spec), f"{found}, simulated"
         from npa_sop_tui.postdeploy.shell import login_shell
 
-        shell = login_shell(outputs, self.settings)
-        if shell is None:
-            return None, (
-                "no login node address: set login.host in the npa config or check the login "
-                "Service (soperator-login-svc)"
-            )
-        return shell, ""
+        return login_shell(where.host, self.settings), found
 
     @contextlib.contextmanager
-    def cluster_api(self, context: str, recipe: Recipe | None = None) -> Iterator[Path | None]:
+    def cluster_api(
+        self, context: str, recipe: Recipe | None = None, spec: SoperatorSpec | None = None
+    ) -> Iterator[Path | None]:
         """The kubeconfig that reaches the cluster's API under `context` (None: the default
-        one, where the recipe wrote it); a stand-in's is a short-lived fake API server."""
+        one, where the recipe wrote it); a stand-in's is a short-lived fake API server holding
+        what the simulated cluster of `spec` has (from its Terraform state)."""
         if recipe is not None and recipe.is_standin:
             from npa_sop_tui.sandbox.cluster_api import sandbox_cluster_api
 
-            with sandbox_cluster_api(context) as path:
+            with sandbox_cluster_api(context, spec, self.state_store()) as path:
                 yield path
             return
         yield None

@@ -356,18 +356,9 @@ _IDENTITY_ENV = "NPA_SSH_IDENTITY_FILE"
 
 def handle_ssh(args: argparse.Namespace) -> int:
     settings = build_settings(args)
-    host = settings.login_host or _login_ip_from_kube(settings)
-    if host and not settings.login_host:
-        from npa_sop_tui.status.ssh import check_login_host
+    from npa_sop_tui.status.login_address import resolve_login_address
 
-        host = check_login_host(host, source="the login Service's address")
-    if not host:
-        raise OperationError(
-            f"no login address for cluster {settings.name!r}: soperator-login-svc has no "
-            "external IP yet",
-            hint="wait for the login LoadBalancer (npa soperator status --watch) or pass "
-            "--login-host",
-        )
+    host = resolve_login_address(settings).host
     remote = list(args.remote)
     if remote and remote[0] == "--":
         remote = remote[1:]
@@ -381,9 +372,3 @@ def handle_ssh(args: argparse.Namespace) -> int:
     sys.stderr.flush()
     os.execvp(cmd[0], cmd)
     return EXIT_OK  # not reached
-
-
-def _login_ip_from_kube(settings: StatusSettings) -> str | None:
-    from npa_sop_tui.status.login_address import login_ip_once
-
-    return login_ip_once(settings)

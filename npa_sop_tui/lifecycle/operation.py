@@ -114,6 +114,12 @@ class Operation:
             self._log.write(event.model_dump(mode="json"))
         for sink in self._sinks:
             sink(event)
+        if event.kind.startswith("resource_"):
+            from npa_sop_tui.lifecycle.apply_waits import wait_note
+
+            said = wait_note(event)
+            if said is not None:  # one of the recipe's three long waits: say until when
+                self.note(said)
 
     def phase(self, phase: str, label: str) -> None:
         self.phases.append(phase)

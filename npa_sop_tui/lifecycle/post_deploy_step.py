@@ -1,14 +1,16 @@
 """The deploy's post-deploy step: repairs and the GPU creation gate, reported as events.
 
 Where Slurm is reached: `options.slurm` when the caller supplies a shell (tests); else the
-environment's login node (`Environment.login_shell`: SSH to `login.host` from the settings,
-else to the deploy's `login_ip` output; a simulated one where there is no real cluster).
-Kubernetes: the kube context the recipe wrote (`nebius-<name>-slurm`), through the
-environment's `cluster_api`.
+environment's login node (`Environment.login_shell`, at the address the one resolver gives:
+`login.host`, else the `soperator-login-svc` LoadBalancer IP, else no shell and a reason that
+names what to set; a simulated node where there is no real cluster). The recipe has no
+Terraform outputs to read it from. Kubernetes: the kube context the recipe wrote
+(`nebius-<name>-slurm`), through the environment's `cluster_api`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
@@ -65,15 +67,19 @@ async def post_deploy(
         op.emit(GpuCheckReported(operation_id=op.id, **fields))
 
     shell, reason, owned = getattr(options, "slurm", None), "", False
-    if shell is None:
-        shell, reason = environment.login_shell(outputs, spec, recipe)
-        owned = shell is not None
     fixes = getattr(options, "apply_fixes", True)
     try:
         with contextlib.ExitStack() as stack:
-            kubeconfig = None
-            if fixes and spec.slurm_operator_version.startswith("4.1."):
-                kubeconfig = stack.enter_context(environment.cluster_api(context, recipe))
+            kubeconfig = stack.enter_context(environment.cluster_api(context, recipe, spec))
+            if shell is None:
+                shell, said = await asyncio.to_thread(
+                    environment.login_shell, spec, recipe, kubeconfig=kubeconfig, context=context
+                )
+                owned = shell is not None
+                if owned:
+                    op.note(said)
+                else:
+                    reason = said
             return await run_post_deploy(
                 spec,
                 shell=shell,

@@ -1,7 +1,8 @@
 """The GPU creation gate: every GPU node of every GPU pool must pass before `ready`.
 
 For each GPU pool, in spec order:
-1. discovery: `sinfo` on the login node must list exactly `size` nodes `<pool>-<n>`;
+1. discovery: `sinfo` on the login node must list exactly `size` nodes `<nodeset>-<n>` of the
+   pool's NodeSets (the pool's name; GB300: `<pool>-rack<N>`, recipe/nodesets.py);
 2. one exclusive `srun` per node (`--gpus-per-node` = the preset's GPUs), all nodes at once,
    runs `node_check.node_script()`; every node must PASS.
 
@@ -24,6 +25,7 @@ from typing import Any
 from npa_sop_tui.postdeploy.model import GpuCreationCheck, NodeFailure, Validation
 from npa_sop_tui.postdeploy.node_check import NodeOutcome, node_script, read_node_output
 from npa_sop_tui.postdeploy.shell import SlurmShell
+from npa_sop_tui.recipe.nodesets import pool_nodesets
 
 DISCOVER = "sinfo -h -N -o '%N|%T'"
 CLEANUP_SECONDS = 30.0
@@ -50,18 +52,24 @@ def srun_command(name: str, node: str, gpus: int, remaining: float) -> str:
     return "srun " + " ".join(opts) + " bash -c " + shlex.quote(node_script())
 
 
-async def discover(shell: SlurmShell, pool: str) -> tuple[list[str], dict[str, str]]:
-    """Nodes named `<pool>-<n>` that sinfo lists (each once), with their states."""
+async def discover(
+    shell: SlurmShell, pool: str, nodesets: list[str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """Nodes named `<nodeset>-<n>` (for each of `nodesets`, default the pool's name) that
+    sinfo lists (each once), with their states."""
     result = await shell.run(DISCOVER, timeout=COMMAND_TIMEOUT)
     if result.exit_status != 0:
         raise GateError("discovery", f"sinfo failed: {result.stderr.strip()[-300:]}")
-    pattern = re.compile(rf"^{re.escape(pool)}-\d+$")
+    names = "|".join(re.escape(ns) for ns in (nodesets or [pool]))
+    pattern = re.compile(rf"^(?:{names})-\d+$")
     states: dict[str, str] = {}
     for line in result.stdout.splitlines():
         name, _, state = line.partition("|")
         if pattern.match(name.strip()):
             states.setdefault(name.strip(), state.strip())
-    nodes = sorted(states, key=lambda n: int(n.rsplit("-", 1)[1]))
+    nodes = sorted(
+        states, key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)]
+    )
     return nodes, states
 
 
@@ -123,7 +131,8 @@ async def run_gate(
         emit(pool=pool.name, status="running", message="discovering nodes")
         try:
             nodes, states = await asyncio.wait_for(
-                discover(shell, pool.name), max(deadline - time.monotonic(), 0.1)
+                discover(shell, pool.name, [ns.name for ns in pool_nodesets(pool)]),
+                max(deadline - time.monotonic(), 0.1),
             )
         except GateError as exc:
             return _failed(check, "discovery", exc.message, None, None, emit), checks

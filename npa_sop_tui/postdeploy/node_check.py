@@ -1,8 +1,9 @@
 """The check one GPU node runs, and how its output is read.
 
 The script runs as one exclusive Slurm task on the node. It counts GPUs with `nvidia-smi`,
-maps their name to the health checker's platform tag (H100/H200/B200/B300 → 8x…, GB300 →
-4xGB300), then runs Nebius's node health checker on the CUDA samples deviceQuery, vectorAdd,
+maps their model exactly (the word after "NVIDIA": H100/H200/B200/B300 → 8x…, GB300 → 4xGB300;
+a GB200 is not a B200, nor any other model a platform) to the health checker's platform tag,
+then runs Nebius's node health checker on the CUDA samples deviceQuery, vectorAdd,
 simpleMultiGPU and p2pBandwidthLatencyTest with `-f json-partial`. Lines starting with
 `NPA_GPU_CHECK` mark each stage so the output can be read without jq on the node; the GPU
 count is compared with the preset here, not on the node.
@@ -30,12 +31,14 @@ fi
 count=$(printf '%s\\n' "$names" | grep -c .)
 name=$(printf '%s\\n' "$names" | sort -u | head -n1)
 echo "{MARK} node=$node stage=gpus count=$count name=$name"
-case "$name" in
-  *GB300*) platform=4xGB300 ;;
-  *H100*) platform=8xH100 ;;
-  *H200*) platform=8xH200 ;;
-  *B200*) platform=8xB200 ;;
-  *B300*) platform=8xB300 ;;
+model=$(printf '%s\\n' "$name" | awk '{{for (i = 1; i <= NF; i++)
+  if ($i != "NVIDIA") {{print $i; exit}}}}')
+case "$model" in
+  GB300) platform=4xGB300 ;;
+  H100) platform=8xH100 ;;
+  H200) platform=8xH200 ;;
+  B200) platform=8xB200 ;;
+  B300) platform=8xB300 ;;
   *) echo "{MARK} node=$node stage=platform status=FAIL message=unsupported GPU '$name'"
      exit 1 ;;
 esac

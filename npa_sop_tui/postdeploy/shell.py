@@ -33,9 +33,9 @@ class SshSlurmShell:
         await self.session.close()
 
 
-def login_shell(outputs: dict[str, Any], settings: Any) -> SshSlurmShell | None:
-    """An SSH shell to the login node: `login.host` from the settings, else the deploy's
-    `login_ip` output. None when neither is known (the caller says so).
+def login_shell(host: str, settings: Any) -> SshSlurmShell:
+    """An SSH shell to the login node at `host` (from status/login_address.py), as the
+    `login.user`/`login.port` and key of the settings.
 
     The login node of a cluster that was just created has a host key nobody has seen: it is
     recorded on first contact (trust on first use) in npa's known_hosts, and a changed key is
@@ -46,12 +46,9 @@ def login_shell(outputs: dict[str, Any], settings: Any) -> SshSlurmShell | None:
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-    host = settings["login.host"] or outputs.get("login_ip")
-    if not host:
-        return None
     key = settings["ssh_private_key_path"]
     target = SshTarget(
-        host=str(host),
+        host=host,
         port=int(settings["login.port"] or 22),
         user=str(settings["login.user"] or "root"),
         identity_file=Path(key).expanduser() if key else None,

@@ -27,7 +27,7 @@ from npa_sop_tui.environment import (
     placeholder_identity,
 )
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.sandbox.cluster import SimulatedCluster
+from npa_sop_tui.sandbox.cluster import SimulatedCluster, state_addresses
 from npa_sop_tui.sandbox.hints import sandbox_hint_policy
 from npa_sop_tui.sandbox.slurm_sim import simulated_slurm_state
 from npa_sop_tui.settings import Settings, resolve_settings
@@ -35,7 +35,6 @@ from npa_sop_tui.settings import Settings, resolve_settings
 if TYPE_CHECKING:
     from npa_sop_tui.cloud.client import CloudClient, CloudReads
     from npa_sop_tui.config import Identity
-    from npa_sop_tui.postdeploy.shell import SlurmShell
     from npa_sop_tui.recipe.source import Recipe
     from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
     from npa_sop_tui.spec.model import SoperatorSpec
@@ -154,21 +153,18 @@ class SandboxEnvironment(Environment):
         async with simulated_cloud(reads) as client:
             yield client
 
-    def login_shell(
-        self, outputs: Mapping[str, Any], spec: SoperatorSpec, recipe: Recipe | None = None
-    ) -> tuple[SlurmShell | None, str]:
-        """The simulated login node, unless `login.host` points at a real one (tests)."""
-        if self.settings["login.host"]:
-            return super().login_shell(outputs, spec, None)
-        from npa_sop_tui.sandbox.slurm_login import simulated_login
-
-        return simulated_login(spec), ""
+    def _simulated_login_node(self, recipe: Recipe | None) -> bool:
+        """Always: the sandbox has no real cluster; a configured `login.host` (a real Slurm
+        login node, as tests use) replaces the simulated one."""
+        return True
 
     @contextlib.contextmanager
-    def cluster_api(self, context: str, recipe: Recipe | None = None) -> Iterator[Path | None]:
+    def cluster_api(
+        self, context: str, recipe: Recipe | None = None, spec: SoperatorSpec | None = None
+    ) -> Iterator[Path | None]:
         from npa_sop_tui.sandbox.cluster_api import sandbox_cluster_api
 
-        with sandbox_cluster_api(context) as path:
+        with sandbox_cluster_api(context, spec, self.state_store()) as path:
             yield path
 
     # -- the simulated cluster ----------------------------------------------------------------
@@ -206,7 +202,7 @@ class SandboxEnvironment(Environment):
             self.clusters[name] = cluster
             # a cluster deployed by another process comes back from its Terraform state
             store = self.state_store()
-            cluster.restore(await asyncio.to_thread(_state_addresses, store, name))
+            cluster.restore(await asyncio.to_thread(state_addresses, store, name))
         cluster.spec = spec
         kube.write_kubeconfig(self.kubeconfig_path(), self.status_settings(name).kube_context)
         return cluster
@@ -281,15 +277,6 @@ class SandboxEnvironment(Environment):
             self.kube = None
         self.clusters.clear()
         self._home.leave()
-
-
-def _state_addresses(store: StateStore, name: str) -> list[str]:
-    from npa_sop_tui.errors import NpaError
-
-    try:
-        return store.resource_addresses(name, managed_only=True) or []
-    except NpaError:  # an unreachable bucket: the simulated cluster starts empty
-        return []
 
 
 def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec | None:

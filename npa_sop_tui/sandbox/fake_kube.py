@@ -31,6 +31,16 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.sandbox.fake_kube_objects import (  # the builders, re-exported for callers
+    SLURMCLUSTER_CONDITIONS,
+    make_login_service,
+    make_node,
+    make_nodeset,
+    make_pod,
+    make_slurmcluster,
+    set_node_ready,
+)
+from npa_sop_tui.status.crd_contract import api_version, group_version_plural
 
 T = TypeVar("T")
 Obj = dict[str, Any]
@@ -46,10 +56,10 @@ CORE_RESOURCES: dict[str, tuple[str, str, bool]] = {
     "customresourcedefinitions": ("CustomResourceDefinition", "apiextensions.k8s.io/v1", False),
 }
 SLURM_GROUP = "slurm.nebius.ai"
+# Soperator's kinds, as its CRDs name them (derived data: status/crd_contract.py).
 SOPERATOR_CRDS: dict[str, tuple[str, str, bool]] = {
-    "slurmclusters": ("SlurmCluster", f"{SLURM_GROUP}/v1", True),
-    "nodesets": ("NodeSet", f"{SLURM_GROUP}/v1alpha1", True),
-    "activechecks": ("ActiveCheck", f"{SLURM_GROUP}/v1alpha1", True),
+    group_version_plural(kind)[2]: (kind, api_version(kind), True)
+    for kind in ("SlurmCluster", "NodeSet", "ActiveCheck")
 }
 
 
@@ -526,182 +536,6 @@ def _status(code: int, reason: str, message: str) -> web.Response:
 
 def _status_event(code: int, reason: str, message: str) -> Obj:
     return {"type": "ERROR", "object": _status_body(code, reason, message)}
-
-
-# --- object builders (tests and the sandbox use these) -----------------------------------
-
-
-def _cond(type_: str, status: bool | str, reason: str | None = None, message: str = "") -> Obj:
-    value = status if isinstance(status, str) else ("True" if status else "False")
-    return {
-        "type": type_,
-        "status": value,
-        "reason": reason or type_,
-        "message": message,
-        "lastTransitionTime": "2026-11-30T00:00:00Z",
-    }
-
-
-def make_node(
-    name: str,
-    *,
-    nodeset: str = "worker",
-    pool: str | None = None,
-    ready: bool = True,
-    gpu: bool = False,
-    preemptible: bool = False,
-    unschedulable: bool = False,
-    extra_conditions: list[Obj] | None = None,
-) -> Obj:
-    labels = {
-        "slurm.nebius.ai/nodeset": nodeset,
-        "nebius.com/node-group-id": f"mk8snodegroup-{pool or nodeset}",
-    }
-    if pool:
-        labels["slurm.nebius.ai/nodeset-name"] = pool
-    if gpu:
-        labels["nebius.com/gpu"] = "true"
-        labels["slurm.nebius.ai/workload"] = "gpu"
-    if preemptible:
-        labels["nebius.com/preemptible"] = "true"
-    return {
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"unschedulable": unschedulable},
-        "status": {
-            "conditions": [
-                _cond("Ready", ready, "KubeletReady" if ready else "KubeletNotReady"),
-                *(extra_conditions or []),
-            ]
-        },
-    }
-
-
-def set_node_ready(obj: Obj, ready: bool) -> None:
-    for c in obj["status"]["conditions"]:
-        if c["type"] == "Ready":
-            c["status"] = "True" if ready else "False"
-            c["reason"] = "KubeletReady" if ready else "KubeletNotReady"
-
-
-def make_pod(
-    name: str,
-    component: str,
-    *,
-    phase: str = "Running",
-    ready: bool = True,
-    restarts: int = 0,
-    waiting_reason: str | None = None,
-    waiting_message: str = "",
-    unschedulable_message: str | None = None,
-    init_waiting_reason: str | None = None,
-    node: str | None = None,
-    nodeset: str | None = None,
-) -> Obj:
-    labels = {
-        "app.kubernetes.io/component": component,
-        "app.kubernetes.io/instance": "soperator",
-        "app.kubernetes.io/name": "slurmcluster",
-    }
-    if nodeset:
-        labels["slurm.nebius.ai/nodeset"] = nodeset
-        labels["slurm.nebius.ai/worker"] = "true"
-    state: Obj = {"running": {"startedAt": "2026-11-30T00:00:00Z"}}
-    if waiting_reason:
-        state = {"waiting": {"reason": waiting_reason, "message": waiting_message}}
-    status: Obj = {
-        "phase": phase,
-        "conditions": [_cond("Ready", ready)],
-        "containerStatuses": []
-        if phase == "Pending" and not waiting_reason
-        else [
-            {
-                "name": component,
-                "ready": ready,
-                "restartCount": restarts,
-                "image": "img",
-                "imageID": "",
-                "state": state,
-            }
-        ],
-    }
-    if unschedulable_message:
-        status["conditions"].append(
-            _cond("PodScheduled", False, "Unschedulable", unschedulable_message)
-        )
-    if init_waiting_reason:
-        status["initContainerStatuses"] = [
-            {
-                "name": "ensure-jail-virtiofs",
-                "ready": False,
-                "restartCount": 3,
-                "image": "img",
-                "imageID": "",
-                "state": {"waiting": {"reason": init_waiting_reason}},
-            }
-        ]
-    spec: Obj = {"containers": [{"name": component, "image": "img"}]}
-    if node:
-        spec["nodeName"] = node
-    return {
-        "metadata": {"name": name, "namespace": "soperator", "labels": labels},
-        "spec": spec,
-        "status": status,
-    }
-
-
-SLURMCLUSTER_CONDITIONS = (
-    "CommonAvailable",
-    "ControllersAvailable",
-    "LoginAvailable",
-    "AccountingAvailable",
-    "SConfigControllerAvailable",
-)
-
-
-def make_slurmcluster(
-    phase: str | None = "Available",
-    *,
-    conditions: dict[str, bool | str] | None = None,
-    ready_login: int = 2,
-) -> Obj:
-    """`conditions` maps a type to True/False/"Unknown"; missing types default to True."""
-    conditions = conditions or {}
-    conds = [_cond(t, conditions.get(t, True)) for t in SLURMCLUSTER_CONDITIONS]
-    status: Obj = {"conditions": conds, "readyLogin": ready_login}
-    if phase is not None:
-        status["phase"] = phase
-    return {
-        "metadata": {"name": "soperator", "namespace": "soperator"},
-        "spec": {"slurmNodes": {"login": {"size": 2}}},
-        "status": status,
-    }
-
-
-def make_nodeset(
-    name: str, *, replicas: int, ready: int, phase: str = "Ready", ephemeral: bool = False
-) -> Obj:
-    return {
-        "metadata": {"name": name, "namespace": "soperator"},
-        "spec": {
-            "replicas": replicas,
-            "ephemeralNodes": ephemeral,
-            "nodeSelector": {"slurm.nebius.ai/nodeset-name": name},
-        },
-        "status": {
-            "phase": phase,
-            "replicas": ready,
-            "conditions": [_cond("PodsReady", ready >= replicas)],
-        },
-    }
-
-
-def make_login_service(ip: str | None) -> Obj:
-    ingress = [{"ip": ip}] if ip else []
-    return {
-        "metadata": {"name": "soperator-login-svc", "namespace": "soperator"},
-        "spec": {"type": "LoadBalancer", "ports": [{"name": "sshd", "port": 22}]},
-        "status": {"loadBalancer": {"ingress": ingress}},
-    }
 
 
 # --- standalone demo server ----------------------------------------------------------------

@@ -49,6 +49,13 @@ def _private_dirs(path: Path) -> None:
         folder.chmod(0o700)
 
 
+def _node_names(pool: Any) -> list[str]:
+    """`<nodeset>-<i>` for each NodeSet of the pool (GB300: `<pool>-rack<N>-<i>`)."""
+    from npa_sop_tui.recipe.nodesets import pool_nodesets
+
+    return [n for ns in pool_nodesets(pool) for n in ns.node_names]
+
+
 def _gpu_name(platform: str) -> str:
     model = platform.removeprefix("gpu-").split("-")[0]
     return GPU_NAMES.get(model, f"NVIDIA {model.upper()}")
@@ -65,14 +72,15 @@ class SimulatedLogin:
         for pool in spec.workers:
             if not pool.is_gpu:
                 continue
-            for i in range(pool.size):
+            names = _node_names(pool)
+            for i, node in enumerate(names):
                 lines = [f"gpus={pool.gpus_per_node}", f"name={_gpu_name(pool.platform)}"]
-                if "gpu-check-fail" in scenario and pool is first_gpu and i == pool.size - 1:
+                if "gpu-check-fail" in scenario and pool is first_gpu and i == len(names) - 1:
                     lines.append("fail=vectorAdd")
-                (self.behaviour / f"{pool.name}-{i}").write_text("\n".join(lines) + "\n")
+                (self.behaviour / node).write_text("\n".join(lines) + "\n")
 
     def _nodes(self) -> list[str]:
-        return [f"{p.name}-{i}" for p in self.spec.workers for i in range(p.size)]
+        return [n for p in self.spec.workers for n in _node_names(p)]
 
     async def run(self, command: str, *, timeout: float) -> CommandResult:
         self.commands.append(command)

@@ -35,7 +35,11 @@ def standin_recipe_dir(commit: str, version: str | None = None) -> Path:
     contract = load_contract(commit)
     version = version or contract.soperator_version or "unknown"
     files = generate(contract, version)
-    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:12]
+    modules = {
+        str(path.relative_to(PACKAGED)): path.read_text("utf-8")
+        for path in sorted((PACKAGED / "modules").rglob("*.tf"))
+    }  # copied as they are: a changed module is a new stand-in too
+    digest = hashlib.sha256(json.dumps([files, modules], sort_keys=True).encode()).hexdigest()[:12]
     base = npa_home() / "sandbox" / "standins"
     target = base / f"{version}-{commit[:12]}-{digest}" / "soperator"
     if (target / MARKER).is_file():

@@ -1,28 +1,54 @@
 """Soperator's ActiveCheck resources: what ran, what failed, what a running apply waits on.
 
 An ActiveCheck (`slurm.nebius.ai/v1alpha1`) is a k8s Job or a Slurm job the operator runs
-on the cluster (NCCL all-reduce, CUDA samples, GPU burn-in, ssh and user checks …). The
-recipe's Helm hook `wait-for-active-checks` holds the activechecks release, and so the
-Terraform apply, until every `runAfterCreation` check that is not comment-only is Complete.
+on the cluster (NCCL all-reduce, CUDA samples, GPU burn-in, ssh and user checks …). Its status
+holds its latest run only; that is what counts. Old failed Job pods stay around (16 by
+default, `render/soperatorchecks/cronjob.go`) and say nothing about now.
+
+The recipe's Helm hook `wait-for-active-checks` holds the activechecks release, and so the
+Terraform apply (up to 240 min). As that Job decides
+(`helm/soperator-activechecks/templates/wait-for-checks-job.yaml`, nebius/soperator 4.1.6,
+65e088abe53b2a52bed18b9536196139f693ab20):
+- it waits only on checks with `runAfterCreation: true` and no `commentSlurmNode` reaction;
+- k8sJob `lastJobStatus`: `Complete` → done; `Failed` → the release fails; anything else
+  (empty counts as `Pending`) → it keeps waiting;
+- slurmJob `lastRunStatus`: `Complete` or `Cancelled` → done; `Failed` or `Degraded` → the
+  release fails; anything else, `Error` included, → it keeps waiting (`Skipped` exists only
+  after 4.1.x: the 4.1.x Job keeps waiting on it too).
 Failures drain Slurm nodes with `[node_problem] <check>` (or `[hardware_problem]`) reasons,
 which is where the latest per-node result shows.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from npa_sop_tui.status.model import ActiveCheckInfo, Hint
 
-DONE = ("Complete", "Cancelled", "Skipped")
-FAILED = ("Failed", "Error")
+DONE = {"k8sJob": ("Complete",), "slurmJob": ("Complete", "Cancelled")}
+FAILED = {"k8sJob": ("Failed",), "slurmJob": ("Failed", "Degraded")}
+ERRORED = ("Error",)  # a Slurm check whose jobs errored: shown, still waited on
 REASON_PREFIXES = ("[node_problem]", "[hardware_problem]")
+WaitState = Literal["ignored", "done", "failed", "waiting"]
 
 
-def _comment_only(spec: dict[str, Any]) -> bool:
-    """Checks whose failure only comments a node (no drain): the wait hook ignores them."""
+def _comments_nodes(spec: dict[str, Any]) -> bool:
+    """A `commentSlurmNode` failure reaction (with or without others): the wait hook ignores
+    such checks."""
     reactions = spec.get("failureReactions") or {}
-    return bool(reactions.get("commentSlurmNode")) and not reactions.get("drainSlurmNode")
+    return reactions.get("commentSlurmNode") is not None
+
+
+def wait_state(check: ActiveCheckInfo) -> WaitState:
+    """What the `wait-for-active-checks` Job makes of `check` right now."""
+    if not check.run_after_creation or check.comment_only or check.type not in DONE:
+        return "ignored"
+    status = check.status or "Pending"
+    if status in DONE[check.type]:
+        return "done"
+    if status in FAILED[check.type]:
+        return "failed"
+    return "waiting"
 
 
 def parse_active_checks(objects: list[dict[str, Any]]) -> list[ActiveCheckInfo]:
@@ -53,7 +79,7 @@ def parse_active_checks(objects: list[dict[str, Any]]) -> list[ActiveCheckInfo]:
                 status=state,
                 run_after_creation=bool(spec.get("runAfterCreation")),
                 suspended=bool(spec.get("suspend")),
-                comment_only=_comment_only(spec),
+                comment_only=_comments_nodes(spec),
                 schedule=spec.get("schedule"),
                 last_run_id=str(run_id) if run_id is not None else None,
                 last_run_submitted=submitted,
@@ -66,12 +92,12 @@ def parse_active_checks(objects: list[dict[str, Any]]) -> list[ActiveCheckInfo]:
 def waiting_on(checks: list[ActiveCheckInfo]) -> list[ActiveCheckInfo]:
     """The checks the `wait-for-active-checks` hook (and so a running apply) still waits on.
     A failed one is not waited on any more: it aborts the release (see `hints`)."""
-    finished = (*DONE, *FAILED)
-    return [
-        c
-        for c in checks
-        if c.run_after_creation and not c.comment_only and c.status not in finished
-    ]
+    return [c for c in checks if wait_state(c) == "waiting"]
+
+
+def failed(check: ActiveCheckInfo) -> bool:
+    """The latest run failed (k8sJob `Failed`; slurmJob `Failed` or `Degraded`)."""
+    return check.status in FAILED.get(check.type, ())
 
 
 def results_by_node(check: str, slurm_nodes: list[Any]) -> dict[str, str]:
@@ -85,17 +111,32 @@ def results_by_node(check: str, slurm_nodes: list[Any]) -> dict[str, str]:
 
 
 def hints(checks: list[ActiveCheckInfo], context: str) -> list[Hint]:
+    """One hint per check whose latest run failed or errored (older runs do not count)."""
     out = []
     for c in checks:
-        if c.status in FAILED:
-            detail = f": {c.failures[0]}" if c.failures else ""
+        detail = f": {c.failures[0]}" if c.failures else ""
+        describe = f"kubectl --context {context} -n soperator describe activecheck {c.name}"
+        if failed(c):
+            aborts = wait_state(c) == "failed"
             out.append(
                 Hint(
                     code="active-check-failed",
-                    severity="error" if c.run_after_creation else "warning",
-                    message=f"active check {c.name} {c.status.lower()}{detail}",
-                    action=f"kubectl --context {context} -n soperator describe activecheck "
-                    f"{c.name}; drained nodes name it in their reason",
+                    severity="error" if aborts else "warning",
+                    message=f"active check {c.name} {str(c.status).lower()}{detail}"
+                    + ("; a running apply fails on it" if aborts else ""),
+                    action=f"{describe}; drained nodes name it in their reason",
+                    subject=c.name,
+                )
+            )
+        elif c.status in ERRORED and c.type == "slurmJob":
+            waited = wait_state(c) == "waiting"
+            out.append(
+                Hint(
+                    code="active-check-error",
+                    severity="warning",
+                    message=f"active check {c.name}: its Slurm jobs errored{detail}"
+                    + ("; a running apply keeps waiting on it" if waited else ""),
+                    action=f"{describe}; look at the jobs with `sacct` on the login node",
                     subject=c.name,
                 )
             )

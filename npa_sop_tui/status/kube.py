@@ -314,6 +314,8 @@ class KubeCollector:
             return
         from kubernetes import client
 
+        from npa_sop_tui.status.crd_contract import group_version_plural
+
         core = client.CoreV1Api(api_client)
         custom = client.CustomObjectsApi(api_client)
         ns = self.settings.namespace
@@ -324,19 +326,19 @@ class KubeCollector:
             (
                 "slurmclusters",
                 custom.list_namespaced_custom_object,
-                (SLURM_GROUP, "v1", ns, "slurmclusters"),
+                (*group_version_plural("SlurmCluster")[:2], ns, "slurmclusters"),
                 True,
             ),
             (
                 "nodesets",
                 custom.list_namespaced_custom_object,
-                (SLURM_GROUP, "v1alpha1", ns, "nodesets"),
+                (*group_version_plural("NodeSet")[:2], ns, "nodesets"),
                 True,
             ),
             (
                 "activechecks",
                 custom.list_namespaced_custom_object,
-                (SLURM_GROUP, "v1alpha1", ns, "activechecks"),
+                (*group_version_plural("ActiveCheck")[:2], ns, "activechecks"),
                 True,
             ),
         ]
@@ -540,6 +542,7 @@ def _pod(obj: dict[str, Any]) -> PodInfo:
                     waiting, message = w["reason"], w.get("message")
                     break
     return PodInfo(
+        job=labels.get("batch.kubernetes.io/job-name") or labels.get("job-name"),
         name=str(meta.get("name")),
         component=labels.get(COMPONENT_LABEL) or "other",
         phase=str(status.get("phase") or "Unknown"),

@@ -80,6 +80,7 @@ class PodInfo(_Model):
     waiting_reason: str | None = None  # CrashLoopBackOff, ImagePullBackOff, Unschedulable, …
     message: str | None = None
     init: bool = False  # the waiting reason comes from an init container
+    job: str | None = None  # the Job that ran it (active checks: one run each)
 
 
 class ComponentPods(_Model):
@@ -113,7 +114,8 @@ class ActiveCheckInfo(_Model):
     status: str | None = None  # Complete, InProgress, Failed, Active, Pending, …
     run_after_creation: bool = False
     suspended: bool = False
-    comment_only: bool = False  # a failure only comments nodes: the apply does not wait on it
+    # a `commentSlurmNode` failure reaction: the apply's wait hook ignores the check
+    comment_only: bool = False
     schedule: str | None = None
     last_run_id: str | None = None
     last_run_submitted: str | None = None

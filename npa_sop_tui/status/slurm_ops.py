@@ -220,18 +220,13 @@ def _failure(what: str, command: str, result: Any) -> OperationError:
 
 
 async def open_remote(settings: Any, host_key_policy: Any = None) -> RemoteSlurm:
-    """`RemoteSlurm` over SSH to the cluster's login node (from settings or its Service)."""
+    """`RemoteSlurm` over SSH to the cluster's login node (status/login_address.py says where:
+    `login.host`, else the login Service, else an error naming what to set)."""
     from npa_sop_tui.status.hostkeys import HostKeyPolicy, KnownHosts
+    from npa_sop_tui.status.login_address import resolve_login_address
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-    host = settings.login_host or await asyncio.to_thread(_login_ip, settings)
-    if not host:
-        raise OperationError(
-            f"no login address for cluster {settings.name!r}: soperator-login-svc has no "
-            "external IP yet",
-            hint="wait for the login LoadBalancer (npa soperator status --watch) or pass "
-            "--login-host",
-        )
+    host = (await asyncio.to_thread(resolve_login_address, settings)).host
     target = SshTarget(
         host=host,
         port=settings.login_port,
@@ -241,9 +236,3 @@ async def open_remote(settings: Any, host_key_policy: Any = None) -> RemoteSlurm
     policy = host_key_policy or HostKeyPolicy()
     session = SshSession(target, policy=policy, known_hosts=KnownHosts(settings.known_hosts))
     return RemoteSlurm(session, host=host, timeout=settings.command_timeout)
-
-
-def _login_ip(settings: Any) -> str | None:
-    from npa_sop_tui.status.login_address import login_ip_once
-
-    return login_ip_once(settings)

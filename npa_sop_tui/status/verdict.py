@@ -4,23 +4,29 @@ Rules, as the Soperator operator reports readiness:
 - control plane: SlurmCluster phase `Available` and ControllersAvailable, LoginAvailable,
   SConfigControllerAvailable True (CommonAvailable/AccountingAvailable True if present;
   "accounting is disabled" is not a failure). Workers are not part of the phase;
-- workers: each NodeSet phase `Ready` with ready == desired (ephemeral: phase only);
+- workers: each NodeSet phase `Ready` with ready == desired (ephemeral: phase only); the
+  operator never sets a `Degraded` phase, so degradation is read from the worker pods
+  `<nodeset>-<i>`, their Kubernetes nodes and Slurm;
 - Slurm: every node in use has none of DOWN/DRAIN/NOT_RESPONDING/INVALID_REG/FAIL;
 - the login Service has an address.
 
 States: ready (all of the above), progressing (not there yet, nothing wrong that waiting
 won't fix), degraded (was or could be up, but parts are unhealthy: drained or dead nodes,
-a Degraded NodeSet, NotReady Kubernetes nodes), failed (something that waiting will not
-fix: image pulls failing, crash loops, init containers failing), unknown (no source answered).
+a NodeSet whose worker pods broke, NotReady Kubernetes nodes), failed (something that
+waiting will not fix: image pulls failing, crash loops, init containers failing), unknown (no
+source answered).
 Every hint names what to do next.
 """
 
 from __future__ import annotations
 
+import re
+
 from npa_sop_tui.status.model import (
     Freshness,
     Hint,
     KubeState,
+    PodInfo,
     SlurmNode,
     SlurmState,
     Verdict,
@@ -196,7 +202,16 @@ def _cluster(kube: KubeState, hints: list[Hint]) -> bool:
         )
         return False
     conds = {c.type: c for c in sc.conditions}
-    if sc.phase in (None, "Pending") and all(c.status == "Unknown" for c in sc.conditions):
+    # Pending with the availability conditions as set up (Unknown, reason SetUpCondition):
+    # the first reconcile has not got past populating the jail. PopulateJailMode and a
+    # disabled accounting are set before that and say nothing about it.
+    availability = [
+        c
+        for c in sc.conditions
+        if c.type in (*REQUIRED_CLUSTER_CONDITIONS, *OPTIONAL_CLUSTER_CONDITIONS)
+        and not _accounting_disabled(c.message)
+    ]
+    if sc.phase in (None, "Pending") and all(c.status == "Unknown" for c in availability):
         hints.append(
             Hint(
                 code="jail-populating",
@@ -257,23 +272,49 @@ def _nodesets(
         for ns in kube.nodesets
         if not (ns.phase == "Ready" and (ns.ephemeral or ns.ready >= ns.desired))
     ]
-    for ns in coming:
-        if ns.phase == "Degraded":
+    for ns in kube.nodesets:
+        # The NodeSet controller never sets a Degraded phase (only Pending, Provisioning,
+        # Ready, Terminating: nodesetcontroller/reconcile.go at 4.1.6); degradation shows in
+        # the worker pods `<nodeset>-<i>` (here), their nodes and Slurm (_nodes, _slurm).
+        if ns.phase == "Terminating":
+            hints.append(
+                Hint(
+                    code="nodeset-terminating",
+                    severity="info",
+                    subject=ns.name,
+                    message=f"NodeSet {ns.name} is being deleted (Terminating, "
+                    f"{ns.ready}/{ns.desired} ready)",
+                    action="expected while a pool is removed; if it stays, look at its "
+                    "finalizers and pods: `"
+                    + _kubectl(ctx, f"get nodeset {ns.name} -o yaml")
+                    + "`",
+                )
+            )
+            continue
+        sick = _sick_worker_pods(kube, ns.name)
+        if sick:
             broken = True
+            first = sick[0]
+            why = first.waiting_reason or ("not ready" if first.phase == "Running" else first.phase)
             hints.append(
                 Hint(
                     code="nodeset-degraded",
                     severity="warning",
                     subject=ns.name,
-                    message=f"NodeSet {ns.name} is Degraded ({ns.ready}/{ns.desired} ready)",
+                    message=f"NodeSet {ns.name} is degraded: {len(sick)} worker pod(s) unhealthy "
+                    f"({first.name}: {why}; {first.restarts} restarts)",
                     action="look at the worker pods: `"
                     + _kubectl(ctx, f"get pods -l slurm.nebius.ai/nodeset={ns.name}")
                     + "`",
                 )
             )
+    for ns in coming:
+        if ns.phase == "Terminating":  # going away: its missing nodes are no quota problem
+            continue
         group = groups.get(ns.name)
         if ns.desired > 0 and (group is None or group.total == 0):
-            mode = capacity.get(ns.name)
+            # capacity is per worker pool; a GB300 rack NodeSet `<pool>-rack<N>` is the pool's
+            mode = capacity.get(ns.name) or capacity.get(_RACK.sub("", ns.name))
             gpu_words = {
                 "preemptible": "preemptible GPU capacity may be unavailable right now",
                 "on-demand": "on-demand GPU quota is often 0",
@@ -296,6 +337,34 @@ def _nodesets(
             )
     ready = kube.nodesets_crd and bool(kube.nodesets) and not coming
     return ready, broken
+
+
+_RACK = re.compile(r"-rack\d+$")
+
+
+def _sick_worker_pods(kube: KubeState, nodeset: str) -> list[PodInfo]:
+    """The NodeSet's worker pods (`<nodeset>-<i>`, component `nodeset`) that ran and broke
+    and that no pod hint of their own names (`_pods` names image pulls, failing init
+    containers and long crash loops): failed, crashing, or running but not ready after a
+    restart. A pod still starting (Pending, no restarts) is progress."""
+    pattern = re.compile(rf"^{re.escape(nodeset)}-\d+$")
+    return [
+        pod
+        for comp in kube.components
+        if comp.component == "nodeset"
+        for pod in comp.pods
+        if pattern.match(pod.name)
+        and (
+            pod.phase == "Failed"
+            or (pod.waiting_reason in CRASHING and not pod.init and pod.restarts < 5)
+            or (
+                pod.phase == "Running"
+                and not pod.ready
+                and pod.restarts > 0
+                and pod.waiting_reason is None
+            )
+        )
+    ]
 
 
 def _pods(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool, bool]:
@@ -354,7 +423,9 @@ def _pods(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool, boo
                     broken = True
             elif pod.phase in ("Pending",) or (pod.phase == "Running" and not pod.ready):
                 waiting = True
-            elif pod.phase == "Failed" and comp.component != "populate-jail":
+            elif pod.phase == "Failed" and comp.component != "populate-jail" and not pod.job:
+                # A failed Job pod is one run of an active check; Soperator keeps 16 of them.
+                # Only each check's latest run counts, read from its ActiveCheck status.
                 broken = True
     if unschedulable:
         names = ", ".join(p.name for p in unschedulable[:5])

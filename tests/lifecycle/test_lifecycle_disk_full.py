@@ -166,7 +166,7 @@ async def test_disk_full_during_the_phase1_apply_keeps_the_state(
     free(small_disk)
     events: list[Event] = []
     result = await lifecycle.deploy(spec, options=sandbox_options(), on_event=events.append)
-    assert result.resources == 23
+    assert result.resources == 25
     final = _state_ids(install / "terraform.tfstate")
     # What was created before the disk filled is the same resource now: nothing twice.
     assert all(final[addr] == kept[addr] for addr in created)
@@ -196,7 +196,7 @@ async def test_disk_full_at_the_phase2_plan(
 
     free(small_disk)
     result = await lifecycle.deploy(spec, options=sandbox_options())
-    assert result.resources == 23
+    assert result.resources == 25
     final = _state_ids(install / "terraform.tfstate")
     assert all(final[a] == phase1[a] for a in phase1)
 

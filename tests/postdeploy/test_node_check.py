@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
-from npa_sop_tui.postdeploy.node_check import read_node_output
+import pytest
+
+from npa_sop_tui.postdeploy.node_check import node_script, read_node_output
 
 HEAD = (
     "NPA_GPU_CHECK node=w-0 stage=gpus count=8 name=NVIDIA H100 80GB HBM3\n"
@@ -52,3 +56,36 @@ def test_missing_result_is_a_failure() -> None:
     assert (outcome.status, outcome.check, outcome.message) == (
         "FAIL", "health-checker", "exit 137, no JSON result",
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "platform"),
+    [
+        ("NVIDIA B200", "8xB200"),
+        ("NVIDIA GB200", None),  # not a B200: no platform of its own here
+        ("NVIDIA GB300", "4xGB300"),
+        ("NVIDIA B300 SXM6 AC", "8xB300"),
+        ("NVIDIA H100 80GB HBM3", "8xH100"),
+        ("NVIDIA H200", "8xH200"),
+    ],
+)
+def test_the_node_script_matches_the_gpu_model_exactly(
+    tmp_path: Path, name: str, platform: str | None
+) -> None:
+    """The real node script, run by bash with the fake GPU tools on PATH."""
+    from npa_sop_tui.sandbox.slurm_login import install_tools
+
+    bin_dir = install_tools(tmp_path / "tools")
+    behaviour = tmp_path / "behaviour"
+    behaviour.mkdir()
+    (behaviour / "w-0").write_text(f"gpus=4\nname={name}\n")
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SLURMD_NODENAME": "w-0",
+           "NPA_FAKE_GPU_DIR": str(behaviour), "HOME": str(tmp_path)}  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", node_script()], env=env, capture_output=True, text=True, timeout=60
+    )
+    if platform is None:
+        assert f"stage=platform status=FAIL message=unsupported GPU '{name}'" in done.stdout
+        assert done.returncode == 1
+    else:
+        assert f"stage=health-checker platform={platform}\n" in done.stdout

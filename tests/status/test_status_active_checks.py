@@ -7,6 +7,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from npa_sop_tui import inventory
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.status.active_checks import results_by_node
@@ -115,3 +117,79 @@ def test_dashboard_lines_are_empty_without_checks() -> None:
     from npa_sop_tui.status.model import ClusterStatus
 
     assert checks_lines(ClusterStatus(name="x", context="c", taken_at=0)) == []
+
+
+def info(kind: str, status: str | None, **spec: Any) -> Any:
+    from npa_sop_tui.status.active_checks import parse_active_checks
+
+    key = "k8sJobsStatus" if kind == "k8sJob" else "slurmJobsStatus"
+    field = "lastJobStatus" if kind == "k8sJob" else "lastRunStatus"
+    body = {key: {field: status, "lastJobName": "c-1"}} if status is not None else {}
+    (parsed,) = parse_active_checks([check("c", kind, body, **spec)])
+    return parsed
+
+
+@pytest.mark.parametrize(
+    ("kind", "status", "expected"),
+    [
+        ("k8sJob", "Complete", "done"),
+        ("k8sJob", "Failed", "failed"),
+        ("k8sJob", None, "waiting"),  # empty counts as Pending
+        ("k8sJob", "Active", "waiting"),
+        ("slurmJob", "Complete", "done"),
+        ("slurmJob", "Cancelled", "done"),
+        ("slurmJob", "Failed", "failed"),
+        ("slurmJob", "Degraded", "failed"),
+        ("slurmJob", "Error", "waiting"),  # the wait Job keeps waiting on an error
+        ("slurmJob", "Skipped", "waiting"),  # unknown to the 4.1.x wait Job
+        ("slurmJob", "InProgress", "waiting"),
+    ],
+)
+def test_wait_state_as_the_wait_job_decides(kind: str, status: str | None, expected: str) -> None:
+    from npa_sop_tui.status.active_checks import wait_state
+
+    assert wait_state(info(kind, status)) == expected
+
+
+def test_ignored_checks_as_the_wait_job_selects() -> None:
+    from npa_sop_tui.status.active_checks import hints, wait_state
+
+    comment = {"commentSlurmNode": {"commentPrefix": "x"}}
+    both = {**comment, "drainSlurmNode": {"drainReasonPrefix": "[node_problem]"}}
+    assert wait_state(info("slurmJob", None, failureReactions=comment)) == "ignored"
+    assert wait_state(info("slurmJob", None, failureReactions=both)) == "ignored"
+    assert wait_state(info("k8sJob", None, runAfterCreation=False)) == "ignored"
+    drain = {"drainSlurmNode": {"drainReasonPrefix": "[node_problem]"}}
+    assert wait_state(info("slurmJob", None, failureReactions=drain)) == "waiting"
+    (errored,) = hints([info("slurmJob", "Error")], "ctx")
+    assert errored.code == "active-check-error" and "keeps waiting" in errored.message
+    (failed,) = hints([info("slurmJob", "Degraded")], "ctx")
+    assert failed.code == "active-check-failed" and failed.severity == "error"
+
+
+def test_an_old_failed_check_pod_does_not_degrade_the_cluster() -> None:
+    from npa_sop_tui.sandbox.fake_kube_objects import (
+        make_login_service,
+        make_nodeset,
+        make_pod,
+        make_slurmcluster,
+    )  # fmt: skip
+    from npa_sop_tui.status.kube import build_kube_state
+    from npa_sop_tui.status.model import Freshness
+    from npa_sop_tui.status.verdict import compute_verdict
+
+    old = make_pod("ssh-check-27-abcde", "soperatorchecks", phase="Failed", ready=False)
+    old["metadata"]["labels"]["batch.kubernetes.io/job-name"] = "ssh-check-27"
+    stray = make_pod("stray", "other", phase="Failed", ready=False)
+
+    def verdict(pods: list[dict[str, Any]]) -> str:
+        kube = build_kube_state(
+            CONTEXT, nodes=[], pods=pods, services=[make_login_service("203.0.113.7")],
+            slurmclusters=[make_slurmcluster()], slurmclusters_missing=False,
+            nodesets=[make_nodeset("w", replicas=1, ready=1)], nodesets_missing=False,
+        )  # fmt: skip
+        fresh = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="disabled")}
+        return compute_verdict(kube=kube, slurm=None, freshness=fresh).state
+
+    assert verdict([old]) == "ready"  # the check's latest run is what counts
+    assert verdict([stray]) == "degraded"

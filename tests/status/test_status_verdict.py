@@ -62,13 +62,14 @@ def test_ready_when_everything_matches_soperators_rule() -> None:
 
 
 def test_accounting_disabled_is_not_a_failure() -> None:
-    cluster = make_slurmcluster(conditions={"AccountingAvailable": False})
-    cluster["status"]["conditions"][3]["message"] = "Slurm accounting is disabled"
+    cluster = make_slurmcluster(accounting=False)  # False, "Slurm accounting is disabled"
+    (acct,) = [c for c in cluster["status"]["conditions"] if c["type"] == "AccountingAvailable"]
+    assert (acct["status"], acct["message"]) == ("False", "Slurm accounting is disabled")
     assert (
         compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH).state
         == "ready"
     )
-    cluster["status"]["conditions"][3]["message"] = "db down"
+    acct["message"] = "MariaDB is not ready"
     assert (
         compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH).state
         == "progressing"

@@ -40,7 +40,7 @@ def _verdict(phase: str | None, *, condition: bool = False) -> tuple[str, list[s
 
 
 def test_joining_node_during_bring_up_is_progressing() -> None:
-    state, codes = _verdict("Provisioning")
+    state, codes = _verdict("Not available")
     assert state == "progressing"
     assert "k8s-nodes-not-ready" in codes  # still said, as a hint
 
@@ -52,6 +52,6 @@ def test_not_ready_node_on_available_cluster_is_degraded() -> None:
 
 
 def test_flagged_node_is_degraded_even_during_bring_up() -> None:
-    state, codes = _verdict("Provisioning", condition=True)
+    state, codes = _verdict("Not available", condition=True)
     assert state == "degraded"
     assert "k8s-node-condition" in codes

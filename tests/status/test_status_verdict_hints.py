@@ -477,16 +477,27 @@ CASES: dict[str, Case] = {
         "SlurmCluster Available, slurm nodes usable 2/2",
         [],
     ),
+    # No Degraded phase exists: a Ready NodeSet whose worker pod broke is degraded.
     "nodeset-degraded": (
-        {"kube": kube(nodesets=[nodeset(2, 1, "Degraded")]), "slurm": HEALTHY},
+        {
+            "kube": kube(
+                components=pods(
+                    "nodeset",
+                    {"name": "worker-0", "phase": "Running", "ready": True},
+                    {"name": "worker-1", "phase": "Running", "ready": False, "restarts": 2},
+                )
+            ),
+            "slurm": HEALTHY,
+        },
         "degraded",
-        "SlurmCluster Available, workers 1/2, slurm nodes usable 2/2",
+        SUMMARY,
         [
             H(
                 "nodeset-degraded",
                 "warning",
                 "worker",
-                "NodeSet worker is Degraded (1/2 ready)",
+                "NodeSet worker is degraded: 1 worker pod(s) unhealthy (worker-1: not ready; "
+                "2 restarts)",
                 "look at the worker pods: " + kubectl("get pods -l slurm.nebius.ai/nodeset=worker"),
             )
         ],
@@ -494,20 +505,51 @@ CASES: dict[str, Case] = {
     "second-nodeset-degraded": (
         {
             "kube": kube(
-                nodesets=[nodeset(), nodeset(1, 0, "Degraded", name="gpu")],
+                nodesets=[nodeset(), nodeset(1, 1, name="gpu")],
                 node_groups=[group("worker"), group("gpu", 1, 1)],
+                components=pods(
+                    "nodeset",
+                    {"name": "gpu-0", "phase": "Failed", "ready": False},
+                    {"name": "gpu-x", "phase": "Failed", "ready": False},  # not `<nodeset>-<i>`
+                ),
             ),
             "slurm": HEALTHY,
         },
         "degraded",
-        "SlurmCluster Available, workers 2/3, slurm nodes usable 2/2",
+        "SlurmCluster Available, workers 3/3, slurm nodes usable 2/2",
         [
             H(
                 "nodeset-degraded",
                 "warning",
                 "gpu",
-                "NodeSet gpu is Degraded (0/1 ready)",
+                "NodeSet gpu is degraded: 1 worker pod(s) unhealthy (gpu-0: Failed; 0 restarts)",
                 "look at the worker pods: " + kubectl("get pods -l slurm.nebius.ai/nodeset=gpu"),
+            ),
+            H(  # Slurm says the same from its side: the node of pod gpu-0 is not there
+                "worker-missing-in-slurm",
+                "warning",
+                "gpu-0",
+                "gpu-0 Ready in Kubernetes but missing in Slurm",
+                "`scontrol update nodename=gpu-0 state=resume` on the login node; if it "
+                "persists, restart the worker pod",
+            ),
+        ],
+    ),
+    "nodeset-terminating": (
+        {
+            "kube": kube(nodesets=[nodeset(), nodeset(1, 0, "Terminating", name="old")]),
+            "slurm": HEALTHY,
+        },
+        "progressing",
+        "SlurmCluster Available, workers 2/3, slurm nodes usable 2/2",
+        [
+            H(
+                "nodeset-terminating",
+                "info",
+                "old",
+                "NodeSet old is being deleted (Terminating, 0/1 ready)",
+                "expected while a pool is removed; if it stays, look at its finalizers and "
+                "pods: " + kubectl("get nodeset old -o yaml"),
             )
         ],
     ),
@@ -842,7 +884,16 @@ CASES: dict[str, Case] = {
         },
         "degraded",
         SUMMARY,
-        [],
+        [
+            H(  # too few restarts for a crash-loop hint of its own: its NodeSet says it
+                "nodeset-degraded",
+                "warning",
+                "worker",
+                "NodeSet worker is degraded: 1 worker pod(s) unhealthy (worker-0: "
+                "CrashLoopBackOff; 4 restarts)",
+                "look at the worker pods: " + kubectl("get pods -l slurm.nebius.ai/nodeset=worker"),
+            )
+        ],
     ),
     "pod-pending": (
         {

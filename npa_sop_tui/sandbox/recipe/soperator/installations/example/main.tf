@@ -116,19 +116,6 @@ module "login_script" {
   sleep_seconds = var.standin_sleep_seconds
 }
 
-# Upstream has no root outputs; the stand-in reports what npa reads elsewhere.
-output "kube_context" {
-  value = module.k8s.kube_context
-}
-
-output "cluster_id" {
-  value = module.k8s.cluster_id
-}
-
-output "login_ip" {
-  value = module.login_script.login_ip
-}
-
-output "sizing_tier" {
-  value = local.sizing_tier
-}
+# No outputs: the real root module has none (soperator/installations/example at 9a187732).
+# npa reads the login address from the soperator-login-svc Service, the kube context from the
+# naming rule (nebius-<company_name>-slurm).

@@ -52,12 +52,21 @@ resource "null_resource" "cluster" {
     name      = "soperator-${var.company_name}"
     region    = var.region
     subnet_id = var.subnet_id
-    version   = coalesce(var.k8s_version, "1.34")
-    reads     = jsonencode(var.reads)
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
+}
+
+# The Kubernetes versions of the control plane and the node groups: upstream upgrades both in
+# place (mk8s cluster `control_plane.version`, node group `version`), so they live here and
+# not in the triggers of what they belong to.
+resource "null_resource" "cluster_version_values" {
+  triggers = {
+    control_plane = coalesce(var.k8s_version, "1.34")
+    node_groups   = local.ng_version
+  }
+  depends_on = [null_resource.cluster]
 }
 
 resource "null_resource" "gpu_cluster" {
@@ -76,7 +85,6 @@ resource "null_resource" "node_group_system" {
     cluster = null_resource.cluster.id
     name    = "system"
     preset  = var.system.preset
-    version = local.ng_version
     range   = "${var.system.min_size}..${var.system.max_size}"
   }
   provisioner "local-exec" {
@@ -89,7 +97,6 @@ resource "null_resource" "node_group_controller" {
     cluster = null_resource.cluster.id
     name    = "controller"
     preset  = var.controller_preset
-    version = local.ng_version
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
@@ -104,7 +111,6 @@ resource "null_resource" "node_group_login" {
     enabled = var.login_enabled
     size    = var.login_size
     preset  = var.login_preset
-    version = local.ng_version
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
@@ -117,7 +123,6 @@ resource "null_resource" "node_group_accounting" {
     cluster = null_resource.cluster.id
     name    = "accounting"
     preset  = var.accounting_preset
-    version = local.ng_version
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
@@ -136,7 +141,6 @@ resource "null_resource" "worker_v2" {
     gpu       = each.value.fabric == "" ? "" : null_resource.gpu_cluster[each.value.fabric].id
     boot_disk = each.value.boot_disk
     capacity  = each.value.capacity
-    version   = local.ng_version
   }
   provisioner "local-exec" {
     command = "echo creating node group ${each.key}; sleep ${var.sleep_seconds}"
@@ -172,6 +176,13 @@ resource "null_resource" "kubectl_cluster_context" {
     cluster = null_resource.cluster.id
     context = "nebius-${lower(replace(var.company_name, " ", "-"))}-slurm"
   }
+}
+
+# Evaluated on every plan, so a null that upstream's main.tf would dereference fails the plan;
+# not a trigger: which reads a commit makes is no property of the cluster (an operator upgrade
+# to another recipe commit must not replace it).
+output "reads" {
+  value = var.reads
 }
 
 output "cluster_id" {

@@ -29,7 +29,8 @@ resource "null_resource" "login_script" {
   }
 }
 
-output "login_ip" {
-  # A documentation-range placeholder derived from the resource ID (no real network).
+output "ip" {
+  # Upstream's login module output (not exported by the root module). A documentation-range
+  # placeholder derived from the resource ID (no real network).
   value = "192.0.2.${parseint(substr(null_resource.static_ip.id, -2, 2), 10) % 250 + 1}"
 }

@@ -36,15 +36,25 @@ resource "null_resource" "jail" {
   }
 }
 
+# The operator version reaches only this module, as upstream passes it only to module "slurm":
+# its Flux HelmReleases are upgraded in place (the `*_values` resources below), nothing in
+# module "k8s" depends on it.
 resource "null_resource" "release_operator" {
   triggers = {
-    flux    = null_resource.flux.id
-    chart   = var.operator_stable ? "cr.nebius.cloud/soperator" : "cr.nebius.cloud/soperator-unstable"
-    version = var.operator_version
+    flux = null_resource.flux.id
   }
   provisioner "local-exec" {
     command = "echo installing soperator ${var.operator_version}; sleep ${var.sleep_seconds}"
   }
+}
+
+# The operator release's chart and version: upstream upgrades the HelmRelease in place.
+resource "null_resource" "release_operator_values" {
+  triggers = {
+    chart   = var.operator_stable ? "cr.nebius.cloud/soperator" : "cr.nebius.cloud/soperator-unstable"
+    version = var.operator_version
+  }
+  depends_on = [null_resource.release_operator]
 }
 
 resource "null_resource" "release_slurm_cluster" {
@@ -60,6 +70,7 @@ resource "null_resource" "release_slurm_cluster" {
 # The release's values: upstream upgrades the Helm release in place when they change.
 resource "null_resource" "release_slurm_cluster_values" {
   triggers = {
+    version       = var.operator_version
     partitions    = join(",", var.partitions)
     rest          = var.rest_enabled
     apparmor      = var.apparmor_default
@@ -125,7 +136,8 @@ resource "null_resource" "release_activechecks" {
 
 resource "null_resource" "release_activechecks_values" {
   triggers = {
-    scope = var.active_checks_scope
+    version = var.operator_version
+    scope   = var.active_checks_scope
   }
   depends_on = [null_resource.release_activechecks]
 }
