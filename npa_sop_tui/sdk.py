@@ -42,10 +42,18 @@ from npa_sop_tui.spec.model import SoperatorSpec, SpecError, WorkerPoolSpec
 from npa_sop_tui.status.model import ClusterStatus
 
 SoperatorSpecError = SpecError
-"""The anchor SDK's name for a spec problem; here it carries positioned findings."""
+"""The anchor SDK's name for a spec problem (a `ValueError`); it carries positioned findings."""
 from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked  # noqa: E402
-from npa_sop_tui.lifecycle.post_deploy_step import (  # noqa: E402
-    DeploymentDegraded as SoperatorDeploymentValidationError,
+from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded  # noqa: E402
+from npa_sop_tui.sdk_compat import (  # noqa: E402
+    ContractPlan,
+    DeploymentValidationFailure,
+    SoperatorDeploymentValidationError,
+    SoperatorStateCaptureError,
+    SoperatorStatus,
+    apply_post_deploy_fixes,
+    load_spec,
+    spec_from_mapping,
 )
 
 SpecLike = SoperatorSpec | Mapping[str, Any] | str | os.PathLike[str]
@@ -151,19 +159,49 @@ async def _options(
             await owned.aclose()
 
 
-def _sink(on_event: EventCallback | None, on_status: StatusCallback | None) -> EventCallback | None:
-    """One callback for both styles; `on_status` (the anchor's) gets one line per event."""
+def _sink(
+    on_event: EventCallback | None,
+    on_status: StatusCallback | None,
+    stream_terraform_output: bool = False,
+) -> EventCallback | None:
+    """One callback for both styles; `on_status` (the anchor's) gets one line per milestone
+    event, and with `stream_terraform_output` also each Terraform output line."""
     if on_status is None:
         return on_event
+    from npa_sop_tui.events import LogLine
 
     def both(event: Event) -> None:
         if on_event is not None:
             on_event(event)
+        if stream_terraform_output and isinstance(event, LogLine) and event.stream == "terraform":
+            on_status(event.text)
+            return
         line = describe_event(event)
         if line:
             on_status(line)
 
     return both
+
+
+@contextlib.contextmanager
+def _work_root(work_root: str | os.PathLike[str] | None) -> Any:
+    """npa's `work_root` (its `~/.npa/soperator`): here the npa home for the call, so the
+    recipe cache, installations and inventory all live under it. It is process-wide: run
+    calls with different work roots one after the other, not concurrently."""
+    if work_root is None:
+        yield
+        return
+    from npa_sop_tui import paths
+
+    saved = os.environ.get(paths.NPA_HOME_ENV)
+    os.environ[paths.NPA_HOME_ENV] = str(Path(work_root).expanduser())
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(paths.NPA_HOME_ENV, None)
+        else:
+            os.environ[paths.NPA_HOME_ENV] = saved
 
 
 def describe_event(event: Event) -> str:
@@ -246,6 +284,7 @@ async def aplan(
     parallelism: int | None = None,
     capacity: Mapping[str, str] | None = None,
 ) -> PlanResult:
+    """init + Terraform plan (`PlanResult`, npa's plan fields included); nothing changes."""
     from npa_sop_tui import lifecycle
 
     async with _options(
@@ -273,13 +312,16 @@ async def adeploy(
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
     capacity: Mapping[str, str] | None = None,
+    stream_terraform_output: bool = False,
     **npa_flags: Any,
 ) -> DeployResult:
     """`npa_flags`: the existing npa's deploy keywords (timeout_minutes,
-    gpu_creation_check_timeout_seconds, apply_fixes, source_preflight_only, project, profile)
-    and preflight. A failed GPU check raises `SoperatorDeploymentValidationError` (`.result`)."""
+    gpu_creation_check_timeout_seconds, apply_fixes, source_preflight_only, project, profile,
+    solutions_library_ref, root_login_ssh_public_key_file) and preflight. A failed GPU check
+    raises `SoperatorDeploymentValidationError` (`.result`, `.failure`)."""
     from npa_sop_tui import lifecycle
     from npa_sop_tui.lifecycle.flags import with_npa_flags
+    from npa_sop_tui.sdk_compat import as_validation_error
 
     async with _options(
         options,
@@ -290,12 +332,15 @@ async def adeploy(
         parallelism=parallelism,
         capacity=capacity,
     ) as opts:
-        return await lifecycle.deploy(
-            load(spec),
-            options=with_npa_flags(opts, npa_flags),
-            on_event=_sink(on_event, on_status),
-            allow_destructive=allow_destructive,
-        )
+        try:
+            return await lifecycle.deploy(
+                load(spec),
+                options=with_npa_flags(opts, npa_flags),
+                on_event=_sink(on_event, on_status, stream_terraform_output),
+                allow_destructive=allow_destructive,
+            )
+        except DeploymentDegraded as exc:
+            raise as_validation_error(exc) from exc.__cause__
 
 
 async def adestroy(
@@ -308,11 +353,16 @@ async def adestroy(
     sandbox: bool | None = None,
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
+    raise_incomplete: bool = False,
+    stream_terraform_output: bool = False,
     **npa_flags: Any,
 ) -> DestroyResult:
-    """`npa_flags`: timeout_minutes, source_preflight_only, profile (the existing npa's)."""
+    """`npa_flags`: timeout_minutes, source_preflight_only, profile (the existing npa's).
+    An incomplete destroy is returned, as npa does (`status: "destroy-incomplete"`,
+    `errors`, `remaining`); `raise_incomplete=True` raises `DestroyIncomplete` instead."""
     from npa_sop_tui import lifecycle
     from npa_sop_tui.lifecycle.flags import with_npa_flags
+    from npa_sop_tui.sdk_compat import incomplete_result
 
     async with _options(
         options,
@@ -323,11 +373,16 @@ async def adestroy(
         parallelism=parallelism,
         capacity=None,
     ) as opts:
-        return await lifecycle.destroy(
-            _name(name),
-            options=with_npa_flags(opts, npa_flags),
-            on_event=_sink(on_event, on_status),
-        )
+        try:
+            return await lifecycle.destroy(
+                _name(name),
+                options=with_npa_flags(opts, npa_flags),
+                on_event=_sink(on_event, on_status, stream_terraform_output),
+            )
+        except DestroyIncomplete as exc:
+            if raise_incomplete:
+                raise
+            return incomplete_result(_name(name), exc, exc.remaining)
 
 
 def _name(name: str | SoperatorSpec) -> str:
@@ -335,19 +390,40 @@ def _name(name: str | SoperatorSpec) -> str:
     return name.name if isinstance(name, SoperatorSpec) else str(name)
 
 
-def plan(spec: SpecLike, **kw: Any) -> PlanResult:
-    """init + plan; nothing changes. Keywords as `aplan`."""
+# Keywords that ask for (or configure) a real Terraform plan rather than npa's static one.
+_TERRAFORM_PLAN_KEYWORDS = frozenset(
+    {"options", "terraform_dir", "sandbox", "identity", "env", "parallelism", "on_event"}
+)
+
+
+def plan(spec: SpecLike, *, terraform: bool | None = None, **kw: Any) -> PlanResult | ContractPlan:
+    """npa's plan by default: provider-free, from the spec alone (`ContractPlan`: region
+    `(resolve-at-deploy)` when the spec names none, `provider_mutation: false`). A Terraform
+    plan (`PlanResult`, with the same fields) with `terraform=True` or any of this SDK's
+    plan keywords (`sandbox`, `identity`, `terraform_dir`, `options`, `env`, …)."""
+    if terraform is None:
+        terraform = bool(_TERRAFORM_PLAN_KEYWORDS & {k for k, v in kw.items() if v is not None})
+    if not terraform:
+        from npa_sop_tui.sdk_compat import contract_plan
+
+        extra = sorted(set(kw) - {"capacity", "on_status"})
+        if extra:
+            raise UsageError(f"unknown keyword(s) for plan: {', '.join(extra)}")
+        capacity = kw.get("capacity")
+        return contract_plan(load(spec), dict(capacity) if capacity else None)
     return _run(aplan(spec, **kw), "aplan")
 
 
-def deploy(spec: SpecLike, **kw: Any) -> DeployResult:
-    """Deploy (or converge) the cluster. Keywords as `adeploy`."""
-    return _run(adeploy(spec, **kw), "adeploy")
+def deploy(spec: SpecLike, *, work_root: str | os.PathLike[str] | None = None, **kw: Any) -> Any:
+    """Deploy (or converge) the cluster. Keywords as `adeploy`; `work_root` as npa's."""
+    with _work_root(work_root):
+        return _run(adeploy(spec, **kw), "adeploy")
 
 
-def destroy(name: str, **kw: Any) -> DestroyResult:
-    """Destroy an inventoried cluster; `DestroyIncomplete` lists what remains."""
-    return _run(adestroy(name, **kw), "adestroy")
+def destroy(name: str, *, work_root: str | os.PathLike[str] | None = None, **kw: Any) -> Any:
+    """Destroy an inventoried cluster. Keywords as `adestroy`."""
+    with _work_root(work_root):
+        return _run(adestroy(name, **kw), "adestroy")
 
 
 # ---------------------------------------------------------------------------------------
@@ -416,13 +492,16 @@ async def astatus(
     initial_timeout: float = 10.0,
     sandbox: bool = False,
     **fields: Any,
-) -> ClusterStatus:
+) -> SoperatorStatus:
     """One live `ClusterStatus` snapshot (Kubernetes + Slurm over SSH), sources collected
     concurrently and degrading independently. Connection settings come from the npa config
     like everywhere else; `fields` override them (`StatusSettings` fields: `kubeconfig`,
     `login_host`, `login_port`, `identity_file`, `slurm_enabled`, …)."""
     from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.sdk_compat import with_contract_status
 
+    if sandbox:
+        _require_sandbox_cluster(_name(name))
     environment = open_environment(sandbox=sandbox)
     try:
         if settings is None:
@@ -433,14 +512,31 @@ async def astatus(
             settings, host_key_policy=host_key_policy, initial_timeout=initial_timeout
         )
         try:
-            return await anext(snapshots)
+            return with_contract_status(await anext(snapshots))
+        except StopAsyncIteration:
+            raise OperationError(
+                f"no status for {_name(name)!r}: the status feed ended without a snapshot",
+                hint="check the name with `npa soperator list`",
+            ) from None
         finally:
             await snapshots.aclose()
     finally:
         await environment.aclose()
 
 
-def status(name: str, **kw: Any) -> ClusterStatus:
+def _require_sandbox_cluster(name: str) -> None:
+    """The sandbox only has the clusters it deployed: an unknown name is bad input."""
+    known = [entry.name for entry in list_clusters(sandbox=True)]
+    if name not in known:
+        raise UsageError(
+            f"no sandbox cluster named {name!r}",
+            hint=f"deploy it with sandbox=True first; known: {', '.join(known) or 'none'}",
+        )
+
+
+def status(name: str, **kw: Any) -> SoperatorStatus:
+    """One status snapshot: a `ClusterStatus` with npa's `status` ("running") and
+    `backend` fields. Keywords as `astatus`."""
     return _run(astatus(name, **kw), "astatus")
 
 
@@ -457,7 +553,9 @@ def list_clusters(*, sandbox: bool = False) -> builtins.list[InventoryEntry]:
 
 __all__ = [
     "ClusterStatus",
+    "ContractPlan",
     "DeployResult",
+    "DeploymentValidationFailure",
     "DestroyIncomplete",
     "DestroyResult",
     "DestructivePlanError",
@@ -475,6 +573,8 @@ __all__ = [
     "SoperatorDeploymentValidationError",
     "SoperatorSpec",
     "SoperatorSpecError",
+    "SoperatorStateCaptureError",
+    "SoperatorStatus",
     "SpecError",
     "TerraformFailed",
     "UsageError",
@@ -484,6 +584,7 @@ __all__ = [
     "adeploy",
     "adestroy",
     "aplan",
+    "apply_post_deploy_fixes",
     "astatus",
     "deploy",
     "deploy_events",
@@ -493,8 +594,10 @@ __all__ = [
     "list",
     "list_clusters",
     "load",
+    "load_spec",
     "plan",
     "plan_events",
+    "spec_from_mapping",
     "status",
     "validate",
 ]
