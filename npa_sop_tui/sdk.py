@@ -15,18 +15,16 @@ use the `a…` variants (`await soperator.adeploy(...)`) or the `…_events` ite
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from npa_sop_tui.errors import Interrupted, NpaError, OperationError, UsageError
-from npa_sop_tui.events import Event, OperationFinished, describe, is_milestone
+from npa_sop_tui.events import OperationFinished
 from npa_sop_tui.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import (
     DeployResult,
@@ -37,15 +35,9 @@ from npa_sop_tui.lifecycle import (
     PlanResult,
     TerraformFailed,
 )
-from npa_sop_tui.spec.findings import Finding
-from npa_sop_tui.spec.model import SoperatorSpec, SpecError, WorkerPoolSpec
-from npa_sop_tui.status.model import ClusterStatus
-
-SoperatorSpecError = SpecError
-"""The anchor SDK's name for a spec problem (a `ValueError`); it carries positioned findings."""
-from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked  # noqa: E402
-from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded  # noqa: E402
-from npa_sop_tui.sdk_compat import (  # noqa: E402
+from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked
+from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
+from npa_sop_tui.sdk_compat import (
     ContractPlan,
     DeploymentValidationFailure,
     SoperatorDeploymentValidationError,
@@ -55,16 +47,27 @@ from npa_sop_tui.sdk_compat import (  # noqa: E402
     load_spec,
     spec_from_mapping,
 )
+from npa_sop_tui.sdk_support import (
+    EventCallback,
+    EventLoopRunning,
+    OperationStream,
+    StatusCallback,
+    _options,
+    _run,
+    _sink,
+    _work_root,
+    describe_event,
+    list_clusters,
+    require_sandbox_cluster,
+)
+from npa_sop_tui.spec.findings import Finding
+from npa_sop_tui.spec.model import SoperatorSpec, SpecError, WorkerPoolSpec
+from npa_sop_tui.status.model import ClusterStatus
+
+SoperatorSpecError = SpecError
+"""The anchor SDK's name for a spec problem (a `ValueError`); it carries positioned findings."""
 
 SpecLike = SoperatorSpec | Mapping[str, Any] | str | os.PathLike[str]
-EventCallback = Callable[[Event], None]
-StatusCallback = Callable[[str], None]
-T = TypeVar("T")
-
-
-class EventLoopRunning(UsageError, RuntimeError):
-    """A synchronous SDK call was made from inside a running asyncio event loop."""
-
 
 # ---------------------------------------------------------------------------------------
 # Results that the lifecycle does not already define
@@ -118,108 +121,6 @@ def _source(spec: SpecLike) -> str:
     if isinstance(spec, str | os.PathLike):
         return str(spec)
     return "<mapping>" if isinstance(spec, Mapping) else "<spec>"
-
-
-@contextlib.asynccontextmanager
-async def _options(
-    options: LifecycleOptions | None,
-    *,
-    terraform_dir: str | os.PathLike[str] | None,
-    sandbox: bool | None,
-    identity: Any,
-    env: Mapping[str, str] | None,
-    parallelism: int | None,
-    capacity: Mapping[str, str] | None,
-) -> AsyncIterator[LifecycleOptions]:
-    """The call's options: keyword arguments override an explicit `LifecycleOptions`, and an
-    environment (real, or the sandbox with `sandbox=True`) is opened for the call."""
-    import dataclasses
-
-    from npa_sop_tui.environment import open_environment
-
-    base = options or LifecycleOptions()
-    changes: dict[str, Any] = {}
-    if terraform_dir is not None:
-        changes["terraform_dir"] = Path(terraform_dir)
-    if identity is not None:
-        changes["identity"] = identity
-    if env is not None:
-        changes["env"] = {**base.env, **dict(env)}
-    if parallelism is not None:
-        changes["parallelism"] = parallelism
-    if capacity is not None:
-        changes["capacity"] = dict(capacity)
-    owned = None
-    if base.environment is None or (sandbox is not None and base.environment.is_sandbox != sandbox):
-        owned = changes["environment"] = open_environment(sandbox=bool(sandbox))
-    try:
-        yield dataclasses.replace(base, **changes)
-    finally:
-        if owned is not None:
-            await owned.aclose()
-
-
-def _sink(
-    on_event: EventCallback | None,
-    on_status: StatusCallback | None,
-    stream_terraform_output: bool = False,
-) -> EventCallback | None:
-    """One callback for both styles; `on_status` (the anchor's) gets one line per milestone
-    event, and with `stream_terraform_output` also each Terraform output line."""
-    if on_status is None:
-        return on_event
-    from npa_sop_tui.events import LogLine
-
-    def both(event: Event) -> None:
-        if on_event is not None:
-            on_event(event)
-        if stream_terraform_output and isinstance(event, LogLine) and event.stream == "terraform":
-            on_status(event.text)
-            return
-        line = describe_event(event)
-        if line:
-            on_status(line)
-
-    return both
-
-
-@contextlib.contextmanager
-def _work_root(work_root: str | os.PathLike[str] | None) -> Any:
-    """npa's `work_root` (its `~/.npa/soperator`): here the npa home for the call, so the
-    recipe cache, installations and inventory all live under it. It is process-wide: run
-    calls with different work roots one after the other, not concurrently."""
-    if work_root is None:
-        yield
-        return
-    from npa_sop_tui import paths
-
-    saved = os.environ.get(paths.NPA_HOME_ENV)
-    os.environ[paths.NPA_HOME_ENV] = str(Path(work_root).expanduser())
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(paths.NPA_HOME_ENV, None)
-        else:
-            os.environ[paths.NPA_HOME_ENV] = saved
-
-
-def describe_event(event: Event) -> str:
-    """One line for a milestone event (`events.describe`'s headline); empty for noise such
-    as progress ticks and log lines (see `events.is_milestone`)."""
-    return describe(event, detail=False) if is_milestone(event) else ""
-
-
-def _run(coro: Coroutine[Any, Any, T], async_name: str) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise EventLoopRunning(
-        "this synchronous SDK call cannot run inside a running asyncio event loop",
-        hint=f"use `await soperator.{async_name}(...)` (or the matching *_events iterator)",
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -430,44 +331,6 @@ def destroy(name: str, *, work_root: str | os.PathLike[str] | None = None, **kw:
 # Event iterators
 
 
-class OperationStream:
-    """`async for event in stream` yields the operation's events in order; afterwards
-    `stream.result` is the typed result, or the operation's error is raised at the end of
-    the iteration. Leaving the loop early (break, cancel) interrupts the operation."""
-
-    def __init__(self, start: Callable[[EventCallback], Awaitable[Any]]) -> None:
-        self._start = start
-        self._result: Any = None
-        self._done = False
-
-    @property
-    def result(self) -> Any:
-        if not self._done:
-            raise UsageError("the operation has not finished; iterate the stream to the end")
-        return self._result
-
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[Event]:
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.ensure_future(self._start(queue.put_nowait))
-        task.add_done_callback(lambda _t: queue.put_nowait(None))
-        try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
-                yield event
-            self._result = task.result()
-            self._done = True
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, NpaError):
-                    await task
-
-
 def plan_events(spec: SpecLike, **kw: Any) -> OperationStream:
     return OperationStream(lambda sink: aplan(spec, on_event=sink, **kw))
 
@@ -501,7 +364,7 @@ async def astatus(
     from npa_sop_tui.sdk_compat import with_contract_status
 
     if sandbox:
-        _require_sandbox_cluster(_name(name))
+        require_sandbox_cluster(_name(name))
     environment = open_environment(sandbox=sandbox)
     try:
         if settings is None:
@@ -524,31 +387,10 @@ async def astatus(
         await environment.aclose()
 
 
-def _require_sandbox_cluster(name: str) -> None:
-    """The sandbox only has the clusters it deployed: an unknown name is bad input."""
-    known = [entry.name for entry in list_clusters(sandbox=True)]
-    if name not in known:
-        raise UsageError(
-            f"no sandbox cluster named {name!r}",
-            hint=f"deploy it with sandbox=True first; known: {', '.join(known) or 'none'}",
-        )
-
-
 def status(name: str, **kw: Any) -> SoperatorStatus:
     """One status snapshot: a `ClusterStatus` with npa's `status` ("running") and
     `backend` fields. Keywords as `astatus`."""
     return _run(astatus(name, **kw), "astatus")
-
-
-def list_clusters(*, sandbox: bool = False) -> builtins.list[InventoryEntry]:
-    """Clusters in the local inventory (the sandbox's with `sandbox=True`), with state and
-    last operation."""
-    from npa_sop_tui import lifecycle, paths
-
-    if not sandbox:
-        return lifecycle.list_clusters()
-    with paths.SandboxHomeEntered():
-        return lifecycle.list_clusters()
 
 
 __all__ = [
