@@ -279,6 +279,27 @@ class SoperatorSpec(_NamedModel, SpecFacts):
         data["control_plane"] = plane
         return data
 
+    # npa's dataclass methods, for code written against it.
+    def validate(self) -> None:  # type: ignore[override]
+        """Run every cluster rule; `SpecError` (a `ValueError`) lists each problem."""
+        from npa_sop_tui.spec.findings import errors_of
+        from npa_sop_tui.spec.validate import validate_spec
+
+        found = validate_spec(self)
+        if errors_of(found):
+            raise SpecError(found, source=f"spec {self.name!r}")
+
+    def effective_system_max_size(self) -> int:
+        return self.control_plane.system.effective_max_size
+
+    def effective_slurm_rest_enabled(self) -> bool:
+        return bool(self.rest_enabled)
+
+    def explicit_root_login_ssh_public_key(self) -> str:
+        return self.root_login_ssh_public_key or (
+            self.ssh_public_keys[0] if self.ssh_public_keys else ""
+        )
+
     # npa's flat names, read-only here (the nested `control_plane` is the one place).
     @property
     def system_min_size(self) -> int:

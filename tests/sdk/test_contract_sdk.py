@@ -94,6 +94,19 @@ def test_flat_control_plane_keywords() -> None:
         )
 
 
+def test_npa_dataclass_methods() -> None:
+    spec = soperator.SoperatorSpec(
+        "demo", workers=[soperator.WorkerPoolSpec("cpu")], ssh_public_keys=[ROOT_KEY]
+    )
+    spec.validate()
+    assert spec.effective_system_max_size() == 24
+    assert spec.effective_slurm_rest_enabled() is False
+    assert spec.explicit_root_login_ssh_public_key() == ROOT_KEY
+    assert spec.workers[0].capacity_mode() == "on-demand"
+    with pytest.raises(ValueError, match="at least one worker pool"):
+        soperator.SoperatorSpec("demo").validate()
+
+
 def test_exception_types() -> None:
     assert issubclass(soperator.SoperatorSpecError, ValueError)
     assert issubclass(soperator.SoperatorStateCaptureError, RuntimeError)

@@ -96,3 +96,18 @@ def test_upstream_shaped_workflow_deploys_in_the_sandbox(
     ]
     deployed = doc["steps"][1]["output"]
     assert deployed["status"] == "ready" and deployed["backend"] == "soperator"
+
+
+async def test_a_fleet_state_reads_config_fleet_spec(tmp_path: Path) -> None:
+    from npa_sop_tui.workflow import run_workflow
+
+    shutil.copy(ASSETS / "fleet-standin.yaml", tmp_path / "fleet.yaml")
+    loaded = _parse(
+        HEAD + "config: {fleet_spec: fleet.yaml}\ninitial: up\nstates:\n"
+        "  up: {toolRef: infra.fleet.deploy, with: {sandbox: true}, terminal: true}\n",
+        tmp_path,
+    )
+    assert loaded.inputs[0]["spec_path"] == str((tmp_path / "fleet.yaml").resolve())  # type: ignore[attr-defined]
+    checked = await run_workflow(loaded, dry_run=True)  # type: ignore[arg-type]
+    assert checked.ok and checked.steps[0].status == "would-run"
+    assert checked.steps[0].tool == "infra.fleet.deploy"
