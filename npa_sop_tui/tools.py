@@ -196,7 +196,11 @@ async def _status(args: StatusInput, on_event: EventSink) -> BaseModel:
 async def _destroy(args: DestroyInput, on_event: EventSink) -> BaseModel:
     from npa_sop_tui import sdk
 
-    return await sdk.adestroy(args.name, on_event=on_event, **_settings(args))
+    # An incomplete teardown is the tool's error (isError, a failed workflow step), not a
+    # result an agent could read as done.
+    return await sdk.adestroy(
+        args.name, on_event=on_event, raise_incomplete=True, **_settings(args)
+    )
 
 
 # ---------------------------------------------------------------------------------------

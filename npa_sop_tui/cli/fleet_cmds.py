@@ -167,6 +167,8 @@ def _options(args: argparse.Namespace) -> Any:
 
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1", hint="e.g. --concurrency 2")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of minutes", hint="e.g. 90")
     return FleetRunOptions(
         concurrency=args.concurrency,
         fail_fast=bool(getattr(args, "fail_fast", False)),

@@ -326,7 +326,7 @@ class FleetRunner:
                         started=started,
                         error={**exc.to_dict(), **_extra(exc)},
                     )
-                except Exception as exc:
+                except Exception as exc:  # one target's surprise is its own entry, not the run's
                     outcome = self._outcome(
                         target,
                         "destroy-incomplete" if operation == "destroy" else "failed",
@@ -341,7 +341,7 @@ class FleetRunner:
                     stop.set()
                 try:
                     self._record(outcome, operation, target)
-                except Exception as exc:
+                except Exception as exc:  # the report still names the target and its outcome
                     outcome.message += f" (its fleet record could not be written: {exc})"
 
         # A TaskGroup (unlike gather) waits for every target to finish its graceful
@@ -548,7 +548,11 @@ def deployed_in_project(fleet: str, project_key: str) -> list[str]:
         names |= {marker.parent.name for marker in root.glob(f"*/{MARKER}")}
     remaining = []
     for name in sorted(names):
-        entry = inventory.get(name)
+        try:
+            entry = inventory.get(name)
+        except Exception:  # an unreadable record may still be a deployed cluster: keep the net
+            remaining.append(name)
+            continue
         if entry is not None and entry.state != "destroyed":
             remaining.append(name)
     return remaining

@@ -125,3 +125,21 @@ async def test_mcp_failures_are_tool_errors(npa_home: Path, tmp_path: Path) -> N
     assert loose.is_error is True and "concurrency" in loose.content[0].text
     assert fleet.is_error is True and "outside the workspace root" in fleet.content[0].text
     assert alive.is_error is not True and (alive.structured_content or {})["ok"] is True
+
+
+def test_an_incomplete_destroy_is_the_tools_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The SDK returns npa's destroy-incomplete result; the tool must not let an agent (or a
+    # workflow step) read that as done.
+    import npa_sop_tui.lifecycle as lifecycle
+    from npa_sop_tui.lifecycle import DestroyIncomplete
+
+    async def incomplete(name: str, **_kw: object) -> None:
+        raise DestroyIncomplete(name, ["module.k8s.nebius_mk8s_v1_cluster.this"], "test")
+
+    monkeypatch.setattr(lifecycle, "destroy", incomplete)
+    tool = tools.get_tool("infra.soperator.destroy")
+    with pytest.raises(DestroyIncomplete):
+        tool.call({"name": "demo", "confirm": "demo", "sandbox": True})
+    from npa.sdk import soperator
+
+    assert soperator.destroy("demo", sandbox=True)["status"] == "destroy-incomplete"
