@@ -102,8 +102,25 @@ class ProgressRelay:
                 await self._report(*item)
 
 
-def build_server(*, sandbox_only: bool = False) -> Server[Any]:
+def _unexpected_result(tool: str, exc: Exception) -> types.CallToolResult:
+    """A failure we did not foresee is still the tool's result (`isError`), never a
+    protocol error or a traceback on the server."""
+    from npa_sop_tui.errors import OperationError
+
+    return _error_result(
+        OperationError(
+            f"{tool} failed unexpectedly: {type(exc).__name__}: {exc}",
+            hint="run `npa --debug soperator mcp` for a log, and report it",
+        )
+    )
+
+
+def build_server(*, sandbox_only: bool = False, root: str | None = None) -> Server[Any]:
+    """`root`: the workspace root whose files `spec_path` may name (default: cwd)."""
+    from npa_sop_tui.tool_paths import workspace_root
+
     registry = tools.registry()
+    workspace = workspace_root(root)
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -128,9 +145,11 @@ def build_server(*, sandbox_only: bool = False) -> Server[Any]:
 
         try:
             async with ProgressRelay(report) as relay:
-                result = await tool.acall(arguments, on_event=relay)
+                result = await tool.acall(arguments, on_event=relay, root=workspace)
         except NpaError as exc:
             return _error_result(exc)
+        except Exception as exc:  # an agent gets a tool error; the server keeps serving
+            return _unexpected_result(tool.name, exc)
         return types.CallToolResult(content=_text(result), structured_content=result)
 
     return Server(
@@ -142,7 +161,7 @@ def build_server(*, sandbox_only: bool = False) -> Server[Any]:
     )
 
 
-async def serve_stdio(*, sandbox_only: bool = False) -> None:
-    server = build_server(sandbox_only=sandbox_only)
+async def serve_stdio(*, sandbox_only: bool = False, root: str | None = None) -> None:
+    server = build_server(sandbox_only=sandbox_only, root=root)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -15,18 +15,16 @@ use the `a…` variants (`await soperator.adeploy(...)`) or the `…_events` ite
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from npa_sop_tui.errors import Interrupted, NpaError, OperationError, UsageError
-from npa_sop_tui.events import Event, OperationFinished, describe, is_milestone
+from npa_sop_tui.events import OperationFinished
 from npa_sop_tui.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import (
     DeployResult,
@@ -37,26 +35,39 @@ from npa_sop_tui.lifecycle import (
     PlanResult,
     TerraformFailed,
 )
+from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked
+from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
+from npa_sop_tui.sdk_compat import (
+    ContractPlan,
+    DeploymentValidationFailure,
+    SoperatorDeploymentValidationError,
+    SoperatorStateCaptureError,
+    SoperatorStatus,
+    apply_post_deploy_fixes,
+    load_spec,
+    spec_from_mapping,
+)
+from npa_sop_tui.sdk_support import (
+    EventCallback,
+    EventLoopRunning,
+    OperationStream,
+    StatusCallback,
+    _options,
+    _run,
+    _sink,
+    _work_root,
+    describe_event,
+    list_clusters,
+    require_sandbox_cluster,
+)
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.spec.model import SoperatorSpec, SpecError, WorkerPoolSpec
 from npa_sop_tui.status.model import ClusterStatus
 
 SoperatorSpecError = SpecError
-"""The anchor SDK's name for a spec problem; here it carries positioned findings."""
-from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked  # noqa: E402
-from npa_sop_tui.lifecycle.post_deploy_step import (  # noqa: E402
-    DeploymentDegraded as SoperatorDeploymentValidationError,
-)
+"""The anchor SDK's name for a spec problem (a `ValueError`); it carries positioned findings."""
 
 SpecLike = SoperatorSpec | Mapping[str, Any] | str | os.PathLike[str]
-EventCallback = Callable[[Event], None]
-StatusCallback = Callable[[str], None]
-T = TypeVar("T")
-
-
-class EventLoopRunning(UsageError, RuntimeError):
-    """A synchronous SDK call was made from inside a running asyncio event loop."""
-
 
 # ---------------------------------------------------------------------------------------
 # Results that the lifecycle does not already define
@@ -110,78 +121,6 @@ def _source(spec: SpecLike) -> str:
     if isinstance(spec, str | os.PathLike):
         return str(spec)
     return "<mapping>" if isinstance(spec, Mapping) else "<spec>"
-
-
-@contextlib.asynccontextmanager
-async def _options(
-    options: LifecycleOptions | None,
-    *,
-    terraform_dir: str | os.PathLike[str] | None,
-    sandbox: bool | None,
-    identity: Any,
-    env: Mapping[str, str] | None,
-    parallelism: int | None,
-    capacity: Mapping[str, str] | None,
-) -> AsyncIterator[LifecycleOptions]:
-    """The call's options: keyword arguments override an explicit `LifecycleOptions`, and an
-    environment (real, or the sandbox with `sandbox=True`) is opened for the call."""
-    import dataclasses
-
-    from npa_sop_tui.environment import open_environment
-
-    base = options or LifecycleOptions()
-    changes: dict[str, Any] = {}
-    if terraform_dir is not None:
-        changes["terraform_dir"] = Path(terraform_dir)
-    if identity is not None:
-        changes["identity"] = identity
-    if env is not None:
-        changes["env"] = {**base.env, **dict(env)}
-    if parallelism is not None:
-        changes["parallelism"] = parallelism
-    if capacity is not None:
-        changes["capacity"] = dict(capacity)
-    owned = None
-    if base.environment is None or (sandbox is not None and base.environment.is_sandbox != sandbox):
-        owned = changes["environment"] = open_environment(sandbox=bool(sandbox))
-    try:
-        yield dataclasses.replace(base, **changes)
-    finally:
-        if owned is not None:
-            await owned.aclose()
-
-
-def _sink(on_event: EventCallback | None, on_status: StatusCallback | None) -> EventCallback | None:
-    """One callback for both styles; `on_status` (the anchor's) gets one line per event."""
-    if on_status is None:
-        return on_event
-
-    def both(event: Event) -> None:
-        if on_event is not None:
-            on_event(event)
-        line = describe_event(event)
-        if line:
-            on_status(line)
-
-    return both
-
-
-def describe_event(event: Event) -> str:
-    """One line for a milestone event (`events.describe`'s headline); empty for noise such
-    as progress ticks and log lines (see `events.is_milestone`)."""
-    return describe(event, detail=False) if is_milestone(event) else ""
-
-
-def _run(coro: Coroutine[Any, Any, T], async_name: str) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise EventLoopRunning(
-        "this synchronous SDK call cannot run inside a running asyncio event loop",
-        hint=f"use `await soperator.{async_name}(...)` (or the matching *_events iterator)",
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,6 +185,7 @@ async def aplan(
     parallelism: int | None = None,
     capacity: Mapping[str, str] | None = None,
 ) -> PlanResult:
+    """init + Terraform plan (`PlanResult`, npa's plan fields included); nothing changes."""
     from npa_sop_tui import lifecycle
 
     async with _options(
@@ -273,13 +213,16 @@ async def adeploy(
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
     capacity: Mapping[str, str] | None = None,
+    stream_terraform_output: bool = False,
     **npa_flags: Any,
 ) -> DeployResult:
     """`npa_flags`: the existing npa's deploy keywords (timeout_minutes,
-    gpu_creation_check_timeout_seconds, apply_fixes, source_preflight_only, project, profile)
-    and preflight. A failed GPU check raises `SoperatorDeploymentValidationError` (`.result`)."""
+    gpu_creation_check_timeout_seconds, apply_fixes, source_preflight_only, project, profile,
+    solutions_library_ref, root_login_ssh_public_key_file) and preflight. A failed GPU check
+    raises `SoperatorDeploymentValidationError` (`.result`, `.failure`)."""
     from npa_sop_tui import lifecycle
     from npa_sop_tui.lifecycle.flags import with_npa_flags
+    from npa_sop_tui.sdk_compat import as_validation_error
 
     async with _options(
         options,
@@ -290,12 +233,15 @@ async def adeploy(
         parallelism=parallelism,
         capacity=capacity,
     ) as opts:
-        return await lifecycle.deploy(
-            load(spec),
-            options=with_npa_flags(opts, npa_flags),
-            on_event=_sink(on_event, on_status),
-            allow_destructive=allow_destructive,
-        )
+        try:
+            return await lifecycle.deploy(
+                load(spec),
+                options=with_npa_flags(opts, npa_flags),
+                on_event=_sink(on_event, on_status, stream_terraform_output),
+                allow_destructive=allow_destructive,
+            )
+        except DeploymentDegraded as exc:
+            raise as_validation_error(exc) from exc.__cause__
 
 
 async def adestroy(
@@ -308,11 +254,16 @@ async def adestroy(
     sandbox: bool | None = None,
     env: Mapping[str, str] | None = None,
     parallelism: int | None = None,
+    raise_incomplete: bool = False,
+    stream_terraform_output: bool = False,
     **npa_flags: Any,
 ) -> DestroyResult:
-    """`npa_flags`: timeout_minutes, source_preflight_only, profile (the existing npa's)."""
+    """`npa_flags`: timeout_minutes, source_preflight_only, profile (the existing npa's).
+    An incomplete destroy is returned, as npa does (`status: "destroy-incomplete"`,
+    `errors`, `remaining`); `raise_incomplete=True` raises `DestroyIncomplete` instead."""
     from npa_sop_tui import lifecycle
     from npa_sop_tui.lifecycle.flags import with_npa_flags
+    from npa_sop_tui.sdk_compat import incomplete_result
 
     async with _options(
         options,
@@ -323,11 +274,16 @@ async def adestroy(
         parallelism=parallelism,
         capacity=None,
     ) as opts:
-        return await lifecycle.destroy(
-            _name(name),
-            options=with_npa_flags(opts, npa_flags),
-            on_event=_sink(on_event, on_status),
-        )
+        try:
+            return await lifecycle.destroy(
+                _name(name),
+                options=with_npa_flags(opts, npa_flags),
+                on_event=_sink(on_event, on_status, stream_terraform_output),
+            )
+        except DestroyIncomplete as exc:
+            if raise_incomplete:
+                raise
+            return incomplete_result(_name(name), exc, exc.remaining)
 
 
 def _name(name: str | SoperatorSpec) -> str:
@@ -335,61 +291,44 @@ def _name(name: str | SoperatorSpec) -> str:
     return name.name if isinstance(name, SoperatorSpec) else str(name)
 
 
-def plan(spec: SpecLike, **kw: Any) -> PlanResult:
-    """init + plan; nothing changes. Keywords as `aplan`."""
+# Keywords that ask for (or configure) a real Terraform plan rather than npa's static one.
+_TERRAFORM_PLAN_KEYWORDS = frozenset(
+    {"options", "terraform_dir", "sandbox", "identity", "env", "parallelism", "on_event"}
+)
+
+
+def plan(spec: SpecLike, *, terraform: bool | None = None, **kw: Any) -> PlanResult | ContractPlan:
+    """npa's plan by default: provider-free, from the spec alone (`ContractPlan`: region
+    `(resolve-at-deploy)` when the spec names none, `provider_mutation: false`). A Terraform
+    plan (`PlanResult`, with the same fields) with `terraform=True` or any of this SDK's
+    plan keywords (`sandbox`, `identity`, `terraform_dir`, `options`, `env`, …)."""
+    if terraform is None:
+        terraform = bool(_TERRAFORM_PLAN_KEYWORDS & {k for k, v in kw.items() if v is not None})
+    if not terraform:
+        from npa_sop_tui.sdk_compat import contract_plan
+
+        extra = sorted(set(kw) - {"capacity", "on_status"})
+        if extra:
+            raise UsageError(f"unknown keyword(s) for plan: {', '.join(extra)}")
+        capacity = kw.get("capacity")
+        return contract_plan(load(spec), dict(capacity) if capacity else None)
     return _run(aplan(spec, **kw), "aplan")
 
 
-def deploy(spec: SpecLike, **kw: Any) -> DeployResult:
-    """Deploy (or converge) the cluster. Keywords as `adeploy`."""
-    return _run(adeploy(spec, **kw), "adeploy")
+def deploy(spec: SpecLike, *, work_root: str | os.PathLike[str] | None = None, **kw: Any) -> Any:
+    """Deploy (or converge) the cluster. Keywords as `adeploy`; `work_root` as npa's."""
+    with _work_root(work_root):
+        return _run(adeploy(spec, **kw), "adeploy")
 
 
-def destroy(name: str, **kw: Any) -> DestroyResult:
-    """Destroy an inventoried cluster; `DestroyIncomplete` lists what remains."""
-    return _run(adestroy(name, **kw), "adestroy")
+def destroy(name: str, *, work_root: str | os.PathLike[str] | None = None, **kw: Any) -> Any:
+    """Destroy an inventoried cluster. Keywords as `adestroy`."""
+    with _work_root(work_root):
+        return _run(adestroy(name, **kw), "adestroy")
 
 
 # ---------------------------------------------------------------------------------------
 # Event iterators
-
-
-class OperationStream:
-    """`async for event in stream` yields the operation's events in order; afterwards
-    `stream.result` is the typed result, or the operation's error is raised at the end of
-    the iteration. Leaving the loop early (break, cancel) interrupts the operation."""
-
-    def __init__(self, start: Callable[[EventCallback], Awaitable[Any]]) -> None:
-        self._start = start
-        self._result: Any = None
-        self._done = False
-
-    @property
-    def result(self) -> Any:
-        if not self._done:
-            raise UsageError("the operation has not finished; iterate the stream to the end")
-        return self._result
-
-    def __aiter__(self) -> AsyncIterator[Event]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[Event]:
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        task = asyncio.ensure_future(self._start(queue.put_nowait))
-        task.add_done_callback(lambda _t: queue.put_nowait(None))
-        try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
-                yield event
-            self._result = task.result()
-            self._done = True
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, NpaError):
-                    await task
 
 
 def plan_events(spec: SpecLike, **kw: Any) -> OperationStream:
@@ -416,13 +355,16 @@ async def astatus(
     initial_timeout: float = 10.0,
     sandbox: bool = False,
     **fields: Any,
-) -> ClusterStatus:
+) -> SoperatorStatus:
     """One live `ClusterStatus` snapshot (Kubernetes + Slurm over SSH), sources collected
     concurrently and degrading independently. Connection settings come from the npa config
     like everywhere else; `fields` override them (`StatusSettings` fields: `kubeconfig`,
     `login_host`, `login_port`, `identity_file`, `slurm_enabled`, …)."""
     from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.sdk_compat import with_contract_status
 
+    if sandbox:
+        require_sandbox_cluster(_name(name))
     environment = open_environment(sandbox=sandbox)
     try:
         if settings is None:
@@ -433,31 +375,29 @@ async def astatus(
             settings, host_key_policy=host_key_policy, initial_timeout=initial_timeout
         )
         try:
-            return await anext(snapshots)
+            return with_contract_status(await anext(snapshots))
+        except StopAsyncIteration:
+            raise OperationError(
+                f"no status for {_name(name)!r}: the status feed ended without a snapshot",
+                hint="check the name with `npa soperator list`",
+            ) from None
         finally:
             await snapshots.aclose()
     finally:
         await environment.aclose()
 
 
-def status(name: str, **kw: Any) -> ClusterStatus:
+def status(name: str, **kw: Any) -> SoperatorStatus:
+    """One status snapshot: a `ClusterStatus` with npa's `status` ("running") and
+    `backend` fields. Keywords as `astatus`."""
     return _run(astatus(name, **kw), "astatus")
-
-
-def list_clusters(*, sandbox: bool = False) -> builtins.list[InventoryEntry]:
-    """Clusters in the local inventory (the sandbox's with `sandbox=True`), with state and
-    last operation."""
-    from npa_sop_tui import home_files, lifecycle
-
-    if not sandbox:
-        return lifecycle.list_clusters()
-    with home_files.SandboxHomeEntered():
-        return lifecycle.list_clusters()
 
 
 __all__ = [
     "ClusterStatus",
+    "ContractPlan",
     "DeployResult",
+    "DeploymentValidationFailure",
     "DestroyIncomplete",
     "DestroyResult",
     "DestructivePlanError",
@@ -475,6 +415,8 @@ __all__ = [
     "SoperatorDeploymentValidationError",
     "SoperatorSpec",
     "SoperatorSpecError",
+    "SoperatorStateCaptureError",
+    "SoperatorStatus",
     "SpecError",
     "TerraformFailed",
     "UsageError",
@@ -484,6 +426,7 @@ __all__ = [
     "adeploy",
     "adestroy",
     "aplan",
+    "apply_post_deploy_fixes",
     "astatus",
     "deploy",
     "deploy_events",
@@ -493,8 +436,10 @@ __all__ = [
     "list",
     "list_clusters",
     "load",
+    "load_spec",
     "plan",
     "plan_events",
+    "spec_from_mapping",
     "status",
     "validate",
 ]

@@ -198,8 +198,8 @@ def run(name: str, command: str | list[str] | None = None, **kw: Any) -> Job:
 
 def job(name: str, job_id: str, *, sandbox: bool = False, **fields: Any) -> Job:
     """The handle of a job submitted earlier (by any front door)."""
+    from npa_sop_tui.home_files import SandboxHomeEntered
     from npa_sop_tui.jobs import records
-    from npa_sop_tui.paths import SandboxHomeEntered
     from npa_sop_tui.status.slurm_ops import check_job
 
     with SandboxHomeEntered() if sandbox else contextlib.nullcontext():

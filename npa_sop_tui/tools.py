@@ -24,7 +24,8 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: `sandbox: "yes"` is not a boolean and "2" is not a number; agents get an error
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class SpecSource(_Input):
@@ -34,7 +35,11 @@ class SpecSource(_Input):
         default=None, description="the cluster spec as a mapping (npa.soperator/v0.0.1)"
     )
     spec_yaml: str | None = Field(default=None, description="the cluster spec as YAML text")
-    spec_path: str | None = Field(default=None, description="path to a cluster.yaml file")
+    spec_path: str | None = Field(
+        default=None,
+        description="path to a cluster.yaml file inside the workspace root (the workflow's "
+        "folder, the MCP server's --root, else the current folder)",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SpecSource:
@@ -133,11 +138,19 @@ EventSink = Callable[[Any], None] | None
 
 def _spec(args: SpecSource) -> Any:
     from npa_sop_tui.sdk import load
-    from npa_sop_tui.spec.model import parse_spec_text
+    from npa_sop_tui.spec.model import SpecError, parse_spec_text
 
     if args.spec_yaml is not None:
         return parse_spec_text(args.spec_yaml, source="<spec_yaml>").spec
-    return load(args.spec if args.spec is not None else str(args.spec_path))
+    if args.spec is not None:
+        return load(args.spec)
+    assert args.spec_path is not None
+    from npa_sop_tui.tool_paths import not_a_spec, read_spec_text
+
+    _, text = read_spec_text(args.spec_path, None)  # inside the call's workspace root only
+    if text is None:
+        raise SpecError([not_a_spec(args.spec_path)])
+    return parse_spec_text(text, source=args.spec_path).spec
 
 
 def _settings(args: RunSettings) -> dict[str, Any]:
@@ -147,15 +160,14 @@ def _settings(args: RunSettings) -> dict[str, Any]:
 async def _validate(args: ValidateInput, on_event: EventSink) -> BaseModel:
     from npa_sop_tui import sdk
 
-    if args.spec_yaml is not None:
-        try:
-            spec = _spec(args)
-        except sdk.SpecError as exc:
-            return sdk.ValidationResult(
-                ok=False, source="<spec_yaml>", findings=sdk._findings(exc.findings)
-            )
-        return sdk.validate(spec)
-    return sdk.validate(args.spec if args.spec is not None else str(args.spec_path))
+    if args.spec is not None:
+        return sdk.validate(args.spec)
+    source = "<spec_yaml>" if args.spec_yaml is not None else str(args.spec_path)
+    try:
+        spec = _spec(args)
+    except sdk.SpecError as exc:
+        return sdk.ValidationResult(ok=False, source=source, findings=sdk._findings(exc.findings))
+    return sdk.validate(spec).model_copy(update={"source": source})
 
 
 async def _plan(args: PlanInput, on_event: EventSink) -> BaseModel:
@@ -184,7 +196,11 @@ async def _status(args: StatusInput, on_event: EventSink) -> BaseModel:
 async def _destroy(args: DestroyInput, on_event: EventSink) -> BaseModel:
     from npa_sop_tui import sdk
 
-    return await sdk.adestroy(args.name, on_event=on_event, **_settings(args))
+    # An incomplete teardown is the tool's error (isError, a failed workflow step), not a
+    # result an agent could read as done.
+    return await sdk.adestroy(
+        args.name, on_event=on_event, raise_incomplete=True, **_settings(args)
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -248,8 +264,17 @@ class Tool:
         except ValidationError as exc:
             raise ToolInputError(self.name, exc) from None
 
-    def check(self, args: dict[str, Any]) -> dict[str, Any]:
+    def check(self, args: dict[str, Any], *, root: Any = None) -> dict[str, Any]:
         """Dry run: the input is well-formed and the spec valid; nothing runs."""
+        from npa_sop_tui.tool_paths import CALL_ROOT, workspace_root
+
+        token = CALL_ROOT.set(workspace_root(root))
+        try:
+            return self._check(args)
+        finally:
+            CALL_ROOT.reset(token)
+
+    def _check(self, args: dict[str, Any]) -> dict[str, Any]:
         from npa_sop_tui.spec.findings import errors_of
         from npa_sop_tui.spec.model import SpecError
 
@@ -270,15 +295,26 @@ class Tool:
             summary["cluster"] = parsed.name
         return summary
 
-    async def acall(self, args: dict[str, Any], *, on_event: EventSink = None) -> dict[str, Any]:
-        parsed = self.parse_input(args)
-        result = await self.func(parsed, on_event)
+    async def acall(
+        self, args: dict[str, Any], *, on_event: EventSink = None, root: Any = None
+    ) -> dict[str, Any]:
+        """Run the tool; `spec_path` files are read only inside `root` (default: cwd)."""
+        from npa_sop_tui.tool_paths import CALL_ROOT, workspace_root
+
+        token = CALL_ROOT.set(workspace_root(root))
+        try:
+            parsed = self.parse_input(args)
+            result = await self.func(parsed, on_event)
+        finally:
+            CALL_ROOT.reset(token)
         return result.model_dump(mode="json")
 
-    def call(self, args: dict[str, Any], *, on_event: EventSink = None) -> dict[str, Any]:
+    def call(
+        self, args: dict[str, Any], *, on_event: EventSink = None, root: Any = None
+    ) -> dict[str, Any]:
         from npa_sop_tui.sdk import _run
 
-        return _run(self.acall(args, on_event=on_event), "acall")
+        return _run(self.acall(args, on_event=on_event, root=root), "acall")
 
 
 class ToolInputError(UsageError):
@@ -361,10 +397,29 @@ _TOOLS: tuple[Tool, ...] = (
 )
 
 
+def _fleet_tools() -> tuple[Tool, ...]:
+    from npa_sop_tui import tools_fleet
+
+    return (
+        Tool(
+            name="infra.fleet.deploy",
+            description="Deploy every selected target of a fleet file (npa.fleet/v0.0.1); one "
+            "target's failure is its own entry, the others go on. Returns the fleet report.",
+            input_model=tools_fleet.FleetDeployInput,
+            output_model_factory=tools_fleet.output_model,
+            func=tools_fleet.deploy,
+            examples=[{"input": {"spec_path": "fleet.yaml", "sandbox": True}}],
+            checks_spec=False,
+        ),
+    )
+
+
 def registry() -> dict[str, Tool]:
+    """Every tool by name. New tool families register here with one line each."""
     from npa_sop_tui.tools_jobs import job_tools
 
-    return {tool.name: tool for tool in (*_TOOLS, *(Tool(**kw) for kw in job_tools()))}
+    jobs = tuple(Tool(**kw) for kw in job_tools())
+    return {tool.name: tool for tool in (*_TOOLS, *_fleet_tools(), *jobs)}
 
 
 def get_tool(name: str) -> Tool:
@@ -384,4 +439,5 @@ ToolName = Literal[
     "infra.soperator.destroy",
     "infra.soperator.run",
     "infra.soperator.logs",
+    "infra.fleet.deploy",
 ]

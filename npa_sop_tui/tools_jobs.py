@@ -14,7 +14,8 @@ OUTPUT_TAIL = 16384  # characters of output a result carries
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict like every tool input: `sandbox: "yes"` is refused, not read as true
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RunInput(_Input):

@@ -1,7 +1,14 @@
-"""Workflow files: steps that call agent tools by `toolRef`, run through the registry.
+"""Workflow files: tools called by `toolRef`, run through the registry.
+
+Two formats, each under its own apiVersion (one name, one format):
+
+- `npa.workflow/v0.0.1` is the existing npa's state machine (`kind: Workflow`, `metadata`,
+  `config`, `initial`, `states` with `toolRef`/`next`/`terminal`), run here for the states
+  whose toolRef is ours (`workflow_states.py`).
+- `npa-sop.workflow/v0.0.1` is this product's compact list of steps:
 
 ```yaml
-apiVersion: npa.workflow/v0.0.1
+apiVersion: npa-sop.workflow/v0.0.1
 name: stand-in
 steps:
   - name: deploy
@@ -11,9 +18,9 @@ steps:
       sandbox: true
 ```
 
-Steps run in order and the run stops at the first failed step. A dry run checks every step
-(the tool exists, its input matches the tool's schema, the spec is valid) and says what
-would run, without running anything.
+Steps run in order and the run stops at the first failed step. Spec files are read only
+inside the workflow file's folder. A dry run checks every step (the tool exists, its input
+matches the tool's schema, the spec is valid) and says what would run, without running.
 """
 
 from __future__ import annotations
@@ -29,7 +36,8 @@ from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.spec.findings import Finding, error, errors_of
 from npa_sop_tui.spec.yaml_positions import Positions, YamlProblem, load_yaml_mapping
 
-WORKFLOW_API_VERSION = "npa.workflow/v0.0.1"
+WORKFLOW_API_VERSION = "npa.workflow/v0.0.1"  # npa's state machine
+STEPS_API_VERSION = "npa-sop.workflow/v0.0.1"  # this product's steps list
 
 
 class WorkflowStep(BaseModel):
@@ -43,7 +51,7 @@ class WorkflowStep(BaseModel):
 class WorkflowFile(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    api_version: Literal["npa.workflow/v0.0.1"] = Field(alias="apiVersion")
+    api_version: Literal["npa-sop.workflow/v0.0.1"] = Field(alias="apiVersion")
     name: str
     steps: list[WorkflowStep] = Field(min_length=1)
 
@@ -95,6 +103,7 @@ class LoadedWorkflow(BaseModel):
     base_dir: str
     # Each step's input, checked against its tool's input model, paths made absolute.
     inputs: list[dict[str, Any]]
+    format: Literal["states", "steps"] = "steps"
 
 
 def load_workflow(path: str | Path) -> LoadedWorkflow:
@@ -120,8 +129,9 @@ def parse_workflow_text(text: str, *, source: str, base_dir: Path) -> LoadedWork
     except YamlProblem as exc:
         raise WorkflowError(exc.findings, source=source) from None
     positions = doc.positions
+    data, form = _converted(doc.data, positions, source)
     try:
-        file = WorkflowFile.model_validate(doc.data)
+        file = WorkflowFile.model_validate(data)
     except ValidationError as exc:
         raise WorkflowError(
             findings_from_validation_error(exc, WorkflowFile, positions), source=source
@@ -154,19 +164,79 @@ def parse_workflow_text(text: str, *, source: str, base_dir: Path) -> LoadedWork
             for f in findings_from_validation_error(exc, tool.input_model, None):
                 path = f"{base}.with.{f.path}" if f.path else f"{base}.with"
                 findings.append(_placed(error(path, f.message, f.hint), positions))
-        findings += [_placed(f, positions) for f in _missing_paths(args, base)]
+        findings += [_placed(f, positions) for f in _missing_paths(args, base, base_dir)]
         inputs.append(args)
     if findings:
         raise WorkflowError(findings, source=source)
-    return LoadedWorkflow(file=file, source=source, base_dir=str(base_dir), inputs=inputs)
+    return LoadedWorkflow(
+        file=file, source=source, base_dir=str(base_dir), inputs=inputs, format=form
+    )
 
 
-def _missing_paths(args: dict[str, Any], base: str) -> list[Finding]:
+def _converted(
+    data: dict[str, Any], positions: Positions, source: str
+) -> tuple[dict[str, Any], Literal["states", "steps"]]:
+    """npa's state machine as steps, or the steps document as it is; a steps list under
+    npa's apiVersion is refused (that name means the state machine)."""
+    from npa_sop_tui.workflow_states import is_state_machine, to_steps
+
+    api = data.get("apiVersion")
+    if api == WORKFLOW_API_VERSION:
+        if not is_state_machine(data):
+            raise WorkflowError(
+                [
+                    _placed(
+                        error(
+                            "apiVersion",
+                            f"{WORKFLOW_API_VERSION} is npa's state-machine format (kind: "
+                            "Workflow, initial, states); a steps list is "
+                            f"{STEPS_API_VERSION}",
+                            f"set apiVersion: {STEPS_API_VERSION} for this file",
+                        ),
+                        positions,
+                    )
+                ],
+                source=source,
+            )
+        steps, findings = to_steps(data)
+        if findings:
+            raise WorkflowError([_placed(f, positions) for f in findings], source=source)
+        return {"apiVersion": STEPS_API_VERSION, **steps}, "states"
+    if api != STEPS_API_VERSION:
+        raise WorkflowError(
+            [
+                _placed(
+                    error(
+                        "apiVersion",
+                        f"unsupported apiVersion {api!r}; expected {WORKFLOW_API_VERSION} "
+                        f"(npa's states) or {STEPS_API_VERSION} (steps)",
+                    ),
+                    positions,
+                )
+            ],
+            source=source,
+        )
+    return data, "steps"
+
+
+def _missing_paths(args: dict[str, Any], base: str, root: Path) -> list[Finding]:
     """Files a step names must exist before any step runs: a wrong path is a mistake in the
     workflow file (exit 2), not a step failing halfway through the run."""
     out: list[Finding] = []
     hint = "paths are relative to the workflow file"
     spec_path = args.get("spec_path")
+    if isinstance(spec_path, str) and spec_path:
+        real = Path(spec_path).resolve()
+        if real != root.resolve() and root.resolve() not in real.parents:
+            out.append(
+                error(
+                    f"{base}.with.spec_path",
+                    f"{spec_path} is outside the workflow's folder; tools read files only "
+                    "inside it",
+                    "move the file next to the workflow (or below it)",
+                )
+            )
+            return out
     if isinstance(spec_path, str) and spec_path and not Path(spec_path).is_file():
         what = "is a folder, not a spec file" if Path(spec_path).is_dir() else "does not exist"
         out.append(error(f"{base}.with.spec_path", f"spec file {spec_path} {what}", hint))
@@ -199,16 +269,21 @@ async def run_workflow(
     *,
     dry_run: bool = False,
     on_event: Callable[[int, Any], None] | None = None,
+    sandbox: bool = False,
 ) -> WorkflowResult:
-    """Run (or check) every step; stop at the first failure, leaving later steps not-run."""
+    """Run (or check) every step; stop at the first failure, leaving later steps not-run.
+    `sandbox` forces `sandbox: true` into every step whose tool has it."""
     from npa_sop_tui import tools
 
     registry = tools.registry()
     results: list[StepResult] = []
     failed = False
+    root = Path(loaded.base_dir)
     for i, step in enumerate(loaded.file.steps):
         tool = registry[step.tool_ref]
         args = loaded.inputs[i]
+        if sandbox and "sandbox" in tool.input_model.model_fields:
+            args = {**args, "sandbox": True}
         name = _step_name(loaded, i)
         if failed:
             results.append(
@@ -218,11 +293,11 @@ async def run_workflow(
         started = time.monotonic()
         try:
             if dry_run:
-                output = tool.check(args)
+                output = tool.check(args, root=root)
                 status: Literal["ok", "would-run"] = "would-run"
             else:
                 sink = (lambda event, i=i: on_event(i, event)) if on_event else None
-                output = await tool.acall(args, on_event=sink)
+                output = await tool.acall(args, on_event=sink, root=root)
                 status = "ok"
                 if output.get("ok") is False:
                     # validate answers instead of raising; a workflow still stops there

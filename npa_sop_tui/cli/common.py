@@ -15,18 +15,33 @@ if TYPE_CHECKING:
 Handler = Callable[[argparse.Namespace], int]
 
 
-def add_output_flag(parser: argparse.ArgumentParser) -> None:
+def add_output_flag(parser: argparse.ArgumentParser, *, ndjson: bool = False) -> None:
+    """`--output text|json` (json: ONE document on stdout, progress on stderr); commands
+    that stream events also take `ndjson` (one event per line, then the result line)."""
     parser.add_argument(
         "--output",
         "-o",
-        choices=("text", "json"),
+        choices=("text", "json", "ndjson") if ndjson else ("text", "json"),
         default="text",
-        help="text for people (default), json for scripts",
+        help="text for people (default), json for scripts (one document)"
+        + (", ndjson for the event stream (one event per line, then the result)" if ndjson else ""),
     )
 
 
 def wants_json(args: argparse.Namespace) -> bool:
-    return getattr(args, "output", "text") == "json"
+    """Machine output: `json` (one document) or `ndjson` (events, then the result line)."""
+    return getattr(args, "output", "text") in ("json", "ndjson")
+
+
+def wants_ndjson(args: argparse.Namespace) -> bool:
+    return getattr(args, "output", "text") == "ndjson"
+
+
+def result_document(result: Any) -> dict[str, Any]:
+    """`--output json` of an operation: npa's result fields at the top level (its one
+    document) and ours beside them: `ok` and the typed `result`."""
+    data = result.model_dump(mode="json")
+    return {**data, "ok": True, "result": data}
 
 
 def emit_json(obj: Any) -> None:
@@ -62,7 +77,7 @@ def run_handler(args: argparse.Namespace) -> int:
 
         mask = Redactor()  # secret-looking environment values never reach a terminal
         if wants_json(args):
-            emit_json(mask.value({"ok": False, **exc.to_dict(), **_extra(exc)}))
+            emit_json(mask.value(_error_document(exc)))
         sys.stderr.write(f"error: {mask.text(exc.render())}\n")
         return exc.exit_code
     except KeyboardInterrupt:
@@ -73,6 +88,17 @@ def run_handler(args: argparse.Namespace) -> int:
 def _extra(exc: NpaError) -> dict[str, Any]:
     extra = getattr(exc, "json_extra", None)
     return extra() if callable(extra) else {}
+
+
+def _error_document(exc: NpaError) -> dict[str, Any]:
+    """The JSON of a failure. An applied-but-degraded deploy (or a state-capture failure)
+    carries its result: npa prints that result as the document, so its fields are also at
+    the top level (`status: degraded-validation`, …), beside our `ok`/`error`/`result`."""
+    doc: dict[str, Any] = {"ok": False, **exc.to_dict(), **_extra(exc)}
+    result = doc.get("result")
+    if isinstance(result, dict):
+        doc = {**{k: v for k, v in result.items() if k not in doc}, **doc}
+    return doc
 
 
 def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ T = TypeVar("T")
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     fleet = subparsers.add_parser(
         "fleet",
-        help="npa.fleet/v0.0.1: plan, deploy, watch and destroy many soperator clusters",
+        help="npa.fleet/v0.0.1: plan, deploy, status and destroy many soperator clusters",
         description="Run the soperator lifecycle over every target of a fleet file "
         "(projects × clusters), at most --concurrency at once.",
     )
@@ -57,18 +57,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.set_defaults(handler=cmd_deploy)
 
-    p = commands.add_parser("status", help="the fleet's targets and their state")
+    p = commands.add_parser(
+        "status",
+        help="the fleet's targets: recorded state and live status of each deployed one",
+        description="One row per target: what the fleet recorded, what the inventory holds, "
+        "and a live status snapshot of each deployed cluster (status-error when it cannot be "
+        "read). Exit 1 when any target is failed, degraded-validation, destroy-incomplete, "
+        "interrupted or status-error.",
+    )
     _common(p, concurrency=False)
+    p.add_argument(
+        "--sandbox", action="store_true", help="the sandbox's clusters (see deploy --sandbox)"
+    )
+    p.add_argument(
+        "--no-live",
+        dest="live",
+        action="store_false",
+        help="read the records only; no live status per target",
+    )
+    p.add_argument(
+        "--live-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long each target's live status may take (default 10)",
+    )
     p.set_defaults(handler=cmd_status)
 
     p = commands.add_parser("destroy", help="destroy every selected target")
     _common(p, concurrency=True)
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--yes", "-y", "--force", action="store_true", help="do not ask for confirmation"
+    )
     p.set_defaults(handler=cmd_destroy, fail_fast=False)
 
 
 def _common(p: argparse.ArgumentParser, *, concurrency: bool) -> None:
-    p.add_argument("--file", "-f", required=True, metavar="FILE", help="fleet file (YAML)")
+    p.add_argument(
+        "--file", "--spec", "-f", dest="file", required=True, metavar="FILE", help="fleet file"
+    )
+    p.add_argument(
+        "--only-projects",
+        metavar="A,B",
+        help="only these projects (keys, comma-separated); same as --select project=A,B",
+    )
+    p.add_argument(
+        "--only-clusters",
+        metavar="A,B",
+        help="only these clusters (names, comma-separated); same as --select name=A,B",
+    )
     p.add_argument(
         "--select",
         "-s",
@@ -97,6 +134,15 @@ def _common(p: argparse.ArgumentParser, *, concurrency: bool) -> None:
             metavar="DIR",
             help="a nebius-solutions-library checkout or its soperator/ folder",
         )
+        p.add_argument(
+            "--timeout",
+            type=float,
+            metavar="MINUTES",
+            help="bound each Terraform plan and apply of every target (default 90)",
+        )
+        p.add_argument(
+            "--profile", metavar="NAME", help="Nebius CLI profile (else the fleet file's)"
+        )
     add_output_flag(p)
 
 
@@ -107,7 +153,12 @@ def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
     from npa_sop_tui.fleet import load_fleet, select_targets
 
     loaded = load_fleet(args.file)
-    targets = select_targets(loaded.targets, args.select) if args.select else loaded.targets
+    select = list(args.select)
+    if args.only_projects:
+        select.append(f"project={args.only_projects}")
+    if args.only_clusters:
+        select.append(f"name={args.only_clusters}")
+    targets = select_targets(loaded.targets, select) if select else loaded.targets
     return loaded, targets
 
 
@@ -116,12 +167,16 @@ def _options(args: argparse.Namespace) -> Any:
 
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1", hint="e.g. --concurrency 2")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of minutes", hint="e.g. 90")
     return FleetRunOptions(
         concurrency=args.concurrency,
         fail_fast=bool(getattr(args, "fail_fast", False)),
         sandbox=bool(args.sandbox),
         terraform_dir=args.terraform_dir,
         allow_destructive=bool(getattr(args, "allow_destructive", False)),
+        timeout_minutes=args.timeout,
+        profile=args.profile,
     )
 
 
@@ -233,18 +288,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     from npa_sop_tui.fleet.status import fleet_status
 
     loaded, targets = _load(args)
+    if args.sandbox:
+        from npa_sop_tui import paths
+
+        paths.enter_sandbox_home()  # the sandbox's inventory and fleet records
     table = fleet_status(loaded, targets)
+    if args.live:
+        from npa_sop_tui.fleet.live import run_live
+
+        table = run_live(table, sandbox=args.sandbox, timeout=args.live_timeout)
     if wants_json(args):
         emit_json(table.model_dump(mode="json"))
     else:
-        rows = [("TARGET", "BACKEND", "FLEET", "CLUSTER", "LAST OPERATION", "CONTEXT", "SUBNET")]
+        rows = [
+            ("TARGET", "BACKEND", "FLEET", "CLUSTER", "LIVE", "LAST OPERATION", "CONTEXT", "SUBNET")
+        ]
         for r in table.targets:
+            live = r.live_state or "-"
+            if r.verdict and r.live_state == "running":
+                live = f"running ({r.verdict})"
             rows.append(
                 (
                     r.key,
                     r.backend,
                     r.fleet_state or "-",
                     r.cluster_state or "-",
+                    live,
                     r.last_operation or "-",
                     r.kube_context or "-",
                     r.subnet_id or "-",
@@ -252,4 +321,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
         _table(rows)
         print(f"fleet {table.fleet}: {table.summary}")
+        for r in table.targets:
+            if r.message and (r.live_state == "status-error" or r.cluster_state != "deployed"):
+                print(f"{r.key}: {r.message.splitlines()[0]}")
     return EXIT_OK if table.ok else EXIT_FAILED

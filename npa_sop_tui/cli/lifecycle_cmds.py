@@ -1,7 +1,8 @@
 """`npa soperator plan | deploy | destroy | list`: the headless lifecycle commands.
 
-Text mode draws live progress on stderr and a summary on stdout; `--output json` writes the
-lifecycle events as NDJSON on stdout, one per line, then one final result line. Ctrl-C
+Text mode draws live progress on stderr and a summary on stdout; `--output json` writes ONE
+JSON document on stdout (progress stays on stderr); `--output ndjson` streams the lifecycle
+events on stdout, one per line, then one final result line. Ctrl-C
 interrupts Terraform gracefully (exit 130); a second Ctrl-C forces it to stop.
 Nothing heavy is imported at module level.
 """
@@ -22,7 +23,9 @@ from npa_sop_tui.cli.common import (
     capacity_flag,
     emit_json,
     open_environment,
+    result_document,
     wants_json,
+    wants_ndjson,
 )
 from npa_sop_tui.errors import OperationError, UsageError
 
@@ -64,7 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--yes. Exit 1 and the list of what remains if teardown is incomplete.",
     )
     p.add_argument("--name", "-n", required=True, help="cluster name (see `npa soperator list`)")
-    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    p.add_argument(
+        "--yes", "-y", "--force", action="store_true", help="do not ask for confirmation"
+    )
     _common_args(p)
     cloud_cmds.add_lifecycle_flags(p, command="destroy")
     p.set_defaults(handler=cmd_destroy)
@@ -90,7 +95,7 @@ def _common_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--verbose", "-v", action="store_true", help="also show Terraform's log lines")
     add_state_bucket_flag(p)
-    add_output_flag(p)
+    add_output_flag(p, ndjson=True)
 
 
 def _spec_args(p: argparse.ArgumentParser) -> None:
@@ -123,7 +128,7 @@ def _spec_args(p: argparse.ArgumentParser) -> None:
 
 
 def _sink(args: argparse.Namespace) -> tuple[Callable[[Any], None], Any]:
-    if wants_json(args):
+    if wants_ndjson(args):
 
         def to_json(event: Any) -> None:
             emit_json(event.model_dump(mode="json"))
@@ -229,7 +234,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         args,
     )
     if wants_json(args):
-        emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        emit_json(result_document(result))
         return 0
     _print_plan(result.changes, spec.name)
     _print_preflight(result.preflight)
@@ -295,7 +300,7 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         args,
     )
     if wants_json(args):
-        emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        emit_json(result_document(result))
         return 0
     if result.status == "source-preflight-passed":
         print(f"Recipe source OK for {result.name!r}: {result.recipe.path}; nothing changed.")
@@ -340,7 +345,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         args,
     )
     if wants_json(args):
-        emit_json({"ok": True, "result": result.model_dump(mode="json")})
+        emit_json(result_document(result))
         return 0
     if result.status == "source-preflight-passed":
         print(f"Recipe source OK for {result.name!r}; nothing changed.")

@@ -20,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="force every tool call into the sandbox (stand-in recipe, no cloud); state under "
         "NPA_HOME/sandbox",
     )
+    p.add_argument(
+        "--root",
+        metavar="DIR",
+        help="workspace root: spec_path arguments must name files inside it (default: the "
+        "current folder); nothing outside it is ever read",
+    )
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -27,6 +33,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
 
     from npa_sop_tui.mcp_server import serve_stdio
+    from npa_sop_tui.tool_paths import workspace_root
 
-    asyncio.run(serve_stdio(sandbox_only=bool(args.sandbox)))
+    root = workspace_root(args.root)
+    if not root.is_dir():
+        from npa_sop_tui.errors import UsageError
+
+        raise UsageError(f"--root {args.root} is not a folder", hint="name an existing folder")
+    asyncio.run(serve_stdio(sandbox_only=bool(args.sandbox), root=str(root)))
     return 0

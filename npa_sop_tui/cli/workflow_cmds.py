@@ -12,8 +12,9 @@ from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     workflow = subparsers.add_parser(
         "workflow",
-        help="npa.workflow/v0.0.1: steps that call infra.soperator.* tools",
-        description="Run workflow files whose steps call agent tools by toolRef.",
+        help="run workflows (npa's npa.workflow/v0.0.1 states, or npa-sop.workflow/v0.0.1 "
+        "steps) that call infra.soperator.* / infra.fleet.deploy",
+        description="Run workflow files whose states or steps call agent tools by toolRef.",
     )
     commands = workflow.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
@@ -25,6 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("file", metavar="FILE", help="workflow file (YAML)")
     p.add_argument("--dry-run", action="store_true", help="check and show; run nothing")
+    p.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run every step in the sandbox (stand-in recipe, no cloud), whatever the file says",
+    )
     add_output_flag(p)
     p.set_defaults(handler=cmd_run)
 
@@ -45,7 +51,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     result = run_interruptible(
         lambda: run_workflow(
-            loaded, dry_run=args.dry_run, on_event=None if wants_json(args) else show
+            loaded,
+            dry_run=args.dry_run,
+            on_event=None if wants_json(args) else show,
+            sandbox=args.sandbox,
         ),
         interrupted="workflow interrupted; the running step was stopped",
         hint=None,

@@ -24,6 +24,7 @@ from npa_sop_tui import inventory
 from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.events import Event
 from npa_sop_tui.fleet import network as net
+from npa_sop_tui.fleet.aggregate import aggregate, cluster_entry
 from npa_sop_tui.fleet.loader import LoadedFleet
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.state import TargetRecord, TargetState, fleet_lock, load_state, save_state
@@ -82,6 +83,15 @@ class FleetReport(BaseModel):
     not_run: int
     targets: list[TargetOutcome]
     networks: list[net.NetworkRecord] = Field(default_factory=list)
+    # npa's aggregate (fleet/aggregate.py); `failed` above is shared with it.
+    name: str = ""
+    tenant_id: str = ""
+    region: str = ""
+    project_prefix: str = ""
+    profile: str = ""
+    clusters: list[dict[str, Any]] = Field(default_factory=list)
+    deployed: int = 0
+    backend_counts: dict[str, int] = Field(default_factory=dict)
 
 
 @dataclass
@@ -98,6 +108,8 @@ class FleetRunOptions:
     parallelism: int | None = None
     allow_destructive: bool = False
     network_provider: net.NetworkProvider | None = None
+    timeout_minutes: float | None = None  # --timeout: each Terraform plan/apply (None: 90)
+    profile: str | None = None  # --profile: Nebius CLI profile (else the fleet file's)
 
 
 def target_dir(target: FleetTarget) -> Path:
@@ -107,7 +119,7 @@ def target_dir(target: FleetTarget) -> Path:
 def read_marker(target: FleetTarget) -> dict[str, Any] | None:
     try:
         data = json.loads((target_dir(target) / MARKER).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+    except (OSError, ValueError):  # missing or damaged: not a marker this fleet can trust
         return None
     return data if isinstance(data, dict) else None
 
@@ -216,12 +228,19 @@ class FleetRunner:
     def _lifecycle_options(self, identity: Any) -> Any:
         from npa_sop_tui.lifecycle import LifecycleOptions
 
+        extra: dict[str, Any] = {}
+        if self.options.timeout_minutes is not None:
+            extra["timeout_minutes"] = self.options.timeout_minutes
+        profile = self.options.profile or self.loaded.file.profile
+        if profile:
+            extra["profile"] = profile
         return LifecycleOptions(
             environment=self.environment,
             terraform_dir=self.options.terraform_dir,
             identity=identity,
             env=dict(self.options.env),
             parallelism=self.options.parallelism,
+            **extra,
         )
 
     def _provider(self) -> net.NetworkProvider | None:
@@ -307,12 +326,23 @@ class FleetRunner:
                         started=started,
                         error={**exc.to_dict(), **_extra(exc)},
                     )
+                except Exception as exc:  # one target's surprise is its own entry, not the run's
+                    outcome = self._outcome(
+                        target,
+                        "destroy-incomplete" if operation == "destroy" else "failed",
+                        f"unexpected error: {type(exc).__name__}: {exc}",
+                        started=started,
+                        error=unexpected_error(exc),
+                    )
                 outcome.started = started
                 outcome.finished = time.time()
                 outcomes[target.key] = outcome
                 if not outcome.ok and self.options.fail_fast:
                     stop.set()
-                self._record(outcome, operation, target)
+                try:
+                    self._record(outcome, operation, target)
+                except Exception as exc:  # the report still names the target and its outcome
+                    outcome.message += f" (its fleet record could not be written: {exc})"
 
         # A TaskGroup (unlike gather) waits for every target to finish its graceful
         # Terraform shutdown on cancel, so no target outlives the fleet command.
@@ -329,6 +359,10 @@ class FleetRunner:
             )
             if r is not None
         ]
+        clusters = [
+            cluster_entry(t, o, str(target_dir(t)))
+            for t, o in zip(self.targets, ordered, strict=True)
+        ]
         return FleetReport(
             fleet=self.loaded.name,
             operation=operation,
@@ -340,6 +374,7 @@ class FleetRunner:
             not_run=not_run,
             targets=ordered,
             networks=networks,
+            **aggregate(self.loaded, clusters),
         )
 
     @staticmethod
@@ -483,14 +518,11 @@ class FleetRunner:
                 )
 
             report = await self._run_all("destroy", work)
-            # Reclaim a project's network once no target of the whole fleet remains in it.
+            # Reclaim a project's network once no cluster of the fleet is deployed in it:
+            # the inventory decides, over every target the fleet ever ran there (its state
+            # records and target folders), including targets since removed from the file.
             for project_key in sorted({t.project_key for t in self.targets}):
-                remaining = [
-                    t
-                    for t in self.loaded.targets
-                    if t.project_key == project_key and read_marker(t) is not None
-                ]
-                if not remaining:
+                if not deployed_in_project(self.loaded.name, project_key):
                     net.release_network(self.loaded.name, project_key, provider)
             report.networks = [
                 r
@@ -501,6 +533,35 @@ class FleetRunner:
                 if r is not None
             ]
             return report
+
+
+def deployed_in_project(fleet: str, project_key: str) -> list[str]:
+    """Cluster names the fleet ran in `project_key` that the inventory still holds (in any
+    state but destroyed): a network is only released when this is empty."""
+    names = {
+        record.name
+        for record in load_state(fleet).targets.values()
+        if record.project_key == project_key
+    }
+    root = net.project_root(fleet, project_key)
+    if root.is_dir():
+        names |= {marker.parent.name for marker in root.glob(f"*/{MARKER}")}
+    remaining = []
+    for name in sorted(names):
+        try:
+            entry = inventory.get(name)
+        except Exception:  # an unreadable record may still be a deployed cluster: keep the net
+            remaining.append(name)
+            continue
+        if entry is not None and entry.state != "destroyed":
+            remaining.append(name)
+    return remaining
+
+
+def unexpected_error(exc: BaseException) -> dict[str, Any]:
+    """The `error` entry for an exception we did not foresee (no traceback, no secrets
+    beyond what its message says)."""
+    return {"error": "unexpected", "type": type(exc).__name__, "message": str(exc)}
 
 
 def _extra(exc: NpaError) -> dict[str, Any]:

@@ -13,13 +13,15 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from npa_sop_tui import inventory
-from npa_sop_tui.errors import NpaError
 from npa_sop_tui.fleet.loader import LoadedFleet
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.runner import read_marker
 from npa_sop_tui.fleet.state import load_state
 
-BAD_STATES = frozenset({"failed", "interrupted", "destroy-incomplete"})
+# Any of these makes `fleet status` exit 1 (as documented): the inventory's and the live ones.
+BAD_STATES = frozenset(
+    {"failed", "interrupted", "destroy-incomplete", "degraded-validation", "status-error"}
+)
 
 
 class TargetStatusRow(BaseModel):
@@ -37,6 +39,10 @@ class TargetStatusRow(BaseModel):
     subnet_id: str | None
     owned_by_fleet: bool
     message: str = ""
+    # Live status (npa's per-target `status`): running | unreachable | status-error, with the
+    # verdict of the snapshot; None when nothing is deployed or live status was not asked.
+    live_state: str | None = None
+    verdict: str | None = None
 
 
 class FleetStatusTable(BaseModel):
@@ -71,7 +77,7 @@ def fleet_status(loaded: LoadedFleet, targets: Sequence[FleetTarget]) -> FleetSt
             continue
         try:
             entry = inventory.get(target.name)
-        except NpaError as exc:  # a damaged inventory record is shown, not fatal
+        except Exception as exc:  # a damaged record is that row's status-error, not fatal
             rows.append(
                 _row(
                     target,
@@ -81,7 +87,7 @@ def fleet_status(loaded: LoadedFleet, targets: Sequence[FleetTarget]) -> FleetSt
                     None,
                     None,
                     False,
-                    exc.message,
+                    getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}",
                 )
             )
             continue
@@ -99,7 +105,7 @@ def fleet_status(loaded: LoadedFleet, targets: Sequence[FleetTarget]) -> FleetSt
             )
         )
     counts = Counter(r.cluster_state or "unsupported" for r in rows)
-    ok = not any(r.cluster_state in BAD_STATES or r.cluster_state == "status-error" for r in rows)
+    ok = not any(r.cluster_state in BAD_STATES or r.fleet_state in BAD_STATES for r in rows)
     summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
     return FleetStatusTable(
         fleet=loaded.name,

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from npa_sop_tui.errors import NpaError
 from npa_sop_tui.events import Outputs
 from npa_sop_tui.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle.contract_fields import deploy_fields
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
-from npa_sop_tui.lifecycle.results import DeployResult, LifecycleOptions
+from npa_sop_tui.lifecycle.results import DeployResult, LifecycleOptions, StateCaptureFailed
 from npa_sop_tui.recipe.source import Installation
 from npa_sop_tui.redact import Redactor
 
@@ -51,15 +53,19 @@ async def deploy(
         op.store.save_spec(spec.name, dump_spec_yaml(spec))
 
         await steps.init(ctx, install)
-        await _phase(ctx, install, op, allow_destructive, kubernetes=True)
-        outputs = await _phase(ctx, install, op, allow_destructive, kubernetes=False)
+        guard: list[int] = []  # destructive actions per plan checked
+        await _phase(ctx, install, op, allow_destructive, guard, kubernetes=True)
+        outputs = await _phase(ctx, install, op, allow_destructive, guard, kubernetes=False)
         if outputs is None:
             outputs = await steps.outputs(ctx, install)
         outputs = op.redactor.value(outputs)
         op.emit(Outputs(operation_id=op.id, outputs=outputs))
         resources = op.store.resource_addresses(spec.name, install.dir)
         if resources is None:
-            resources = await steps.state_list(ctx, install)
+            try:
+                resources = await steps.state_list(ctx, install)
+            except NpaError as exc:  # applied: say so, keep the state, never lose track
+                raise StateCaptureFailed(spec.name, exc.message) from exc
         entry.outputs = outputs
         entry.state = "deployed"
         from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded, post_deploy
@@ -85,6 +91,14 @@ async def deploy(
             phases=list(op.phases),
             preflight=op.preflight.model_dump(mode="json") if op.preflight else None,
             **post.model_dump(),
+            **deploy_fields(
+                spec,
+                region=entry.region,
+                project_id=rendered.env.get("TF_VAR_iam_project_id"),
+                plans_checked=len(guard),
+                replacements=sum(guard),
+                capacity=options.capacity,
+            ),
         )
         if post.status != "ready":
             entry.state = "degraded-validation"
@@ -97,6 +111,7 @@ async def _phase(
     install: Installation,
     op: Operation,
     allow_destructive: bool,
+    guard: list[int],
     *,
     kubernetes: bool,
 ) -> dict[str, Any] | None:
@@ -111,6 +126,7 @@ async def _phase(
         scope, up_to_date = "full", "cluster is up to date"
     plan_file, changes = await steps.plan(ctx, install, *names)
     steps.guard(changes, allow_destructive, scope, op)
+    guard.append(len(changes.destructive))
     if not changes.add + changes.change + changes.remove:
         plan_file.unlink(missing_ok=True)
         op.note(up_to_date)

@@ -100,6 +100,8 @@ NPA_KEYWORDS = {
     "project": "project",
     "profile": "profile",
     "preflight": "preflight",
+    "solutions_library_ref": "recipe_ref",
+    "root_login_ssh_public_key_file": "root_login_key_file",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle.contract_fields import plan_fields
 from npa_sop_tui.lifecycle.operation import Sink, operation
 from npa_sop_tui.lifecycle.results import LifecycleOptions, PlanResult
 from npa_sop_tui.redact import Redactor
@@ -24,7 +25,7 @@ async def plan(
     steps.identity_preflight(spec, options)
     redactor = Redactor(options.capacity.values())
     with operation("plan", spec.name, on_event, redactor, steps.store_of(options)) as op:
-        ctx, install, _ = await steps.prepare(op, spec, options)
+        ctx, install, rendered = await steps.prepare(op, spec, options)
         await steps.init(ctx, install)
         plan_file, changes = await steps.plan(ctx, install, "plan", "Planning all changes", [])
         plan_file.unlink(missing_ok=True)
@@ -41,4 +42,13 @@ async def plan(
             recipe=ctx.recipe_info(),
             terraform_version=ctx.binary.version,
             preflight=op.preflight.model_dump(mode="json") if op.preflight else None,
+            **_npa_fields(spec, options, rendered.env.get("TF_VAR_region")),
         )
+
+
+def _npa_fields(spec: SoperatorSpec, options: LifecycleOptions, region: str | None) -> dict:
+    """npa's plan document beside ours; the region is the resolved one."""
+    fields = plan_fields(spec, options.capacity)
+    fields.pop("name")
+    fields["region"] = region or fields["region"]
+    return fields

@@ -70,6 +70,15 @@ class _Result(BaseModel):
     duration: float
     log: str | None = None
 
+    def __getitem__(self, key: str) -> Any:
+        """`result["status"]`: npa's SDK returned dictionaries; their readers keep working."""
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return self.model_dump(mode="json", include={key})[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self[key] if key in type(self).model_fields else default
+
 
 class PlanResult(_Result):
     changes: PlanChanges
@@ -77,6 +86,13 @@ class PlanResult(_Result):
     recipe: RecipeInfo
     terraform_version: str
     preflight: dict[str, Any] | None = None  # cloud.preflight.PreflightReport as JSON
+    # The existing npa's plan document (lifecycle/contract_fields.py), beside ours.
+    region: str = ""
+    control_plane: dict[str, Any] = Field(default_factory=dict)
+    workers: list[dict[str, Any]] = Field(default_factory=list)
+    reservation_preflight: str = "not-required"
+    provider_mutation: bool = False
+    backend: str = "soperator"
 
 
 class DeployResult(_Result):
@@ -95,13 +111,26 @@ class DeployResult(_Result):
     gpu_creation_checks: list[dict[str, Any]] = Field(default_factory=list)
     post_deploy_fixes: str = "skipped"
     post_deploy_fix_warnings: list[str] = Field(default_factory=list)
+    # The existing npa's result fields (lifecycle/contract_fields.py).
+    region: str = ""
+    project_id: str = ""
+    worker_pools: list[str] = Field(default_factory=list)
+    docker_cache_pools: list[str] = Field(default_factory=list)
+    control_plane: dict[str, Any] = Field(default_factory=dict)
+    workers: list[dict[str, Any]] = Field(default_factory=list)
+    replacement_guard: dict[str, Any] = Field(default_factory=dict)
+    backend: str = "soperator"
 
 
 class DestroyResult(_Result):
     install_dir: str
     destroyed: int
     remaining: list[str] = Field(default_factory=list)
-    status: str = "destroyed"  # source-preflight-passed when --source-preflight-only
+    # destroyed | destroy-incomplete (the SDK returns that one, as npa does, with `errors`)
+    # | source-preflight-passed when --source-preflight-only
+    status: str = "destroyed"
+    errors: list[str] = Field(default_factory=list)
+    backend: str = "soperator"
 
 
 class DestructivePlanError(OperationError):
@@ -146,3 +175,31 @@ class DestroyIncomplete(OperationError):
 
     def json_extra(self) -> dict[str, Any]:
         return {"remaining": self.remaining}
+
+
+class StateCaptureFailed(OperationError, RuntimeError):
+    """Terraform applied, but the resulting state could not be read back and recorded (npa's
+    `SoperatorStateCaptureError`). `.result` says so: status `deployed-state-capture-failed`,
+    `deployment_status: applied`, `error` and `recovery`."""
+
+    RECOVERY = (
+        "the Terraform state and the inventory entry were kept; run the same deploy again "
+        "once the state is readable (it converges); do not delete resources by name"
+    )
+
+    def __init__(self, name: str, error: str) -> None:
+        super().__init__(
+            f"{name!r} was applied but its state could not be recorded: {error}",
+            hint=self.RECOVERY,
+        )
+        self.result = {
+            "name": name,
+            "status": "deployed-state-capture-failed",
+            "deployment_status": "applied",
+            "error": error,
+            "recovery": self.RECOVERY,
+            "backend": "soperator",
+        }
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"result": self.result}

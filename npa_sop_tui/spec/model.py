@@ -12,7 +12,7 @@ import functools
 import typing
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -84,16 +84,6 @@ __all__ = [
 ]
 
 
-class _NoName:
-    """Marks "no positional name given" (None is a value pydantic must see and reject)."""
-
-    def __repr__(self) -> str:
-        return "<or name=...>"
-
-
-_NO_NAME: Any = _NoName()
-
-
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
@@ -103,16 +93,29 @@ REVEAL_SECRETS = "reveal_secrets"  # serialization context key: dump secret valu
 
 
 class _NamedModel(_Model):
-    """A model whose `name` may also be given first, positionally, as npa's SDK allows:
-    `SoperatorSpec("demo", region=...)`, `WorkerPoolSpec("cpu", size=2)`. The value is
-    validated exactly like the keyword (strict: a non-string name is an error)."""
+    """A model that may also be built positionally, in the field order of npa's SDK
+    dataclasses (`positional`): `SoperatorSpec("demo", "eu-north1")`,
+    `WorkerPoolSpec("cpu", "cpu-d3", "8vcpu-32gb", 2)`. Values are validated exactly like the
+    keywords (strict: a non-string name is an error)."""
 
-    def __init__(self, name: str = _NO_NAME, /, **data: Any) -> None:
-        if name is not _NO_NAME:
-            if "name" in data:
-                raise TypeError(f"{type(self).__name__}() got the name twice")
-            data["name"] = name
-        super().__init__(**data)
+    positional: ClassVar[tuple[str, ...]] = ("name",)
+
+    def __init__(self, *args: Any, **data: Any) -> None:
+        cls = type(self).__name__
+        if len(args) > len(self.positional):
+            raise TypeError(
+                f"{cls}() takes at most {len(self.positional)} positional arguments "
+                f"({len(args)} given)"
+            )
+        for field_name, value in zip(self.positional, args, strict=False):
+            if field_name in data:
+                raise TypeError(f"{cls}() got multiple values for argument {field_name!r}")
+            data[field_name] = value
+        super().__init__(**self._flat_keywords(data))
+
+    @classmethod
+    def _flat_keywords(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return data
 
 
 # Derived values (properties, summaries) live in the `derived.py` mixins, shared with the lean
@@ -146,6 +149,21 @@ class ControlPlaneSpec(_Model):
 
 class WorkerPoolSpec(_NamedModel, PoolFacts):
     """One pool of identical Slurm worker nodes (one `slurm_nodeset_workers` entry)."""
+
+    positional: ClassVar[tuple[str, ...]] = (
+        "name",
+        "platform",
+        "preset",
+        "size",
+        "boot_disk_gib",
+        "fabric",
+        "preemptible",
+        "docker_cache",
+        "docker_cache_gib",
+        "docker_cache_disk_type",
+        "capacity_block_group",
+        "capacity_block_group_name",
+    )
 
     name: str
     platform: str = "cpu-d3"
@@ -188,6 +206,33 @@ class SoperatorSpec(_NamedModel, SpecFacts):
 
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
+    # npa's SDK dataclass field order (new fields were appended there, so old positional
+    # calls keep their meaning); the control-plane ones are its flat names.
+    positional: ClassVar[tuple[str, ...]] = (
+        "name",
+        "region",
+        "tenant_id",
+        "project_id",
+        "subnet_id",
+        "ssh_public_keys",
+        "system_min_size",
+        "system_preset",
+        "controller_preset",
+        "login_preset",
+        "workers",
+        "accounting",
+        "telemetry",
+        "use_default_apparmor_profile",
+        "jail_size_gib",
+        "slurm_operator_version",
+        "k8s_version",
+        "node_group_version",
+        "root_login_ssh_public_key",
+        "system_max_size",
+        "accounting_preset",
+        "slurm_rest_enabled",
+    )
+
     api_version: Literal["npa.soperator/v0.0.1"] = Field(default=API_VERSION, alias="apiVersion")
     name: str
     region: str | None = None
@@ -212,6 +257,84 @@ class SoperatorSpec(_NamedModel, SpecFacts):
     _strip = field_validator(
         "region", "tenant_id", "project_id", "subnet_id", "root_login_ssh_public_key"
     )(blank_to_none)
+
+    @classmethod
+    def _flat_keywords(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """npa's flat control-plane keywords (`system_min_size=`, `login_preset=`, …) moved
+        into `control_plane`; giving both forms of one value is an error."""
+        flat = {k: data.pop(k) for k in list(data) if k in FLAT_CONTROL_PLANE}
+        if not flat:
+            return data
+        plane = data.get("control_plane")
+        if isinstance(plane, ControlPlaneSpec):
+            plane = plane.model_dump(exclude_unset=True)
+        plane = {k: dict(v) for k, v in (plane or {}).items()}
+        for key, value in flat.items():
+            role, field_name = FLAT_CONTROL_PLANE[key]
+            if field_name in plane.get(role, {}):
+                raise TypeError(f"SoperatorSpec() got {key} and control_plane.{role}.{field_name}")
+            if value is None and (role, field_name) in _REQUIRED_FLAT:
+                continue  # npa's dataclass default; ours is the same
+            plane.setdefault(role, {})[field_name] = value
+        data["control_plane"] = plane
+        return data
+
+    # npa's dataclass methods, for code written against it.
+    def validate(self) -> None:  # type: ignore[override]
+        """Run every cluster rule; `SpecError` (a `ValueError`) lists each problem."""
+        from npa_sop_tui.spec.findings import errors_of
+        from npa_sop_tui.spec.validate import validate_spec
+
+        found = validate_spec(self)
+        if errors_of(found):
+            raise SpecError(found, source=f"spec {self.name!r}")
+
+    def effective_system_max_size(self) -> int:
+        return self.control_plane.system.effective_max_size
+
+    def effective_slurm_rest_enabled(self) -> bool:
+        return bool(self.rest_enabled)
+
+    def explicit_root_login_ssh_public_key(self) -> str:
+        return self.root_login_ssh_public_key or (
+            self.ssh_public_keys[0] if self.ssh_public_keys else ""
+        )
+
+    # npa's flat names, read-only here (the nested `control_plane` is the one place).
+    @property
+    def system_min_size(self) -> int:
+        return self.control_plane.system.min_size
+
+    @property
+    def system_max_size(self) -> int | None:
+        return self.control_plane.system.max_size
+
+    @property
+    def system_preset(self) -> str | None:
+        return self.control_plane.system.preset
+
+    @property
+    def controller_preset(self) -> str | None:
+        return self.control_plane.controller.preset
+
+    @property
+    def accounting_preset(self) -> str | None:
+        return self.control_plane.accounting.preset
+
+    @property
+    def login_preset(self) -> str:
+        return self.control_plane.login.preset
+
+
+_REQUIRED_FLAT = {("system", "min_size"), ("login", "preset")}
+FLAT_CONTROL_PLANE: dict[str, tuple[str, str]] = {
+    "system_min_size": ("system", "min_size"),
+    "system_max_size": ("system", "max_size"),
+    "system_preset": ("system", "preset"),
+    "controller_preset": ("controller", "preset"),
+    "login_preset": ("login", "preset"),
+    "accounting_preset": ("accounting", "preset"),
+}
 
 
 # --- where the models' fields are (did-you-mean hints) --------------------------------------

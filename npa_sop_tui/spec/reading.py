@@ -58,8 +58,10 @@ class SpecReader:
         self.fields = fields
 
 
-class SpecError(UsageError):
+class SpecError(UsageError, ValueError):
     """A spec that cannot be used; `.findings` lists every problem (and the warnings).
+
+    Also a `ValueError`, as npa's `SoperatorSpecError` is, so its callers' handlers hold.
 
     `source` names the file in the head of a many-error message; a lone finding names its own.
     """

@@ -295,7 +295,7 @@ def test_workflow_missing_spec_path_is_a_bad_file_not_a_failed_step(
 ) -> None:
     workflow = tmp_path / "wf.yaml"
     workflow.write_text(
-        "apiVersion: npa.workflow/v0.0.1\n"
+        "apiVersion: npa-sop.workflow/v0.0.1\n"
         "name: t\n"
         "steps:\n"
         "  - toolRef: infra.soperator.validate\n"

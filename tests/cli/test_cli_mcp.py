@@ -95,7 +95,7 @@ async def test_bad_input_and_bad_specs_are_tool_errors_not_crashes(
         "apiVersion: npa.soperator/v0.0.1\nname: demo\nworkers:\n  - name: cpu\n    size: two\n"
     )
     async with (
-        stdio_client(_server(npa_home, "--sandbox")) as (read, write),
+        stdio_client(_server(npa_home, "--sandbox", "--root", str(tmp_path))) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()

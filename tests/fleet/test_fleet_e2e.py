@@ -84,7 +84,9 @@ def test_three_targets_two_projects_at_most_two_at_once(
         alpha.subnet_id
     )
 
-    code, status = _cli_json(capsys, "fleet", "status", "--file", str(path), "--output", "json")
+    code, status = _cli_json(
+        capsys, "fleet", "status", "--file", str(path), "--sandbox", "--output", "json"
+    )
     assert code == 0
     assert [(r["key"], r["cluster_state"], r["owned_by_fleet"]) for r in status["targets"]] == [
         ("alpha/ca", "deployed", True),
@@ -138,7 +140,9 @@ def test_one_failing_target_leaves_the_others_deployed_and_exits_1(
     assert "Unknown region" in by_key["beta/pc"]["message"]
     assert by_key["beta/pc"]["error"]["error"] == "TerraformFailed"
 
-    code, status = _cli_json(capsys, "fleet", "status", "--file", str(path), "--output", "json")
+    code, status = _cli_json(
+        capsys, "fleet", "status", "--file", str(path), "--sandbox", "--output", "json"
+    )
     assert code == 1  # a failed target is not a healthy fleet
     assert [(r["key"], r["fleet_state"], r["cluster_state"]) for r in status["targets"]] == [
         ("alpha/pa", "deployed", "deployed"),
@@ -147,7 +151,7 @@ def test_one_failing_target_leaves_the_others_deployed_and_exits_1(
     ]
 
     # Text mode names the failure per target, too.
-    code = main(["fleet", "status", "--file", str(path)])
+    code = main(["fleet", "status", "--file", str(path), "--sandbox"])
     out = capsys.readouterr().out
     assert code == 1 and "beta/pc" in out and "2 deployed" in out and "1 failed" in out
 

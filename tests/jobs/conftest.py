@@ -1,13 +1,13 @@
-"""Jobs against the GPU lab's real Slurm over real SSH: the lab fixtures are the postdeploy
-folder's (imported, not copied, so every Slurm version they are parametrized over runs
-these tests too)."""
+"""Jobs against the GPU lab's real Slurm over real SSH: `gpu_lab` is the suite's fixture
+(tests/conftest.py), parametrized over every Slurm lab the substrate runs, so these tests
+run on each version; `login` is the postdeploy folder's (imported, not copied)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 import pytest
-from postdeploy.conftest import gpu_lab, login  # noqa: F401  (fixtures, used by name)
+from postdeploy.conftest import login  # noqa: F401  (a fixture, used by name)
 
 from testkit.gpu_lab import GpuLab
 
@@ -27,7 +27,7 @@ def connection_flags(lab: GpuLab) -> list[str]:
 
 
 @pytest.fixture
-def lab_queue(gpu_lab: GpuLab) -> Iterator[GpuLab]:  # noqa: F811
+def lab_queue(gpu_lab: GpuLab) -> Iterator[GpuLab]:
     """The lab with an empty queue of the login user's jobs (and no job outputs) before and
     after the test."""
     _scancel(gpu_lab)

@@ -209,7 +209,7 @@ def test_lifecycle_cli_deploy_json_list_destroy(
     monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
     key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ t"
     spec = _spec_file(tmp_path, "clijson", key)
-    code = cli_main(["soperator", "deploy", "--sandbox", "--spec", str(spec), "--output", "json"])
+    code = cli_main(["soperator", "deploy", "--sandbox", "--spec", str(spec), "--output", "ndjson"])
     out = capsys.readouterr().out.splitlines()
     assert code == 0
     *events, final = (json.loads(line) for line in out)

@@ -97,7 +97,7 @@ def _run_cell(cell: Cell) -> Cell:
     spec.write_text(SPEC.format(name=cell.name, key=KEY))
     cmd = [*NPA, "soperator", "deploy", "--sandbox", "--yes"]
     proc = subprocess.Popen(
-        [*cmd, "--spec", str(spec), "--output", "json"],
+        [*cmd, "--spec", str(spec), "--output", "ndjson"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

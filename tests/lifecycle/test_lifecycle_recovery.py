@@ -177,7 +177,7 @@ def test_sighup_stops_like_ctrl_c(tmp_path: Path, npa_home: Path) -> None:
         "TF_VAR_standin_sleep_seconds": "2",
     }
     proc = subprocess.Popen(
-        [*NPA, "soperator", "deploy", "--sandbox", "--yes", "--spec", str(spec), "-o", "json"],
+        [*NPA, "soperator", "deploy", "--sandbox", "--yes", "--spec", str(spec), "-o", "ndjson"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -92,7 +92,7 @@ def test_secret_environment_values_are_masked_everywhere(tmp_path: Path, npa_hom
             env=env,
             timeout=300,
         )
-        for args in (["deploy", "--yes", "-o", "json"], ["plan", "-v"])
+        for args in (["deploy", "--yes", "-o", "ndjson"], ["plan", "-v"])
     ]
     for run in runs:
         assert run.returncode == 1, run.stderr  # the wrapper fails the full plan

@@ -43,7 +43,7 @@ def test_cli_deploy_gate_on_real_slurm(
     spec = tmp_path / "gated.yaml"
     spec.write_text(SPEC)
     monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
-    deploy = ["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "-o", "json"]
+    deploy = ["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "-o", "ndjson"]
 
     gpu_lab.node("gpu-1", fail="p2pBandwidthLatencyTest")
     assert cli_main(deploy) == 1
@@ -51,6 +51,7 @@ def test_cli_deploy_gate_on_real_slurm(
     final = json.loads(lines[-1])
     result = final["result"]
     assert final["ok"] is False and result["status"] == "degraded-validation"
+    assert final["status"] == "degraded-validation"  # npa's shape: the result at the top
     assert result["deployment_status"] == "applied"
     assert result["validation"]["node"] == "gpu-1" and result["validation"]["cleanup_confirmed"]
     (check,) = result["gpu_creation_checks"]

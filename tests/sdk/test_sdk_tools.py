@@ -23,10 +23,11 @@ EXPECTED = {
     "infra.soperator.destroy",
     "infra.soperator.run",
     "infra.soperator.logs",
+    "infra.fleet.deploy",  # the existing npa's catalog entry
 }
 
 
-def test_registry_has_exactly_the_soperator_tools() -> None:
+def test_registry_has_exactly_the_soperator_and_fleet_tools() -> None:
     assert set(tools.registry()) == EXPECTED
     assert [t.name for t in tools.registry().values() if t.destructive] == [
         "infra.soperator.destroy"
@@ -117,7 +118,9 @@ def test_deploy_tool_refuses_an_invalid_spec_path_with_position(tmp_path: Path) 
     from npa_sop_tui.spec.model import SpecError
 
     with pytest.raises(SpecError) as info:
-        tools.get_tool("infra.soperator.deploy").call({"spec_path": str(path), "sandbox": True})
+        tools.get_tool("infra.soperator.deploy").call(
+            {"spec_path": str(path), "sandbox": True}, root=tmp_path
+        )
     assert info.value.findings[0].line == 5
     assert info.value.findings[0].file == str(path)
 

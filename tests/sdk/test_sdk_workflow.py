@@ -23,7 +23,7 @@ workers:
 """
 
 WORKFLOW = """\
-apiVersion: npa.workflow/v0.0.1
+apiVersion: npa-sop.workflow/v0.0.1
 name: wf
 steps:
   - name: check

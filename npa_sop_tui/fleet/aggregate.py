@@ -1,0 +1,50 @@
+"""npa's fleet aggregate, beside our report: `{name, tenant_id, region, project_prefix,
+profile, clusters[], deployed, failed, backend_counts}`.
+
+Each `clusters` entry is the target's native result plus `backend`, `project_key`,
+`project_id`, `cluster_name`, `region`, `backend_state_root`; a failed target is
+`{…, status: "error", error}`. Unlike npa (which counts only `deployed`, so a successful
+soperator target, whose native status is `ready`, was counted as failed), success is the
+outcome's: a deployed target is `status: "deployed"` with the native status kept as
+`cluster_status`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+BACKENDS = ("mk8s", "soperator")
+
+
+def cluster_entry(target: Any, outcome: Any, state_root: str) -> dict[str, Any]:
+    entry: dict[str, Any] = dict(outcome.result or {})
+    if "status" in entry:
+        entry["cluster_status"] = entry["status"]
+    entry.update(
+        {
+            "backend": target.backend,
+            "project_key": target.project_key,
+            "project_id": target.project_id,
+            "cluster_name": target.name,
+            "region": entry.get("region") or target.region,
+            "backend_state_root": state_root,
+            "status": outcome.status if outcome.ok or outcome.status == "not-run" else "error",
+        }
+    )
+    if not outcome.ok and outcome.status != "not-run":
+        entry["error"] = outcome.message
+    return entry
+
+
+def aggregate(loaded: Any, clusters: list[dict[str, Any]]) -> dict[str, Any]:
+    file = loaded.file
+    return {
+        "name": loaded.name,
+        "tenant_id": file.tenant_id or "",
+        "region": file.region or "",
+        "project_prefix": file.project_prefix,
+        "profile": file.profile or "",
+        "clusters": clusters,
+        "deployed": sum(1 for c in clusters if c["status"] in ("deployed", "planned")),
+        "backend_counts": {b: sum(1 for c in clusters if c["backend"] == b) for b in BACKENDS},
+    }

@@ -1,0 +1,60 @@
+"""`npa fleet status`: live status of every deployed target (npa runs its native status per
+target). One target's failure is that target's `status-error`, never the command's."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from npa_sop_tui.fleet.status import BAD_STATES, FleetStatusTable, TargetStatusRow
+
+LIVE_STATES = frozenset({"deployed", "degraded-validation", "deploying", "failed"})
+
+
+async def _one(row: TargetStatusRow, *, sandbox: bool, timeout: float) -> None:
+    from npa_sop_tui import sdk
+
+    try:
+        snap = await sdk.astatus(row.name, sandbox=sandbox, initial_timeout=timeout)
+    except Exception as exc:
+        row.live_state = "status-error"
+        text = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        row.message = (row.message + "; " if row.message else "") + text
+        return
+    row.live_state = snap.status
+    row.verdict = snap.verdict.state
+    kube = snap.freshness.get("kube")
+    if snap.status != "running" and kube is not None:
+        why = kube.error or kube.note or f"Kubernetes {kube.state}"
+        row.message = (row.message + "; " if row.message else "") + why
+    if snap.verdict.state in ("degraded", "failed") and not row.message:
+        row.message = snap.verdict.summary
+
+
+async def add_live_status(
+    table: FleetStatusTable, *, sandbox: bool, timeout: float = 10.0, concurrency: int = 4
+) -> FleetStatusTable:
+    """Each row whose cluster the inventory holds gets a live snapshot, at most
+    `concurrency` at once; `ok` turns false for a `status-error`."""
+    # The sandbox writes ONE kubeconfig per npa home, naming the context of the cluster it
+    # opened last, so its snapshots are taken one at a time.
+    gate = asyncio.Semaphore(1 if sandbox else concurrency)
+
+    async def bounded(row: TargetStatusRow) -> None:
+        async with gate:
+            await _one(row, sandbox=sandbox, timeout=timeout)
+
+    rows = [r for r in table.targets if r.cluster_state in LIVE_STATES]
+    await asyncio.gather(*(bounded(r) for r in rows))
+    bad = any({r.cluster_state, r.fleet_state, r.live_state} & BAD_STATES for r in table.targets)
+    table.ok = not bad
+    live: dict[str, int] = {}
+    for row in rows:
+        live[row.live_state or "unknown"] = live.get(row.live_state or "unknown", 0) + 1
+    if live:
+        table.summary += "; live: " + ", ".join(f"{n} {s}" for s, n in sorted(live.items()))
+    return table
+
+
+def run_live(table: FleetStatusTable, *, sandbox: bool, timeout: float) -> Any:
+    return asyncio.run(add_live_status(table, sandbox=sandbox, timeout=timeout))

@@ -1,0 +1,62 @@
+"""The existing npa's CLI shapes: `--output json` is ONE document (npa's result fields at the
+top level, ours beside them) with progress on stderr; `--output ndjson` is the event
+stream; `destroy --force` is npa's confirmation flag."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cli import main
+
+from testkit.fleets import ROOT_KEY
+
+pytestmark = pytest.mark.usefixtures("sandbox_in_home", "fast_standin")
+
+SPEC = (
+    "apiVersion: npa.soperator/v0.0.1\nname: {name}\nroot_login_ssh_public_key: {key}\n"
+    "workers:\n  - {{name: cpu, size: 1, docker_cache: true, docker_cache_gib: 93}}\n"
+)
+
+
+@pytest.mark.terraform
+def test_json_is_one_document_and_ndjson_is_the_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(SPEC.format(name="jsonone", key=ROOT_KEY))
+
+    assert main(["soperator", "plan", "--spec", str(spec), "--sandbox", "-o", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["ok"] is True and plan["provider_mutation"] is False
+    assert plan["control_plane"] == {"system_min_size": 3, "system_max_size": 24}
+
+    code = main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "-o", "json"])
+    captured = capsys.readouterr()
+    assert code == 0
+    doc = json.loads(captured.out)  # one document: json.loads fails on NDJSON
+    assert doc["status"] == "ready" and doc["backend"] == "soperator"
+    assert doc["worker_pools"] == ["cpu"] and doc["docker_cache_pools"] == ["cpu"]
+    assert doc["region"] and doc["project_id"] and doc["replacement_guard"]["status"] == "passed"
+    assert doc["ok"] is True and doc["result"]["name"] == "jsonone"  # ours, beside
+    assert captured.err  # progress went to stderr
+
+    code = main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "-o", "ndjson"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert code == 0 and len(lines) > 2
+    events = [json.loads(line) for line in lines[:-1]]
+    assert events[0]["kind"] == "operation_started" and events[-1]["kind"] == ("operation_finished")
+    assert json.loads(lines[-1])["status"] == "ready"
+
+    code = main(["soperator", "destroy", "--name", "jsonone", "--sandbox", "--force", "-o", "json"])
+    gone = json.loads(capsys.readouterr().out)
+    assert code == 0 and gone["status"] == "destroyed" and gone["backend"] == "soperator"
+
+
+def test_ndjson_is_offered_only_where_events_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["soperator", "list", "-o", "ndjson"])
+    assert info.value.code == 2
+    assert "invalid choice: 'ndjson'" in capsys.readouterr().err
