@@ -15,7 +15,7 @@ from typing import Any
 from npa_sop_tui.cloud.client import CloudError
 from npa_sop_tui.cloud.model import PriceQuote, PriceRequest
 
-Call = Callable[[str, Callable[[Any, float], Awaitable[Any]]], Awaitable[Any]]
+Call = Callable[[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]], Awaitable[Any]]
 
 
 def _decimal(text: str) -> Decimal | None:
@@ -57,7 +57,7 @@ async def estimate_hourly(call: Call, requests: list[PriceRequest]) -> PriceQuot
     )
     resp = await call(
         "price estimate (billing CalculatorService.EstimateBatch)",
-        lambda sdk, t: CalculatorServiceClient(sdk).estimate_batch(request, timeout=t),
+        lambda sdk, kw: CalculatorServiceClient(sdk).estimate_batch(request, **kw),
     )
     if len(resp.resource_costs) != len(requests):
         raise CloudError(

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.nebius_auth import CloudCredentialsMissing, request_failure
+from npa_sop_tui.nebius_auth import (
+    TOKEN_ENV,
+    CloudCredentialsMissing,
+    SignInFailed,
+    request_failure,
+)
 
 T = TypeVar("T")
 
@@ -45,6 +50,11 @@ async def _call(what: str, timeout: float, make: Callable[[], Awaitable[T]]) -> 
         raise OperationError(f"{what}: no answer within {timeout:g}s") from None
     except RequestError as exc:
         code, message = request_failure(exc)
+        if code == "UNAUTHENTICATED":
+            raise SignInFailed(
+                f"{what}: the Nebius API refused the credentials ({message})",
+                hint=f"check {TOKEN_ENV}, the service-account key file or the CLI profile",
+            ) from None
         raise OperationError(f"{what} failed: {code}: {message}") from None
 
 

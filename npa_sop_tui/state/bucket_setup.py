@@ -45,7 +45,7 @@ async def ensure_bucket(name: str, project_id: str, *, profile: str | None = Non
         VersioningPolicy,
     )
 
-    from npa_sop_tui.nebius_auth import request_failure, sdk_from_env
+    from npa_sop_tui.nebius_auth import SignInFailed, request_failure, sdk_from_env
 
     def _code(exc: Exception) -> str:
         return request_failure(exc)[0]
@@ -83,6 +83,12 @@ async def ensure_bucket(name: str, project_id: str, *, profile: str | None = Non
         return BucketReady(name, bucket.metadata.id, False, "enabled")
     except RequestError as exc:
         code = _code(exc)
+        if code == "UNAUTHENTICATED":
+            raise SignInFailed(
+                f"bucket {name!r}: the Nebius API refused the credentials "
+                f"({request_failure(exc)[1]})",
+                hint="check NEBIUS_IAM_TOKEN, the service-account key file or the CLI profile",
+            ) from None
         hint = "check that the profile or token may create buckets in this project"
         raise OperationError(f"bucket {name!r}: {code}: {exc}", hint=hint) from None
     except TimeoutError:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.cloud import CloudSettings, CloudTimeout, connect
-from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing, CloudError
+from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing
 from npa_sop_tui.cloud.model import CapacityBlockGroup, Mk8sCluster, PriceRequest, WhoAmI
+from npa_sop_tui.nebius_auth import SignInFailed
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 
@@ -113,9 +114,10 @@ async def test_wrong_token_is_an_error_with_a_hint(
 ) -> None:
     monkeypatch.setenv("NEBIUS_IAM_TOKEN", "wrong")
     client = connect(cloud_settings)
-    with pytest.raises(CloudError, match="UNAUTHENTICATED") as info:
+    with pytest.raises(SignInFailed, match="token in NEBIUS_IAM_TOKEN failed") as info:
         await client.quotas(TENANT, REGION)
-    assert info.value.hint and "token" in info.value.hint
+    assert info.value.exit_code == 2
+    assert info.value.hint and "nebius iam get-access-token" in info.value.hint
     await client.close()
 
 
