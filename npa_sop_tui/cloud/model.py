@@ -146,6 +146,12 @@ class PriceQuote:
 
 
 @dataclass(frozen=True)
+class Subnet:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
 class WhoAmI:
     kind: str  # user, service_account, anonymous
     id: str

@@ -24,6 +24,7 @@ from npa_sop_tui.cloud.client import (
 )
 from npa_sop_tui.cloud.model import (
     Availability,
+    CapacityAllowance,
     CapacityBlockGroup,
     Filesystem,
     Mk8sCluster,
@@ -34,6 +35,7 @@ from npa_sop_tui.cloud.model import (
     PriceRequest,
     Quota,
     ResourceAdvice,
+    Subnet,
     WhoAmI,
 )
 
@@ -218,9 +220,49 @@ class NebiusCloudClient:
                     usage=usage,
                     state=_enum(item.status.state, "STATE_"),
                     unit=item.status.unit,
+                    level="project" if parent_id.startswith("project-") else "tenant",
                 )
             )
         return out
+
+    async def capacity_allowances(self, project_id: str) -> list[CapacityAllowance]:
+        from nebius.api.nebius.capacity.v1 import (
+            CapacityAllowanceServiceClient,
+            ListCapacityAllowancesRequest,
+        )
+
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
+            req = ListCapacityAllowancesRequest(
+                parent_id=project_id, page_size=PAGE_SIZE, page_token=token
+            )
+            return CapacityAllowanceServiceClient(sdk).list(req, **kw)
+
+        out: list[CapacityAllowance] = []
+        for item in await self._pages(f"capacity allowances of {project_id}", fetch):
+            unknown = _enum(item.status.usage_state, "USAGE_STATE_") == "unknown"
+            out.append(
+                CapacityAllowance(
+                    id=item.metadata.id,
+                    project_id=item.metadata.parent_id,
+                    group_id=item.spec.capacity_block_group_id,
+                    limit=item.spec.limit,
+                    usage=None if unknown else int(item.status.usage),
+                    state=_enum(item.status.state, "STATE_"),
+                )
+            )
+        return out
+
+    async def subnets(self, project_id: str) -> list[Subnet]:
+        from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient
+
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
+            req = ListSubnetsRequest(parent_id=project_id, page_size=PAGE_SIZE, page_token=token)
+            return SubnetServiceClient(sdk).list(req, **kw)
+
+        return [
+            Subnet(id=i.metadata.id, name=i.metadata.name)
+            for i in await self._pages(f"subnets of {project_id}", fetch)
+        ]
 
     async def capacity_block_groups(self, tenant_id: str) -> list[CapacityBlockGroup]:
         from nebius.api.nebius.capacity.v1 import (
@@ -317,6 +359,7 @@ class NebiusCloudClient:
                     name=item.metadata.name,
                     presets=presets,
                     preemptible_allowed=bool(item.status.allowed_for_preemptibles),
+                    gpu_quota=item.spec.gpu_count_quota_type,
                 )
             )
         return out

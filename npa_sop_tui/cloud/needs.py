@@ -46,8 +46,17 @@ class Need:
     why: str  # what in the spec needs it
 
 
-def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> list[Need]:
-    """Needs summed per quota, in a stable order (instances, CPU, GPUs, disks, filesystems)."""
+def quota_needs(
+    spec: SoperatorSpec,
+    capacity: dict[str, str] | None = None,
+    *,
+    gpu_quotas: dict[str, str] | None = None,
+) -> list[Need]:
+    """Needs summed per quota, in a stable order (instances, CPU, GPUs, disks, filesystems).
+
+    `gpu_quotas`: platform → the quota its GPUs count against, as PlatformService publishes
+    it (`spec.gpu_count_quota_type`); platforms it does not cover use the naming rule."""
+    gpu_quotas = gpu_quotas or {}
     from npa_sop_tui.spec.catalog import load_catalog
 
     cat = load_catalog()
@@ -73,7 +82,8 @@ def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> 
         if group.gpus_per_node:
             pool = next(p for p in spec.workers if p.name == group.name)
             if pool.capacity_mode(capacity) != "reserved":
-                add(gpu_quota_name(group.platform), n * group.gpus_per_node, "gpu", label)
+                quota = gpu_quotas.get(group.platform) or gpu_quota_name(group.platform)
+                add(quota, n * group.gpus_per_node, "gpu", label)
             if group.fabric and preset is not None and preset.gpu_cluster_compatible:
                 fabrics.add(group.fabric)
         add("compute.disk.count", n * (1 + len(group.extra_disks)), "count", label)

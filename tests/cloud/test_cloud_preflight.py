@@ -75,7 +75,10 @@ async def test_quota_short_is_a_warning_with_the_shortfall(
     row = next(r for r in report.rows if r.resource == "compute.instance.gpu.h100")
     assert (row.needed, row.limit, row.usage, row.verdict) == (16, 24, 16, "short by 8")
     assert not report.blocked
-    assert any("compute.instance.gpu.h100 is short by 8" in w for w in report.warnings)
+    assert any(
+        "tenant quota compute.instance.gpu.h100 in eu-north1 is short by 8" in w
+        for w in report.warnings
+    )
 
 
 async def test_reserved_group_by_name_is_resolved_and_never_shown(

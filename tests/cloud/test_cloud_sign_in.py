@@ -68,7 +68,7 @@ def run_preflight(tmp_path: Path, fake: FakeNebius, env: dict[str, str]) -> tupl
     }
     started = time.monotonic()
     done = subprocess.run(
-        [str(NPA), "soperator", "preflight", "--spec", str(spec), "--cloud-timeout", "20"],
+        [str(NPA), "soperator", "preflight", "--spec", str(spec), "--cloud-timeout", "90"],
         capture_output=True, text=True, env=full, timeout=120, check=False,
     )  # fmt: skip
     return done.returncode, done.stderr, time.monotonic() - started
@@ -140,7 +140,7 @@ def test_cli_key_file_the_api_refuses(
     )
     assert code == 2, stderr
     assert "signing in to Nebius with the key file" in stderr and "unknown public key" in stderr
-    assert took < 20
+    assert took < 60  # not the 90 s cloud timeout
     assert_clean(stderr)
 
 
@@ -183,7 +183,7 @@ def test_cli_federation_profile_without_a_current_token_does_not_wait_for_a_brow
     code, stderr, took = run_preflight(tmp_path, fake_nebius, {})
     assert code == 2, stderr
     assert "signs in through a browser" in stderr and "nebius iam whoami" in stderr
-    assert took < 15
+    assert took < 60  # no wait for a browser
     assert_clean(stderr)
 
 
