@@ -252,6 +252,22 @@ class NebiusCloudClient:
             )
         return out
 
+    async def project_tenant(self, project_id: str) -> str | None:
+        """The tenant a project belongs to (IAM ProjectService.Get: its parent), None when
+        there is no such project."""
+        from nebius.api.nebius.iam.v1 import GetProjectRequest, ProjectServiceClient
+
+        try:
+            item = await self._call(
+                f"project {project_id}",
+                lambda sdk, kw: ProjectServiceClient(sdk).get(
+                    GetProjectRequest(id=project_id), **kw
+                ),
+            )
+        except _NotFound:
+            return None
+        return str(item.metadata.parent_id) or None
+
     async def subnets(self, project_id: str) -> list[Subnet]:
         from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient
 

@@ -293,6 +293,11 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
             )
         return iam.GetProfileResponse(user_profile=iam.UserProfile(id=who.id))
 
+    def project_get(req: Any, ctx: Any) -> Any:
+        if req.id != s.project_id:
+            ctx.abort(grpc.StatusCode.NOT_FOUND, f"project {req.id} not found")
+        return iam.Container(metadata=_meta(id=s.project_id, parent_id=s.tenant_id))
+
     table: list[Any] = [
         rpc("nebius.quotas.v1.QuotaAllowanceService", "List",
             quotas.ListQuotaAllowancesRequest, quotas.ListQuotaAllowancesResponse, quota_list),
@@ -322,6 +327,8 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
             mk8s.GetClusterRequest, mk8s.Cluster, cluster_get),
         rpc("nebius.mk8s.v1.NodeGroupService", "List",
             mk8s.ListNodeGroupsRequest, mk8s.ListNodeGroupsResponse, node_group_list),
+        rpc("nebius.iam.v1.ProjectService", "Get",
+            iam.GetProjectRequest, iam.Container, project_get),
         rpc("nebius.iam.v1.ProfileService", "Get",
             iam.GetProfileRequest, iam.GetProfileResponse, profile_get),
     ]  # fmt: skip
