@@ -134,6 +134,9 @@ class PriceRequest:
     preset: str
     count: int
     preemptible: bool = False
+    kind: str = "instance"  # instance, disk or filesystem (then `platform`/`preset` are "")
+    size_gib: int = 0  # disks and filesystems
+    storage_type: str = ""  # NETWORK_SSD, … (the DiskSpec / FilesystemSpec type name)
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,10 @@ class PriceQuote:
     hourly: dict[str, Decimal] = field(default_factory=dict)
     total_hourly: Decimal = Decimal(0)
     currency: str = "usd"
+
+    @property
+    def total_daily(self) -> Decimal:
+        return self.total_hourly * 24
 
 
 @dataclass(frozen=True)

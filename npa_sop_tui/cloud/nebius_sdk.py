@@ -450,9 +450,11 @@ class NebiusCloudClient:
             state=_enum(item.status.state),
         )
 
-    async def estimate_hourly(self, requests: list[PriceRequest]) -> PriceQuote:
-        """Hourly price: one priced instance per request (billing v1 EstimateBatch), times
-        its count."""
+    async def estimate_hourly(
+        self, requests: list[PriceRequest], project_id: str | None = None
+    ) -> PriceQuote:
+        """Hourly price: one priced resource per request in `project_id` (billing v1
+        EstimateBatch), times its count."""
         from npa_sop_tui.cloud.nebius_price import estimate_hourly
 
-        return await estimate_hourly(self._call, requests)
+        return await estimate_hourly(self._call, requests, project_id)

@@ -99,15 +99,19 @@ def quota_needs(
 
 
 def price_requests(spec: SoperatorSpec) -> list[PriceRequest]:
-    """Every node group as priced instances: worker pools by name, the control plane's
-    groups as `control-plane/<role>`."""
-    return [
-        PriceRequest(
-            g.name if g.role == "worker" else f"control-plane/{g.role}",
-            g.platform,
-            g.preset,
-            g.count,
-            preemptible=g.preemptible,
-        )
-        for g in footprint.node_groups(spec)
-    ]
+    """Every node group as priced instances (worker pools by name, the control plane's groups
+    as `control-plane/<role>`), their boot and extra disks (`<group>/disks`), and the shared
+    filesystems (`filesystem/<role>`)."""
+    out: list[PriceRequest] = []
+    for g in footprint.node_groups(spec):
+        key = g.name if g.role == "worker" else f"control-plane/{g.role}"
+        out.append(PriceRequest(key, g.platform, g.preset, g.count, preemptible=g.preemptible))
+        disks = [(BOOT_DISK_TYPE, g.boot_disk_gib), *g.extra_disks]
+        for disk_type, gib in disks:
+            if gib > 0:
+                out.append(PriceRequest(f"{key}/disks", "", "", g.count, kind="disk",
+                                        size_gib=gib, storage_type=disk_type))  # fmt: skip
+    for fs in footprint.filesystems(spec):
+        out.append(PriceRequest(f"filesystem/{fs.role}", "", "", 1, kind="filesystem",
+                                size_gib=fs.size_gib, storage_type=fs.type))  # fmt: skip
+    return out

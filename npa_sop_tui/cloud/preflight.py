@@ -114,6 +114,7 @@ class Price(_Model):
     unit: Literal["hour"] = "hour"
     pools: list[PriceRow] = Field(default_factory=list)
     total: str
+    daily: str = ""  # the total for 24 hours
 
 
 class Problem(_Model):
@@ -334,7 +335,7 @@ async def run_preflight(
         _read("resource advice", client.resource_advice(tenant_id), warnings)
         if tenant_id
         else nothing(),
-        _read("price", client.estimate_hourly(price_requests(spec)), warnings),
+        _read("price", client.estimate_hourly(price_requests(spec), project_id), warnings),
     )
     if not tenant_id:  # the project's allowances are all there is to go by
         quotas, project_quotas = project_quotas, None
@@ -373,13 +374,16 @@ async def run_preflight(
         report.problems.extend(Problem(message=m, hint=h) for m, h in problems)
         capacity.update(resolved)
     if price is not None:
+        counts: dict[str, int] = {}
+        for r in price_requests(spec):  # one row per key: a pool, its disks, a filesystem
+            counts[r.key] = max(counts.get(r.key, 0), r.count)
         report.price = Price(
             currency=price.currency,
             pools=[
-                PriceRow(key=r.key, count=r.count, hourly=str(price.hourly[r.key]))
-                for r in price_requests(spec)
+                PriceRow(key=k, count=n, hourly=str(price.hourly[k])) for k, n in counts.items()
             ],
             total=str(price.total_hourly),
+            daily=str(price.total_daily),
         )
     report.warnings = [*short, *scarce, *warnings]
     return PreflightOutcome(report, capacity)

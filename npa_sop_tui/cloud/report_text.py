@@ -38,7 +38,10 @@ def price_lines(report: PreflightReport) -> list[str]:
     rows = [("WHAT", "NODES", "PER HOUR")]
     rows += [(r.key, str(r.count), money(r.hourly, p.currency)) for r in p.pools]
     rows.append(("total", "", money(p.total, p.currency)))
-    return lines + _table(rows)
+    out = lines + _table(rows)
+    if p.daily:
+        out.append(f"  per day (24 h): {money(p.daily, p.currency)}")
+    return out
 
 
 def render_text(report: PreflightReport) -> str:

@@ -54,6 +54,7 @@ _DEFAULT_GPU_LIMIT = 512
 _USD_PER_VCPU_HOUR = Decimal("0.012")
 _USD_PER_GPU_HOUR = Decimal("2.95")
 _PREEMPTIBLE_FACTOR = Decimal("0.45")
+_USD_PER_GIB_HOUR = Decimal("0.0001")
 
 
 def scenario_from_env(env: Mapping[str, str] | None = None) -> frozenset[str]:
@@ -96,6 +97,7 @@ class FakeCloudState:
     expired_tokens: set[str] = field(default_factory=set)
     # Operations: seconds before one finishes, and methods whose operation ends in an error.
     operation_seconds: float = 0.0
+    price_unit: str = "month"  # what billing answers when the request asks for no unit
     failing_operations: dict[str, str] = field(default_factory=dict)
     scenario: frozenset[str] = frozenset()
     calls: list[tuple[str, str]] = field(default_factory=list)  # (method, authorization)
@@ -113,6 +115,10 @@ class FakeCloudState:
         if preemptible:
             price *= _PREEMPTIBLE_FACTOR
         return price.quantize(Decimal("0.000001"))
+
+    def storage_price(self, size_gib: int) -> Decimal:
+        """Disks and filesystems: per GiB and hour, whatever the type (invented)."""
+        return (size_gib * _USD_PER_GIB_HOUR).quantize(Decimal("0.000001"))
 
     # --- the sandbox cluster's own resources ---------------------------------------------
 

@@ -212,23 +212,50 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
         )
 
     # --- billing --------------------------------------------------------------------------
+    def priced(item: Any, ctx: Any) -> Decimal:
+        """One resource's hourly price; the request is checked as the calculator would: a
+        known create request of a resource in this project."""
+        url = item.spec.type_url.rsplit("/", 1)[-1]
+        kinds = {
+            "nebius.compute.v1.CreateInstanceRequest": compute.CreateInstanceRequest,
+            "nebius.compute.v1.CreateDiskRequest": compute.CreateDiskRequest,
+            "nebius.compute.v1.CreateFilesystemRequest": compute.CreateFilesystemRequest,
+        }
+        if url not in kinds:
+            ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, f"cannot price a {url or 'empty spec'}")
+        inner = REGISTRY.unpack_any(item.spec, expected_type=kinds[url])
+        if inner.metadata.parent_id != s.project_id:
+            ctx.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                      f"metadata.parent_id {inner.metadata.parent_id!r} is not a project "
+                      "you can price in")  # fmt: skip
+        if url != "nebius.compute.v1.CreateInstanceRequest":
+            if not inner.spec.size_gibibytes or inner.spec.type.name == "UNSPECIFIED":
+                ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, "size and type are required")
+            return s.storage_price(inner.spec.size_gibibytes)
+        res = inner.spec.resources
+        price = s.hourly_price(
+            res.platform, res.preset or "", preemptible=inner.spec.HasField("preemptible")
+        )
+        if price is None:
+            ctx.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"unknown platform/preset {res.platform}/{res.preset}",
+            )
+        assert price is not None
+        return price
+
     def estimate(req: Any, ctx: Any) -> Any:
+        hour = billing.FilterAggregationUnit.FilterAggregationUnitValue
+        wanted = list(req.filter_aggregation_unit.filter_aggregation_unit_values) if (
+            req.filter_aggregation_unit is not None) else []  # fmt: skip
+        unit = "hour" if wanted == [hour.FILTER_AGGREGATION_UNIT_HOUR] else s.price_unit
         costs = []
         for item in req.resource_specs:
-            inner = REGISTRY.unpack_any(item.spec, expected_type=compute.CreateInstanceRequest)
-            res = inner.spec.resources
-            price = s.hourly_price(
-                res.platform, res.preset or "", preemptible=inner.spec.HasField("preemptible")
-            )
-            if price is None:
-                ctx.abort(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"unknown platform/preset {res.platform}/{res.preset}",
-                )
+            price = priced(item, ctx)
             breakdown = billing.CostBreakdown(cost=str(price), cost_rounded=f"{price:.2f}")
             costs.append(
                 billing.ResourceCost(
-                    aggregation_unit=billing.AggregationUnit(unit="hour"),
+                    aggregation_unit=billing.AggregationUnit(unit=unit),
                     general=billing.GeneralResourceCost(total=breakdown),
                 )
             )
