@@ -29,6 +29,14 @@ def floors() -> dict[str, str]:
     return found
 
 
+def _release(version: str) -> tuple[int, ...]:
+    """`1.36` and `1.36.0` alike (plain release numbers, as the floors are)."""
+    parts = [int(p) for p in version.split(".")]
+    while parts and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
 def test_every_floored_dependency_has_a_floor() -> None:
     assert set(floors()) == set(FLOORED)
 
@@ -51,9 +59,7 @@ def test_lowest_cloud_dependencies_pass_the_cloud_and_state_tests(tmp_path: Path
     probe = "import boto3, botocore, nebius.sdk; print(botocore.__version__, boto3.__version__)"
     seen = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                           text=True, check=True).stdout.split()  # fmt: skip
-    from packaging.version import Version
-
-    assert [Version(v) for v in seen] == [Version(pins["botocore"]), Version(pins["boto3"])]
+    assert [_release(v) for v in seen] == [_release(pins["botocore"]), _release(pins["boto3"])]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:randomly", "-p", "no:cacheprovider",
          *TESTS],
