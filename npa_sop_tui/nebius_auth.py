@@ -325,6 +325,15 @@ def sdk_from_env(*, profile: str | None = None) -> Any:
     )
 
 
+def fail_fast() -> dict[str, Any]:
+    """A request's `auth_options` that make a failed sign-in (a refused token exchange) fail
+    that request at once instead of being retried in the background until its deadline
+    (`nebius/aio/token/options.py`, OPTION_REPORT_ERROR)."""
+    from nebius.aio.token.options import OPTION_REPORT_ERROR
+
+    return {"auth_options": {OPTION_REPORT_ERROR: "1"}}
+
+
 def refused(exc: Exception, sign: SignIn) -> SignInFailed | None:
     """The sign-in error an SDK failure amounts to, or None when it is something else: the
     API refusing the credentials (UNAUTHENTICATED) or the token exchange failing."""

@@ -49,12 +49,10 @@ class _NotFound(Exception):
 
 
 def _request_kwargs(budget: float) -> dict[str, Any]:
-    """Every request's bound, and the SDK's option that makes a failed sign-in (a refused
-    token exchange) fail the request instead of being retried in the background until the
-    deadline (`nebius/aio/token/options.py`, OPTION_REPORT_ERROR)."""
-    from nebius.aio.token.options import OPTION_REPORT_ERROR
+    """Every request's bound, and the option that makes a failed sign-in fail it at once."""
+    from npa_sop_tui.nebius_auth import fail_fast
 
-    return {"timeout": budget, "auth_options": {OPTION_REPORT_ERROR: "1"}}
+    return {"timeout": budget, **fail_fast()}
 
 
 def _enum(value: Any, *prefixes: str) -> str:

@@ -61,7 +61,7 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
         VersioningPolicy,
     )
 
-    from npa_sop_tui.nebius_auth import SignInFailed, request_failure, sdk_from_env
+    from npa_sop_tui.nebius_auth import SignInFailed, fail_fast, request_failure, sdk_from_env
 
     def _code(exc: Exception) -> str:
         return request_failure(exc)[0]
@@ -76,6 +76,7 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
                     metadata=ResourceMetadata(parent_id=project_id, name=name), spec=spec
                 ),
                 timeout=TIMEOUT,
+                **fail_fast(),
             )
             await operation.wait(timeout=TIMEOUT)
             if not operation.successful():
@@ -88,12 +89,14 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
             if _code(exc) != "ALREADY_EXISTS":
                 raise
         bucket = await service.get_by_name(
-            GetBucketByNameRequest(parent_id=project_id, name=name), timeout=TIMEOUT
+            GetBucketByNameRequest(parent_id=project_id, name=name), timeout=TIMEOUT, **fail_fast()
         )
         if bucket.spec.versioning_policy != VersioningPolicy.ENABLED:
             bucket.spec.versioning_policy = VersioningPolicy.ENABLED
             update = await service.update(
-                UpdateBucketRequest(metadata=bucket.metadata, spec=bucket.spec), timeout=TIMEOUT
+                UpdateBucketRequest(metadata=bucket.metadata, spec=bucket.spec),
+                timeout=TIMEOUT,
+                **fail_fast(),
             )
             await update.wait(timeout=TIMEOUT)
             if not update.successful():
