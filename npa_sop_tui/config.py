@@ -109,6 +109,7 @@ class NpaConfig(_Model):
     ssh_private_key_path: str | None = None
     recipe: RecipeSource = Field(default_factory=RecipeSource)
     terraform_bin: str | None = None
+    plugin_cache_dir: str | None = None  # Terraform's provider cache (terraform/plugin_cache.py)
     login: LoginConfig = Field(default_factory=LoginConfig)
     status: StatusConfig = Field(default_factory=StatusConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)

@@ -165,7 +165,30 @@ class Environment:
         if recipe is not None and recipe.is_standin:
             # No cloud behind a stand-in: placeholders fill whatever the user did not set.
             return placeholder_identity(identity)
+        if identity.missing():
+            identity = self.looked_up(identity)
         return require_identity(identity, self.settings)
+
+    def looked_up(self, identity: Identity, *, subnet: bool = True) -> Identity:
+        """What the CLI profile and the project can tell (cloud/identity_lookup.py); without
+        credentials or an answer, the identity as it was (require_identity then says what to
+        set). A refused sign-in and a project with several subnets are errors."""
+        from npa_sop_tui.cloud import identity_lookup
+        from npa_sop_tui.cloud.client import CloudError, CloudSettings, connect
+        from npa_sop_tui.nebius_auth import CloudCredentialsMissing, SignInFailed
+
+        profile = self.settings["profile"]
+        identity = identity_lookup.from_profile(identity, profile)
+        if not identity.project_id or (identity.tenant_id and (identity.subnet_id or not subnet)):
+            return identity
+        try:
+            return identity_lookup.from_cloud(
+                identity, connect(CloudSettings.from_env(profile=profile)), subnet=subnet
+            )
+        except SignInFailed:
+            raise
+        except (CloudCredentialsMissing, CloudError):  # no credentials, no answer
+            return identity
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
         """The public key for root on the login node; a stand-in works without one."""

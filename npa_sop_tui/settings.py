@@ -90,6 +90,7 @@ _KEYS: dict[str, _Key] = {
     "recipe.path": _Key(("recipe", "path")),
     "terraform_dir": _Key(None),
     "terraform_bin": _Key(("terraform_bin",), TERRAFORM_BIN_ENV),
+    "plugin_cache_dir": _Key(("plugin_cache_dir",), "NPA_PLUGIN_CACHE_DIR"),
     "login.host": _Key(("login", "host")),
     "login.port": _Key(("login", "port")),
     "login.user": _Key(("login", "user")),

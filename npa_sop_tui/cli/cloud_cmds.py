@@ -184,6 +184,10 @@ def _identity(environment: Any, spec: Any, project: str | None) -> Any:
         identity = environment.identity(spec)
     else:
         identity = environment.settings.identity(spec)
+        if project and not identity.project_id:
+            identity = Identity(**{**identity.model_dump(), "project_id": project})
+        if not identity.tenant_id or not identity.project_id:
+            identity = environment.looked_up(identity, subnet=False)
         missing = [f for f in ("region", "tenant_id", "project_id") if not getattr(identity, f)]
         if project:
             missing = [f for f in missing if f != "project_id"]

@@ -132,6 +132,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The settings this command's flags set explicitly (see `settings.resolve_settings`)."""
     flags = {
         "terraform_dir": getattr(args, "terraform_dir", None),
+        "plugin_cache_dir": getattr(args, "plugin_cache_dir", None),
         "root_login_key_file": getattr(args, "root_login_ssh_public_key_file", None),
         "capacity": capacity_flag(args) if getattr(args, "capacity_block_group", None) else None,
         "parallelism": getattr(args, "parallelism", None),

@@ -105,6 +105,12 @@ def _spec_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="a nebius-solutions-library checkout or its soperator/ folder",
     )
+    p.add_argument(
+        "--plugin-cache-dir",
+        metavar="DIR",
+        help="Terraform provider cache shared by all clusters (also NPA_PLUGIN_CACHE_DIR, "
+        "config plugin_cache_dir; default <npa home>/terraform-plugins)",
+    )
     add_recipe_ref_flag(p)
     p.add_argument(
         "--root-login-ssh-public-key-file",

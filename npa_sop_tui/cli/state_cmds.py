@@ -203,14 +203,21 @@ def cmd_init(args: argparse.Namespace) -> int:
     ready = asyncio.run(ensure_bucket(args.bucket, project, profile=settings["profile"]))
     region = settings["state.region"] or settings["region"]
     endpoint = settings["state.endpoint"]
+    from npa_sop_tui.state.conditional import probe_bucket
+
+    probe_bucket(args.bucket, settings)  # team locking rests on it: refuse before advising it
     if endpoint and region and endpoint == default_endpoint(region):
         endpoint = None
     lines = config_lines(args.bucket, region, endpoint)
     if wants_json(args):
-        emit_json({"ok": True, "bucket": ready.__dict__, "config": lines})
+        doc = {**ready.__dict__, "conditional_writes": "enforced"}
+        emit_json({"ok": True, "bucket": doc, "config": lines})
         return 0
     what = "Created" if ready.created else "Found"
     print(f"{what} bucket {ready.name!r} ({ready.id}) with versioning {ready.versioning}.")
+    if ready.note:
+        print(ready.note)
+    print("The bucket enforces conditional writes (If-None-Match, If-Match): locks are safe.")
     print("Add to the npa config (~/.npa/config.yaml) of everyone on the team:\n")
     print(lines)
     print(

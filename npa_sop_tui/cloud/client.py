@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from npa_sop_tui.cloud.model import (
+    CapacityAllowance,
     CapacityBlockGroup,
     Filesystem,
     Mk8sCluster,
@@ -26,6 +27,7 @@ from npa_sop_tui.cloud.model import (
     PriceRequest,
     Quota,
     ResourceAdvice,
+    Subnet,
     WhoAmI,
 )
 from npa_sop_tui.errors import OperationError
@@ -111,7 +113,9 @@ class CloudReads:
 class CloudClient(Protocol):
     """What npa reads from Nebius. All methods are async and bounded by the settings' timeout.
 
-    Scopes (`parent_id`): quotas take the tenant (or a project), capacity services the tenant,
+    Scopes (`parent_id`): quotas take the tenant or a project (each has its own allowances),
+    capacity block groups and resource advice the tenant, capacity allowances and subnets the
+    project,
     platforms the project, mk8s the project (IAM container) or the cluster for node groups.
     `get`-style methods return None when the resource does not exist.
     """
@@ -121,6 +125,12 @@ class CloudClient(Protocol):
     async def quotas(self, parent_id: str, region: str | None = None) -> list[Quota]: ...
 
     async def capacity_block_groups(self, tenant_id: str) -> list[CapacityBlockGroup]: ...
+
+    async def capacity_allowances(self, project_id: str) -> list[CapacityAllowance]: ...
+
+    async def subnets(self, project_id: str) -> list[Subnet]: ...
+
+    async def project_tenant(self, project_id: str) -> str | None: ...
 
     async def resource_advice(self, tenant_id: str) -> list[ResourceAdvice]: ...
 
@@ -134,7 +144,9 @@ class CloudClient(Protocol):
 
     async def filesystem(self, filesystem_id: str) -> Filesystem | None: ...
 
-    async def estimate_hourly(self, requests: list[PriceRequest]) -> PriceQuote: ...
+    async def estimate_hourly(
+        self, requests: list[PriceRequest], project_id: str | None = None
+    ) -> PriceQuote: ...
 
     async def close(self) -> None: ...
 

@@ -19,8 +19,9 @@ class Quota:
     region: str
     limit: int | None  # None: the allowance sets no limit
     usage: int | None  # None: the service could not say (usage state unknown)
-    state: str = "active"
+    state: str = "active"  # active, provisioning, frozen, deleted (frozen: usable no more)
     unit: str = ""
+    level: str = "tenant"  # tenant or project: the container the allowance belongs to
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,19 @@ class CapacityBlockGroup:
     @property
     def free(self) -> int:
         return max(self.limit - self.usage, 0)
+
+
+@dataclass(frozen=True)
+class CapacityAllowance:
+    """A project's share of a capacity block group (CapacityAllowanceService): at most
+    `limit` GPUs of the group (None: no per-project cap), `usage` of them in use."""
+
+    id: str
+    project_id: str
+    group_id: str
+    limit: int | None
+    usage: int | None  # None: the service could not say
+    state: str  # provisioning, active, container_deleted, unspecified
 
 
 @dataclass(frozen=True)
@@ -79,6 +93,7 @@ class PlatformOffer:
     name: str
     presets: tuple[PresetOffer, ...] = ()
     preemptible_allowed: bool = False
+    gpu_quota: str = ""  # spec.gpu_count_quota_type: the quota its GPUs count against
 
     def preset(self, name: str) -> PresetOffer | None:
         return next((p for p in self.presets if p.name == name), None)
@@ -119,6 +134,9 @@ class PriceRequest:
     preset: str
     count: int
     preemptible: bool = False
+    kind: str = "instance"  # instance, disk or filesystem (then `platform`/`preset` are "")
+    size_gib: int = 0  # disks and filesystems
+    storage_type: str = ""  # NETWORK_SSD, … (the DiskSpec / FilesystemSpec type name)
 
 
 @dataclass(frozen=True)
@@ -128,6 +146,16 @@ class PriceQuote:
     hourly: dict[str, Decimal] = field(default_factory=dict)
     total_hourly: Decimal = Decimal(0)
     currency: str = "usd"
+
+    @property
+    def total_daily(self) -> Decimal:
+        return self.total_hourly * 24
+
+
+@dataclass(frozen=True)
+class Subnet:
+    id: str
+    name: str
 
 
 @dataclass(frozen=True)

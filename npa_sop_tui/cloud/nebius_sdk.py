@@ -13,20 +13,18 @@ a service-account file, the CLI profile); nothing is copied anywhere.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from npa_sop_tui import __version__
 from npa_sop_tui.cloud.client import (
-    CloudCredentialsMissing,
     CloudError,
     CloudSettings,
     CloudTimeout,
 )
 from npa_sop_tui.cloud.model import (
     Availability,
+    CapacityAllowance,
     CapacityBlockGroup,
     Filesystem,
     Mk8sCluster,
@@ -37,6 +35,7 @@ from npa_sop_tui.cloud.model import (
     PriceRequest,
     Quota,
     ResourceAdvice,
+    Subnet,
     WhoAmI,
 )
 
@@ -47,6 +46,13 @@ PAGE_SIZE = 200
 
 class _NotFound(Exception):
     pass
+
+
+def _request_kwargs(budget: float) -> dict[str, Any]:
+    """Every request's bound, and the option that makes a failed sign-in fail it at once."""
+    from npa_sop_tui.nebius_auth import fail_fast
+
+    return {"timeout": budget, **fail_fast()}
 
 
 def _enum(value: Any, *prefixes: str) -> str:
@@ -65,43 +71,27 @@ class NebiusCloudClient:
         self._sdk: Any = None
         self._lock = asyncio.Lock()
         self.calls = 0  # made so far (tests, benchmarks)
+        self._sign: Any = None  # the nebius_auth.SignIn in use, once connected
+        self._answered = False  # a call has come back: sign-in worked
 
     # --- connection --------------------------------------------------------------------
-
-    def _credentials(self) -> dict[str, Any]:
-        from npa_sop_tui.nebius_auth import sdk_credentials
-
-        s = self.settings
-        return sdk_credentials(
-            iam_token=s.iam_token,
-            credentials_file=s.credentials_file,
-            profile=s.profile,
-            cli_config=s.cli_config,
-        )
 
     async def _get(self) -> Any:
         async with self._lock:
             if self._sdk is not None:
                 return self._sdk
             from npa_sop_tui.cloud.client import wait_for_warm_up
+            from npa_sop_tui.nebius_auth import new_sdk, sign_in
 
             await asyncio.to_thread(wait_for_warm_up)
-            # gRPC core prints INFO lines (GOAWAY …) on stderr unless told otherwise.
-            os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
-            from nebius.sdk import SDK
-
-            kwargs: dict[str, Any] = {"user_agent_prefix": f"npa-sop-tui/{__version__}"}
-            from npa_sop_tui.nebius_auth import sdk_endpoint
-
-            kwargs.update(self._credentials())
-            kwargs.update(sdk_endpoint(self.settings.endpoint))
-            try:
-                self._sdk = SDK(**kwargs)
-            except Exception as exc:
-                raise CloudCredentialsMissing(
-                    f"cannot set up the Nebius SDK: {exc}",
-                    hint="check NEBIUS_IAM_TOKEN, the service-account file or the CLI profile",
-                ) from None
+            s = self.settings
+            self._sign = sign_in(
+                iam_token=s.iam_token,
+                credentials_file=s.credentials_file,
+                profile=s.profile,
+                cli_config=s.cli_config,
+            )
+            self._sdk = new_sdk(self._sign, s.endpoint)
             return self._sdk
 
     async def close(self) -> None:
@@ -116,7 +106,10 @@ class NebiusCloudClient:
     # --- calls ---------------------------------------------------------------------------
 
     async def _call(
-        self, what: str, make: Callable[[Any, float], Awaitable[T]], deadline: float | None = None
+        self,
+        what: str,
+        make: Callable[[Any, dict[str, Any]], Awaitable[T]],
+        deadline: float | None = None,
     ) -> T:
         sdk = await self._get()
         from nebius.aio.service_error import RequestError
@@ -126,24 +119,46 @@ class NebiusCloudClient:
             raise CloudTimeout(f"{what}: no answer within {self.settings.timeout:g}s")
         self.calls += 1
         try:
-            return await asyncio.wait_for(make(sdk, budget), budget + 1)
+            answer = await asyncio.wait_for(make(sdk, _request_kwargs(budget)), budget + 1)
         except TimeoutError:
-            raise CloudTimeout(f"{what}: no answer within {self.settings.timeout:g}s") from None
+            raise self._timeout(what) from None
         except RequestError as exc:
-            code = getattr(getattr(exc, "status", None), "code", None)
-            name = getattr(code, "name", str(code))
-            if name == "NOT_FOUND":
-                raise _NotFound() from None
-            if name == "DEADLINE_EXCEEDED":
-                raise CloudTimeout(f"{what}: no answer within {self.settings.timeout:g}s") from None
-            message = getattr(exc.status, "message", None) or str(exc)
-            hint = None
-            if name in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
-                hint = "check that the profile or token can read this tenant/project"
-            raise CloudError(f"{what} failed: {name}: {message}", hint=hint) from None
+            raise self._failure(what, exc) from None
+        except Exception as exc:  # the SDK's sign-in errors are of several types
+            from npa_sop_tui.nebius_auth import refused
+
+            failed = refused(exc, self._sign)
+            if failed is None:
+                raise CloudError(f"{what} failed: {type(exc).__name__}: {exc}") from None
+            raise failed from None
+        self._answered = True
+        return answer
+
+    def _timeout(self, what: str) -> CloudError:
+        message = f"{what}: no answer within {self.settings.timeout:g}s"
+        if not self._answered and self._sign is not None:
+            return CloudTimeout(message, hint=f"signing in used the {self._sign.source}; check "
+                                "the network, then the credentials")  # fmt: skip
+        return CloudTimeout(message)
+
+    def _failure(self, what: str, exc: Exception) -> Exception:
+        from npa_sop_tui.nebius_auth import refused, request_failure
+
+        name, message = request_failure(exc)
+        if name == "NOT_FOUND":
+            return _NotFound()
+        if name == "DEADLINE_EXCEEDED":
+            return self._timeout(what)
+        failed = refused(exc, self._sign)
+        if failed is not None:
+            return failed
+        hint = None
+        if name == "PERMISSION_DENIED":
+            hint = "check that the profile or token can read this tenant/project"
+        return CloudError(f"{what} failed: {name}: {message}", hint=hint)
 
     async def _pages(
-        self, what: str, fetch: Callable[[Any, str, float], Awaitable[Any]]
+        self, what: str, fetch: Callable[[Any, str, dict[str, Any]], Awaitable[Any]]
     ) -> list[Any]:
         """Every item of a paged listing, all pages within one timeout."""
         deadline = time.monotonic() + self.settings.timeout
@@ -151,7 +166,7 @@ class NebiusCloudClient:
         token = ""
         for _ in range(MAX_PAGES):
             page = await self._call(
-                what, lambda sdk, t, tok=token: fetch(sdk, tok, t), deadline=deadline
+                what, lambda sdk, kw, tok=token: fetch(sdk, tok, kw), deadline=deadline
             )
             items.extend(page.items)
             token = page.next_page_token
@@ -166,7 +181,7 @@ class NebiusCloudClient:
 
         resp = await self._call(
             "who am I (iam ProfileService.Get)",
-            lambda sdk, t: ProfileServiceClient(sdk).get(GetProfileRequest(), timeout=t),
+            lambda sdk, kw: ProfileServiceClient(sdk).get(GetProfileRequest(), **kw),
         )
         if resp.user_profile is not None:
             return WhoAmI("user", resp.user_profile.id)
@@ -181,11 +196,11 @@ class NebiusCloudClient:
             QuotaAllowanceServiceClient,
         )
 
-        def fetch(sdk: Any, token: str, t: float) -> Any:
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
             req = ListQuotaAllowancesRequest(
                 parent_id=parent_id, page_size=PAGE_SIZE, page_token=token
             )
-            return QuotaAllowanceServiceClient(sdk).list(req, timeout=t)
+            return QuotaAllowanceServiceClient(sdk).list(req, **kw)
 
         out: list[Quota] = []
         for item in await self._pages(f"quotas of {parent_id}", fetch):
@@ -203,9 +218,65 @@ class NebiusCloudClient:
                     usage=usage,
                     state=_enum(item.status.state, "STATE_"),
                     unit=item.status.unit,
+                    level="project" if parent_id.startswith("project-") else "tenant",
                 )
             )
         return out
+
+    async def capacity_allowances(self, project_id: str) -> list[CapacityAllowance]:
+        from nebius.api.nebius.capacity.v1 import (
+            CapacityAllowanceServiceClient,
+            ListCapacityAllowancesRequest,
+        )
+
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
+            req = ListCapacityAllowancesRequest(
+                parent_id=project_id, page_size=PAGE_SIZE, page_token=token
+            )
+            return CapacityAllowanceServiceClient(sdk).list(req, **kw)
+
+        out: list[CapacityAllowance] = []
+        for item in await self._pages(f"capacity allowances of {project_id}", fetch):
+            unknown = _enum(item.status.usage_state, "USAGE_STATE_") == "unknown"
+            out.append(
+                CapacityAllowance(
+                    id=item.metadata.id,
+                    project_id=item.metadata.parent_id,
+                    group_id=item.spec.capacity_block_group_id,
+                    limit=item.spec.limit,
+                    usage=None if unknown else int(item.status.usage),
+                    state=_enum(item.status.state, "STATE_"),
+                )
+            )
+        return out
+
+    async def project_tenant(self, project_id: str) -> str | None:
+        """The tenant a project belongs to (IAM ProjectService.Get: its parent), None when
+        there is no such project."""
+        from nebius.api.nebius.iam.v1 import GetProjectRequest, ProjectServiceClient
+
+        try:
+            item = await self._call(
+                f"project {project_id}",
+                lambda sdk, kw: ProjectServiceClient(sdk).get(
+                    GetProjectRequest(id=project_id), **kw
+                ),
+            )
+        except _NotFound:
+            return None
+        return str(item.metadata.parent_id) or None
+
+    async def subnets(self, project_id: str) -> list[Subnet]:
+        from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient
+
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
+            req = ListSubnetsRequest(parent_id=project_id, page_size=PAGE_SIZE, page_token=token)
+            return SubnetServiceClient(sdk).list(req, **kw)
+
+        return [
+            Subnet(id=i.metadata.id, name=i.metadata.name)
+            for i in await self._pages(f"subnets of {project_id}", fetch)
+        ]
 
     async def capacity_block_groups(self, tenant_id: str) -> list[CapacityBlockGroup]:
         from nebius.api.nebius.capacity.v1 import (
@@ -213,11 +284,11 @@ class NebiusCloudClient:
             ListCapacityBlockGroupsRequest,
         )
 
-        def fetch(sdk: Any, token: str, t: float) -> Any:
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
             req = ListCapacityBlockGroupsRequest(
                 parent_id=tenant_id, page_size=PAGE_SIZE, page_token=token
             )
-            return CapacityBlockGroupServiceClient(sdk).list(req, timeout=t)
+            return CapacityBlockGroupServiceClient(sdk).list(req, **kw)
 
         out: list[CapacityBlockGroup] = []
         for item in await self._pages("capacity block groups", fetch):
@@ -242,11 +313,11 @@ class NebiusCloudClient:
             ResourceAdviceServiceClient,
         )
 
-        def fetch(sdk: Any, token: str, t: float) -> Any:
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
             req = ListResourceAdviceRequest(
                 parent_id=tenant_id, page_size=PAGE_SIZE, page_token=token
             )
-            return ResourceAdviceServiceClient(sdk).list(req, timeout=t)
+            return ResourceAdviceServiceClient(sdk).list(req, **kw)
 
         def availability(a: Any) -> Availability | None:
             state = _enum(a.data_state, "DATA_STATE_")
@@ -281,9 +352,9 @@ class NebiusCloudClient:
     async def platforms(self, project_id: str) -> list[PlatformOffer]:
         from nebius.api.nebius.compute.v1 import ListPlatformsRequest, PlatformServiceClient
 
-        def fetch(sdk: Any, token: str, t: float) -> Any:
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
             req = ListPlatformsRequest(parent_id=project_id, page_size=PAGE_SIZE, page_token=token)
-            return PlatformServiceClient(sdk).list(req, timeout=t)
+            return PlatformServiceClient(sdk).list(req, **kw)
 
         out: list[PlatformOffer] = []
         for item in await self._pages(f"platforms of {project_id}", fetch):
@@ -302,6 +373,7 @@ class NebiusCloudClient:
                     name=item.metadata.name,
                     presets=presets,
                     preemptible_allowed=bool(item.status.allowed_for_preemptibles),
+                    gpu_quota=item.spec.gpu_count_quota_type,
                 )
             )
         return out
@@ -318,9 +390,9 @@ class NebiusCloudClient:
     async def mk8s_clusters(self, project_id: str) -> list[Mk8sCluster]:
         from nebius.api.nebius.mk8s.v1 import ClusterServiceClient, ListClustersRequest
 
-        def fetch(sdk: Any, token: str, t: float) -> Any:
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
             req = ListClustersRequest(parent_id=project_id, page_size=PAGE_SIZE, page_token=token)
-            return ClusterServiceClient(sdk).list(req, timeout=t)
+            return ClusterServiceClient(sdk).list(req, **kw)
 
         return [self._cluster(i) for i in await self._pages("mk8s clusters", fetch)]
 
@@ -330,8 +402,8 @@ class NebiusCloudClient:
         try:
             item = await self._call(
                 f"mk8s cluster {cluster_id}",
-                lambda sdk, t: ClusterServiceClient(sdk).get(
-                    GetClusterRequest(id=cluster_id), timeout=t
+                lambda sdk, kw: ClusterServiceClient(sdk).get(
+                    GetClusterRequest(id=cluster_id), **kw
                 ),
             )
         except _NotFound:
@@ -341,9 +413,9 @@ class NebiusCloudClient:
     async def node_groups(self, cluster_id: str) -> list[NodeGroup]:
         from nebius.api.nebius.mk8s.v1 import ListNodeGroupsRequest, NodeGroupServiceClient
 
-        def fetch(sdk: Any, token: str, t: float) -> Any:
+        def fetch(sdk: Any, token: str, kw: dict[str, Any]) -> Any:
             req = ListNodeGroupsRequest(parent_id=cluster_id, page_size=PAGE_SIZE, page_token=token)
-            return NodeGroupServiceClient(sdk).list(req, timeout=t)
+            return NodeGroupServiceClient(sdk).list(req, **kw)
 
         return [
             NodeGroup(
@@ -363,8 +435,8 @@ class NebiusCloudClient:
         try:
             item = await self._call(
                 f"filesystem {filesystem_id}",
-                lambda sdk, t: FilesystemServiceClient(sdk).get(
-                    GetFilesystemRequest(id=filesystem_id), timeout=t
+                lambda sdk, kw: FilesystemServiceClient(sdk).get(
+                    GetFilesystemRequest(id=filesystem_id), **kw
                 ),
             )
         except _NotFound:
@@ -376,9 +448,11 @@ class NebiusCloudClient:
             state=_enum(item.status.state),
         )
 
-    async def estimate_hourly(self, requests: list[PriceRequest]) -> PriceQuote:
-        """Hourly price: one priced instance per request (billing v1 EstimateBatch), times
-        its count."""
+    async def estimate_hourly(
+        self, requests: list[PriceRequest], project_id: str | None = None
+    ) -> PriceQuote:
+        """Hourly price: one priced resource per request in `project_id` (billing v1
+        EstimateBatch), times its count."""
         from npa_sop_tui.cloud.nebius_price import estimate_hourly
 
-        return await estimate_hourly(self._call, requests)
+        return await estimate_hourly(self._call, requests, project_id)

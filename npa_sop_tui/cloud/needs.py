@@ -46,8 +46,17 @@ class Need:
     why: str  # what in the spec needs it
 
 
-def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> list[Need]:
-    """Needs summed per quota, in a stable order (instances, CPU, GPUs, disks, filesystems)."""
+def quota_needs(
+    spec: SoperatorSpec,
+    capacity: dict[str, str] | None = None,
+    *,
+    gpu_quotas: dict[str, str] | None = None,
+) -> list[Need]:
+    """Needs summed per quota, in a stable order (instances, CPU, GPUs, disks, filesystems).
+
+    `gpu_quotas`: platform → the quota its GPUs count against, as PlatformService publishes
+    it (`spec.gpu_count_quota_type`); platforms it does not cover use the naming rule."""
+    gpu_quotas = gpu_quotas or {}
     from npa_sop_tui.spec.catalog import load_catalog
 
     cat = load_catalog()
@@ -73,7 +82,8 @@ def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> 
         if group.gpus_per_node:
             pool = next(p for p in spec.workers if p.name == group.name)
             if pool.capacity_mode(capacity) != "reserved":
-                add(gpu_quota_name(group.platform), n * group.gpus_per_node, "gpu", label)
+                quota = gpu_quotas.get(group.platform) or gpu_quota_name(group.platform)
+                add(quota, n * group.gpus_per_node, "gpu", label)
             if group.fabric and preset is not None and preset.gpu_cluster_compatible:
                 fabrics.add(group.fabric)
         add("compute.disk.count", n * (1 + len(group.extra_disks)), "count", label)
@@ -89,15 +99,19 @@ def quota_needs(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> 
 
 
 def price_requests(spec: SoperatorSpec) -> list[PriceRequest]:
-    """Every node group as priced instances: worker pools by name, the control plane's
-    groups as `control-plane/<role>`."""
-    return [
-        PriceRequest(
-            g.name if g.role == "worker" else f"control-plane/{g.role}",
-            g.platform,
-            g.preset,
-            g.count,
-            preemptible=g.preemptible,
-        )
-        for g in footprint.node_groups(spec)
-    ]
+    """Every node group as priced instances (worker pools by name, the control plane's groups
+    as `control-plane/<role>`), their boot and extra disks (`<group>/disks`), and the shared
+    filesystems (`filesystem/<role>`)."""
+    out: list[PriceRequest] = []
+    for g in footprint.node_groups(spec):
+        key = g.name if g.role == "worker" else f"control-plane/{g.role}"
+        out.append(PriceRequest(key, g.platform, g.preset, g.count, preemptible=g.preemptible))
+        disks = [(BOOT_DISK_TYPE, g.boot_disk_gib), *g.extra_disks]
+        for disk_type, gib in disks:
+            if gib > 0:
+                out.append(PriceRequest(f"{key}/disks", "", "", g.count, kind="disk",
+                                        size_gib=gib, storage_type=disk_type))  # fmt: skip
+    for fs in footprint.filesystems(spec):
+        out.append(PriceRequest(f"filesystem/{fs.role}", "", "", 1, kind="filesystem",
+                                size_gib=fs.size_gib, storage_type=fs.type))  # fmt: skip
+    return out

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from npa_sop_tui.cloud.allowances import check_allowances
 from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing, CloudError
 from npa_sop_tui.cloud.model import PlatformOffer, Quota, ResourceAdvice
 from npa_sop_tui.cloud.needs import GIB, Need, price_requests, quota_needs
@@ -43,8 +44,17 @@ class QuotaRow(_Model):
     needed: int
     limit: int | None
     usage: int | None
-    verdict: str  # ok | short by N | unknown
+    verdict: str  # ok | short by N | unknown | frozen | deleted | provisioning
     unit: str
+    level: Literal["tenant", "project"] = "tenant"  # whose allowance this is
+    region: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict.startswith("short") or self.verdict in UNUSABLE
+
+
+UNUSABLE = ("frozen", "deleted", "provisioning")  # quota states nothing new can use
 
 
 class PoolShape(_Model):
@@ -72,6 +82,18 @@ class ReservationRow(_Model):
     verdict: str  # ok | a short reason
 
 
+class AllowanceRow(_Model):
+    """The project's capacity allowance in a reserved pool's group (CapacityAllowanceService)."""
+
+    pool: str
+    group: str | None  # the group's name; its ID is never shown
+    state: str
+    limit: int | None  # None: no per-project cap
+    usage: int | None
+    gpus_needed: int
+    verdict: str  # ok | short | a state
+
+
 class AvailabilityRow(_Model):
     pool: str
     mode: Literal["on-demand", "preemptible", "reserved"]
@@ -92,6 +114,7 @@ class Price(_Model):
     unit: Literal["hour"] = "hour"
     pools: list[PriceRow] = Field(default_factory=list)
     total: str
+    daily: str = ""  # the total for 24 hours
 
 
 class Problem(_Model):
@@ -105,6 +128,7 @@ class PreflightReport(_Model):
     rows: list[QuotaRow] = Field(default_factory=list)
     platforms: PlatformsSeen | None = None
     reservations: list[ReservationRow] = Field(default_factory=list)
+    allowances: list[AllowanceRow] = Field(default_factory=list)
     availability: list[AvailabilityRow] = Field(default_factory=list)
     price: Price | None = None
     warnings: list[str] = Field(default_factory=list)
@@ -115,11 +139,11 @@ class PreflightReport(_Model):
         return bool(self.problems)
 
     def summary(self) -> str:
-        short = [r for r in self.rows if r.verdict.startswith("short")]
+        short = [r for r in self.rows if r.failed]
         unknown = [r for r in self.rows if r.verdict == "unknown"]
         parts = [f"{len(self.rows) - len(short) - len(unknown)}/{len(self.rows)} quotas ok"]
         if short:
-            parts.append(f"{len(short)} short")
+            parts.append(f"{len(short)} failed")
         if unknown:
             parts.append(f"{len(unknown)} unknown")
         if self.reservations:
@@ -146,38 +170,65 @@ def _amount(value: int, unit: str) -> str:
 
 
 def quota_rows(
-    needs: list[Need], quotas: list[Quota] | None, *, existing: bool = False
+    needs: list[Need],
+    quotas: list[Quota] | None,
+    *,
+    existing: bool = False,
+    project: list[Quota] | None = None,
+    region: str | None = None,
 ) -> tuple[list[QuotaRow], list[str]]:
-    """Rows for each need; `quotas=None` means the read failed (all unknown).
+    """Rows for each need at each level read: the tenant's allowance (`quotas`; None: the
+    read failed, all unknown) and the project's own (`project`; a quota the project does not
+    list has no separate cap there). Allowances are keyed by name and region (an allowance
+    without a region counts everywhere).
 
     For a cluster that already exists, its own resources are part of `usage`, so the need is
-    compared with the limit alone.
+    compared with the limit alone. A frozen, deleted or still provisioning allowance is a
+    failed row whatever its numbers.
     """
-    by_name = {q.name: q for q in quotas or []}
-    rows, warnings = [], []
-    for need in needs:
-        q = by_name.get(need.resource)
-        if q is None:
-            rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=None,
-                                 usage=None, verdict="unknown", unit=need.unit))  # fmt: skip
-            continue
-        if q.limit is None:
-            verdict = "ok"
-        elif q.usage is None and not existing:
-            verdict = "unknown"
-        else:
-            free = q.limit if existing else q.limit - (q.usage or 0)
-            short = need.amount - free
-            verdict = "ok" if short <= 0 else f"short by {_amount(short, need.unit)}"
-        if verdict.startswith("short"):
-            warnings.append(
-                f"quota {need.resource} is {verdict}: the spec needs "
-                f"{_amount(need.amount, need.unit)} ({need.why}); limit "
-                f"{_amount(q.limit or 0, need.unit)}, in use {_amount(q.usage or 0, need.unit)}"
-            )
-        rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=q.limit,
-                             usage=q.usage, verdict=verdict, unit=need.unit))  # fmt: skip
+    rows: list[QuotaRow] = []
+    warnings: list[str] = []
+    levels: list[tuple[Literal["tenant", "project"], list[Quota] | None]] = [("tenant", quotas)]
+    if project is not None:
+        levels.append(("project", project))
+    for level, listed in levels:
+        found = {
+            q.name: q for q in listed or [] if region is None or not q.region or q.region == region
+        }
+        for need in needs:
+            q = found.get(need.resource)
+            if q is None:
+                if level == "tenant":
+                    rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=None,
+                                         usage=None, verdict="unknown", unit=need.unit,
+                                         level=level, region=region))  # fmt: skip
+                continue
+            verdict = _verdict(need, q, existing)
+            where = f"{level} quota {need.resource}" + (f" in {q.region}" if q.region else "")
+            if verdict in UNUSABLE:
+                warnings.append(f"{where} is {verdict}: nothing new can use it")
+            elif verdict.startswith("short"):
+                warnings.append(
+                    f"{where} is {verdict}: the spec needs {_amount(need.amount, need.unit)} "
+                    f"({need.why}); limit {_amount(q.limit or 0, need.unit)}, in use "
+                    f"{_amount(q.usage or 0, need.unit)}"
+                )
+            rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=q.limit,
+                                 usage=q.usage, verdict=verdict, unit=need.unit, level=level,
+                                 region=q.region or region))  # fmt: skip
     return rows, warnings
+
+
+def _verdict(need: Need, q: Quota, existing: bool) -> str:
+    if q.state in UNUSABLE:
+        return q.state
+    if q.limit is None:
+        return "ok"
+    if q.usage is None and not existing:
+        return "unknown"
+    free = q.limit if existing else q.limit - (q.usage or 0)
+    short = need.amount - free
+    return "ok" if short <= 0 else f"short by {_amount(short, need.unit)}"
 
 
 def _platforms(
@@ -265,23 +316,37 @@ async def run_preflight(
     report = PreflightReport(name=spec.name, region=region)
     warnings: list[str] = []
     reserved = [p for p in spec.workers if p.capacity_mode(capacity) == "reserved"]
-    parent = tenant_id or project_id
 
     async def nothing() -> None:
         return None
 
-    quotas, platforms, groups, advice, price = await asyncio.gather(
-        _read("quotas", client.quotas(parent, region), warnings) if parent else nothing(),
+    quotas, project_quotas, platforms, groups, allowances, advice, price = await asyncio.gather(
+        _read("quotas", client.quotas(tenant_id, region), warnings) if tenant_id else nothing(),
+        _read("project quotas", client.quotas(project_id, region), warnings)
+        if project_id
+        else nothing(),
         _read("platforms", client.platforms(project_id), warnings) if project_id else nothing(),
         _read("capacity block groups", client.capacity_block_groups(tenant_id), warnings)
         if reserved and tenant_id
         else nothing(),
+        _read("capacity allowances", client.capacity_allowances(project_id), warnings)
+        if reserved and project_id
+        else nothing(),
         _read("resource advice", client.resource_advice(tenant_id), warnings)
         if tenant_id
         else nothing(),
-        _read("price", client.estimate_hourly(price_requests(spec)), warnings),
+        _read("price", client.estimate_hourly(price_requests(spec), project_id), warnings),
     )
-    report.rows, short = quota_rows(quota_needs(spec, capacity), quotas, existing=existing)
+    if not tenant_id:  # the project's allowances are all there is to go by
+        quotas, project_quotas = project_quotas, None
+    gpu_quotas = {p.name: p.gpu_quota for p in platforms or [] if p.gpu_quota}
+    report.rows, short = quota_rows(
+        quota_needs(spec, capacity, gpu_quotas=gpu_quotas),
+        quotas,
+        existing=existing,
+        project=project_quotas,
+        region=region,
+    )
     report.platforms = _platforms(spec, platforms, region)
     for shape in report.platforms.pools:
         if shape.offered is False:
@@ -301,16 +366,24 @@ async def run_preflight(
             read_error=next((w for w in warnings if w.startswith("capacity block")), None),
             in_use=in_use,
         )
+        report.allowances, allowance_problems = check_allowances(
+            reserved, report.reservations, groups or [], allowances, capacity | resolved,
+            project_id=project_id, in_use=in_use,
+        )  # fmt: skip
+        problems = [*problems, *allowance_problems]
         report.problems.extend(Problem(message=m, hint=h) for m, h in problems)
         capacity.update(resolved)
     if price is not None:
+        counts: dict[str, int] = {}
+        for r in price_requests(spec):  # one row per key: a pool, its disks, a filesystem
+            counts[r.key] = max(counts.get(r.key, 0), r.count)
         report.price = Price(
             currency=price.currency,
             pools=[
-                PriceRow(key=r.key, count=r.count, hourly=str(price.hourly[r.key]))
-                for r in price_requests(spec)
+                PriceRow(key=k, count=n, hourly=str(price.hourly[k])) for k, n in counts.items()
             ],
             total=str(price.total_hourly),
+            daily=str(price.total_daily),
         )
     report.warnings = [*short, *scarce, *warnings]
     return PreflightOutcome(report, capacity)

@@ -38,16 +38,19 @@ def price_lines(report: PreflightReport) -> list[str]:
     rows = [("WHAT", "NODES", "PER HOUR")]
     rows += [(r.key, str(r.count), money(r.hourly, p.currency)) for r in p.pools]
     rows.append(("total", "", money(p.total, p.currency)))
-    return lines + _table(rows)
+    out = lines + _table(rows)
+    if p.daily:
+        out.append(f"  per day (24 h): {money(p.daily, p.currency)}")
+    return out
 
 
 def render_text(report: PreflightReport) -> str:
     out = [f"Preflight for {report.name!r} in {report.region or '(no region)'}: {report.summary()}"]
     if report.rows:
-        rows = [("RESOURCE", "NEEDED", "LIMIT", "USAGE", "VERDICT")]
+        rows = [("RESOURCE", "LEVEL", "REGION", "NEEDED", "LIMIT", "USAGE", "VERDICT")]
         rows += [
-            (r.resource, _amount(r.needed, r.unit), _amount(r.limit, r.unit),
-             _amount(r.usage, r.unit), r.verdict)
+            (r.resource, r.level, r.region or "-", _amount(r.needed, r.unit),
+             _amount(r.limit, r.unit), _amount(r.usage, r.unit), r.verdict)
             for r in report.rows
         ]  # fmt: skip
         out += _table(rows)
@@ -68,6 +71,17 @@ def render_text(report: PreflightReport) -> str:
             for r in report.reservations
         ]  # fmt: skip
         out.append("Reserved capacity:")
+        out += _table(rows)
+    if report.allowances:
+        rows = [("POOL", "GROUP", "PROJECT ALLOWANCE", "STATE", "IN USE", "GPUS NEEDED",
+                 "VERDICT")]  # fmt: skip
+        rows += [
+            (a.pool, a.group or "-", "no cap" if a.limit is None else str(a.limit),
+             a.state.replace("_", " "), "-" if a.usage is None else str(a.usage),
+             str(a.gpus_needed), a.verdict)
+            for a in report.allowances
+        ]  # fmt: skip
+        out.append("Capacity allowances (this project's share of each group):")
         out += _table(rows)
     if report.availability:
         out.append("Availability (ResourceAdvice):")

@@ -4,8 +4,10 @@ A reserved pool names its group by ID (run time: `--capacity-block-group POOL=ID
 `NPA_CAPACITY_BLOCK_GROUPS`; or the spec) or by name (`capacity_block_group_name`). The
 group must exist exactly once in the tenant, be active, and sit in the pool's region,
 platform and fabric; its free GPUs must cover every pool that uses it (size × GPUs per
-node), and where ResourceAdvice reports reserved availability, its free nodes must cover the
-pool's size. Problems name the pool and the group's name, never its ID (IDs are secrets).
+node), and ResourceAdvice must hold exactly one fresh reserved-availability entry for the
+pool's platform, preset, region and fabric whose free nodes cover the pool's size (as the
+existing npa requires; no entry, a stale one or no answer is a failure). Problems name the
+pool and the group's name, never its ID (IDs are secrets).
 """
 
 from __future__ import annotations
@@ -30,20 +32,16 @@ def _find(
     return "name", [g for g in groups if g.name == pool.capacity_block_group_name]
 
 
-def _reserved_nodes(
+def _advice_entries(
     pool: Any, advice: list[ResourceAdvice] | None, region: str | None
-) -> int | None:
-    for a in advice or []:
-        if (
-            a.platform == pool.platform
-            and a.preset == pool.preset
-            and (region is None or a.region == region)
-            and (not pool.fabric or a.fabric == pool.fabric)
-            and a.reserved is not None
-            and a.reserved.data_state == "fresh"
-        ):
-            return a.reserved.available
-    return None
+) -> list[ResourceAdvice]:
+    """The ResourceAdvice entries for the pool's platform, preset, region and fabric."""
+    return [
+        a for a in advice or []
+        if a.platform == pool.platform and a.preset == pool.preset
+        and (region is None or a.region == region)
+        and (not pool.fabric or a.fabric == pool.fabric)
+    ]  # fmt: skip
 
 
 def check_reservations(
@@ -140,9 +138,30 @@ def check_reservations(
         by_group[group.id].append(pool)
         chosen[group.id] = group
         row.gpus_free = group.free
-        nodes = _reserved_nodes(pool, advice, region)
+        # As the existing npa: exactly one entry for the pool's shape, and a fresh one; free
+        # GPUs alone do not say the nodes can be placed.
+        entries = _advice_entries(pool, advice, region)
+        fresh = [a for a in entries if a.reserved is not None
+                 and a.reserved.data_state == "fresh"]  # fmt: skip
+        shape = f"{pool.platform}/{pool.preset} in {region or 'the region'}"
+        shape += f", fabric {pool.fabric}" if pool.fabric else ""
+        if advice is None or len(fresh) != 1:
+            state = "no answer" if advice is None else (
+                f"{len(fresh)} fresh entries" if fresh else
+                f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, none fresh"
+            )  # fmt: skip
+            fail(
+                "no fresh availability",
+                f"reserved availability of {shape} cannot be confirmed ({state} in ResourceAdvice)",
+                "re-run in a few minutes (availability data refreshes regularly); see "
+                f"`nebius capacity resource-advice list --parent-id {tenant}`; "
+                "--no-preflight skips the check (Terraform may then fail half-way)",
+            )
+            continue
+        assert fresh[0].reserved is not None
+        nodes = fresh[0].reserved.available
         row.nodes_free = nodes
-        if nodes is not None and nodes < pool.size:
+        if nodes < pool.size:
             fail(
                 "short",
                 f"capacity block group {group.name!r} has {nodes} free node(s), "

@@ -10,7 +10,6 @@ cloud where there is no real one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -166,21 +165,25 @@ class Owned:
     filesystem_ids: list[str] = field(default_factory=list)
 
 
-def owned_resources(install_dir: Path) -> Owned:
+def owned_resources(store: Any, name: str, install_dir: Path) -> Owned:
+    """The mk8s cluster and filesystem IDs in the cluster's Terraform state, read through
+    its state store (the local file, or the team's bucket with the S3 backend), before
+    destroy removes them from it."""
+    from npa_sop_tui.terraform.state import instances
+
     owned = Owned()
     try:
-        state = json.loads((install_dir / "terraform.tfstate").read_text("utf-8"))
-    except (OSError, ValueError):
-        return owned
-    for res in state.get("resources", []):
+        state = store.read_tfstate(name, install_dir)
+    except Exception:  # an unreachable bucket fails destroy itself, with its own message
+        state = None
+    for res, inst in instances(state or {}):
         if res.get("mode") != "managed":
             continue
-        for inst in res.get("instances", []):
-            rid = (inst.get("attributes") or {}).get("id")
-            if res.get("type") == "nebius_mk8s_v1_cluster" and rid:
-                owned.cluster_ids.append(rid)
-            elif res.get("type") == "nebius_compute_v1_filesystem" and rid:
-                owned.filesystem_ids.append(rid)
+        rid = (inst.get("attributes") or {}).get("id")
+        if res.get("type") == "nebius_mk8s_v1_cluster" and rid:
+            owned.cluster_ids.append(rid)
+        elif res.get("type") == "nebius_compute_v1_filesystem" and rid:
+            owned.filesystem_ids.append(rid)
     return owned
 
 

@@ -65,7 +65,7 @@ async def destroy(
         op.phase("destroy", f"Destroying {len(before)} resources")
         from npa_sop_tui.lifecycle import cloud_steps
 
-        owned = cloud_steps.owned_resources(install_dir)
+        owned = cloud_steps.owned_resources(op.store, name, install_dir)
         run = await steps.destroy(ctx, install)
         bucket_down = None if run.ok else explain_failure(install_dir, op.store, "destroy")
         if bucket_down:

@@ -231,9 +231,18 @@ async def init(ctx: Context, install: Installation) -> None:
     if not ctx.op.store.shared:  # a local state cut short by a full disk (recovery.py)
         recovery.restore_state_file(install.dir, ctx.op.warn)
     backend_args = state_backend.init_args(install.dir, ctx.op.store, install.name)
-    run = await ctx.runner().run(
-        ["init", "-input=false", "-no-color", *backend_args], cwd=install.dir, json_ui=False
-    )
+    from npa_sop_tui.terraform import plugin_cache
+
+    cache = plugin_cache.cache_dir(ctx.environment.settings["plugin_cache_dir"])
+    recipe_key = f"{ctx.recipe.root}@{ctx.recipe.ref}"
+    async with plugin_cache.guarded_init(cache) as cache_env:
+        ctx.env.update(cache_env)  # plan/apply read the providers init linked from it
+        plugin_cache.seed_lock_file(cache, install.dir, recipe_key)
+        run = await ctx.runner().run(
+            ["init", "-input=false", "-no-color", *backend_args], cwd=install.dir, json_ui=False
+        )
+        if run.ok:
+            plugin_cache.keep_lock_file(cache, install.dir, recipe_key)
     if not run.ok:  # name the recipe: init fails on its providers and module sources
         bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "init")
         if bucket_down:

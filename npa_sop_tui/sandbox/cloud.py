@@ -28,21 +28,21 @@ CLUSTER_RESOURCE = ("null_resource", "cluster")  # the stand-in's mk8s cluster (
 
 
 def _has_cluster(name: str) -> bool:
-    """Whether the cluster's Terraform state holds the stand-in's mk8s cluster."""
-    import json
-
+    """Whether the cluster's Terraform state (local or in the team's bucket, read through
+    the state store) holds the stand-in's mk8s cluster."""
     from npa_sop_tui import inventory
+    from npa_sop_tui.state import default_store
 
     entry = inventory.get(name)
     if entry is None or not entry.install_dir:
         return False
     try:
-        state = json.loads((Path(entry.install_dir) / "terraform.tfstate").read_text("utf-8"))
-    except (OSError, ValueError):
+        state = default_store().read_tfstate(name, Path(entry.install_dir))
+    except Exception:  # an unreachable bucket: the simulated cloud holds nothing
         return False
     return any(
         (r.get("type"), r.get("name")) == CLUSTER_RESOURCE and r.get("instances")
-        for r in state.get("resources", [])
+        for r in (state or {}).get("resources", [])
     )
 
 

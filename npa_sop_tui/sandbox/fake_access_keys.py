@@ -6,8 +6,8 @@ by default a random key pair, or whatever the test's `minter` returns (a key an 
 that checks signatures really accepts). Every key issued, read and deleted is recorded, so a
 test can prove which key reached the bucket and that npa cleaned up after itself.
 
-Create answers with a finished operation (like the other fakes here); the operation service
-is served too, for an SDK that polls anyway.
+Create and Delete answer with an operation of the server (fake_nebius.py), which takes the
+state's `operation_seconds` and can be made to fail.
 """
 
 from __future__ import annotations
@@ -64,16 +64,12 @@ class FakeAccessKeys:
 
 
 def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
-    """The (service, method, handler) rows for the access-key and operation services."""
+    """The (service, method, handler) rows of the access-key service."""
     import grpc
-    from nebius.api.google.rpc import Status
-    from nebius.api.nebius.common.v1 import GetOperationRequest, Operation, ResourceMetadata
+    from nebius.api.nebius.common.v1 import Operation, ResourceMetadata
     from nebius.api.nebius.iam import v2 as iam2
 
     keys = fake.state.access_keys
-
-    def done(resource_id: str) -> Any:
-        return Operation(id=f"op-{resource_id}", resource_id=resource_id, status=Status(code=0))
 
     def found(key_id: str, ctx: Any) -> IssuedKey:
         with keys.lock:
@@ -92,7 +88,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
         expires = req.spec.expires_at
         expires_at = expires.timestamp() if expires is not None else 0.0
         key = keys.mint(req.metadata.parent_id, account.id, expires_at, req.spec.description)
-        return done(key.id)
+        return fake.operation("iam.v2.AccessKeyService/Create", key.id)
 
     def get(req: Any, ctx: Any) -> Any:
         key = found(req.id, ctx)
@@ -116,10 +112,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
         key = found(req.id, ctx)
         with keys.lock:
             keys.deleted.append(key.id)
-        return done(key.id)
-
-    def operation(req: Any, ctx: Any) -> Any:
-        return done(req.id.removeprefix("op-"))
+        return fake.operation("iam.v2.AccessKeyService/Delete", key.id)
 
     service = "nebius.iam.v2.AccessKeyService"
     return [
@@ -128,6 +121,4 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
         rpc(service, "GetSecret", iam2.GetAccessKeySecretRequest,
             iam2.GetAccessKeySecretResponse, get_secret),
         rpc(service, "Delete", iam2.DeleteAccessKeyRequest, Operation, delete),
-        rpc("nebius.common.v1.OperationService", "Get", GetOperationRequest, Operation,
-            operation),
     ]  # fmt: skip

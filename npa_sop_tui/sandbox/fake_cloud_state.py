@@ -16,12 +16,13 @@ import hashlib
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 from npa_sop_tui.cloud.model import (
     Availability,
+    CapacityAllowance,
     CapacityBlockGroup,
     Filesystem,
     Mk8sCluster,
@@ -53,6 +54,7 @@ _DEFAULT_GPU_LIMIT = 512
 _USD_PER_VCPU_HOUR = Decimal("0.012")
 _USD_PER_GPU_HOUR = Decimal("2.95")
 _PREEMPTIBLE_FACTOR = Decimal("0.45")
+_USD_PER_GIB_HOUR = Decimal("0.0001")
 
 
 def scenario_from_env(env: Mapping[str, str] | None = None) -> frozenset[str]:
@@ -68,8 +70,13 @@ class FakeCloudState:
     tenant_id: str
     project_id: str
     region: str
-    quotas: list[Quota] = field(default_factory=list)
+    quotas: list[Quota] = field(default_factory=list)  # the tenant's allowances
+    # The project's own allowances (a share of the tenant's; Nebius lists them under the
+    # project's ID): by default the tenant's with the same names and lower limits.
+    project_quotas: list[Quota] = field(default_factory=list)
     groups: list[CapacityBlockGroup] = field(default_factory=list)
+    allowances: list[CapacityAllowance] = field(default_factory=list)
+    subnets: list[tuple[str, str]] = field(default_factory=list)  # (id, name) in the project
     advice: list[ResourceAdvice] = field(default_factory=list)
     platforms: list[PlatformOffer] = field(default_factory=list)
     clusters: dict[str, Mk8sCluster] = field(default_factory=dict)
@@ -82,6 +89,16 @@ class FakeCloudState:
     errors: dict[str, str] = field(default_factory=dict)
     token: str | None = None
     max_page: int = 1000
+    # Sign-in: service-account public keys (kid → (account id, PEM)) the token exchange
+    # verifies JWTs against; access tokens it issued (→ expiry, epoch seconds); tokens the
+    # services refuse as expired.
+    public_keys: dict[str, tuple[str, str]] = field(default_factory=dict)
+    issued_tokens: dict[str, float] = field(default_factory=dict)
+    expired_tokens: set[str] = field(default_factory=set)
+    # Operations: seconds before one finishes, and methods whose operation ends in an error.
+    operation_seconds: float = 0.0
+    price_unit: str = "month"  # what billing answers when the request asks for no unit
+    failing_operations: dict[str, str] = field(default_factory=dict)
     scenario: frozenset[str] = frozenset()
     calls: list[tuple[str, str]] = field(default_factory=list)  # (method, authorization)
     access_keys: FakeAccessKeys = field(default_factory=FakeAccessKeys)
@@ -98,6 +115,10 @@ class FakeCloudState:
         if preemptible:
             price *= _PREEMPTIBLE_FACTOR
         return price.quantize(Decimal("0.000001"))
+
+    def storage_price(self, size_gib: int) -> Decimal:
+        """Disks and filesystems: per GiB and hour, whatever the type (invented)."""
+        return (size_gib * _USD_PER_GIB_HOUR).quantize(Decimal("0.000001"))
 
     # --- the sandbox cluster's own resources ---------------------------------------------
 
@@ -142,9 +163,14 @@ def default_state(
     from npa_sop_tui.spec.catalog import load_catalog
 
     platforms = catalog_platforms(region)
+    platforms = [
+        replace(p, gpu_quota=gpu_quota_name(p.name)) if p.name.startswith("gpu-") else p
+        for p in platforms
+    ]
     quotas = [Quota(name, region, limit, 0, "active") for name, limit in _DEFAULT_LIMITS.items()]
-    gpu_quotas = {gpu_quota_name(p.name) for p in platforms if p.name.startswith("gpu-")}
+    gpu_quotas = {p.gpu_quota for p in platforms if p.gpu_quota}
     quotas += [Quota(n, region, _DEFAULT_GPU_LIMIT, 0, "active") for n in sorted(gpu_quotas)]
+    project_quotas = [replace(q, limit=(q.limit or 0) // 2, level="project") for q in quotas]
     fabrics = load_catalog().fabrics_for(region) or [f"{region}-a"]
     advice = []
     for offer in platforms:
@@ -163,8 +189,10 @@ def default_state(
         project_id=project_id,
         region=region,
         quotas=quotas,
+        project_quotas=project_quotas,
         advice=advice,
         platforms=platforms,
+        subnets=[(f"vpcsubnet-{_short(project_id)}", "default-subnet")],
     )
 
 
@@ -194,12 +222,24 @@ def seed_for_spec(state: FakeCloudState, spec: Any, capacity: Mapping[str, str])
                     usage=0,
                 )
             )
+            state.allowances.append(
+                CapacityAllowance(
+                    id="capacityallowance-" + _short(f"{state.project_id}/{group_id}"),
+                    project_id=state.project_id,
+                    group_id=group_id,
+                    limit=None,
+                    usage=0,
+                    state="active",
+                )
+            )
     if "quota-short" in state.scenario:
         from npa_sop_tui.cloud.needs import gpu_quota_name
 
         short = {"compute.instance.count"}
         short |= {gpu_quota_name(p.platform) for p in spec.workers if p.is_gpu}
         state.quotas = [
-            Quota(q.name, q.region, 1, 1, q.state, q.unit) if q.name in short else q
-            for q in state.quotas
+            replace(q, limit=1, usage=1) if q.name in short else q for q in state.quotas
+        ]
+        state.project_quotas = [
+            replace(q, limit=1, usage=1) if q.name in short else q for q in state.project_quotas
         ]

@@ -1,14 +1,20 @@
-"""A local gRPC server that speaks Nebius's real protocol, with the SDK's own message types.
+"""A local Nebius API that speaks the real gRPC protocol, with the SDK's own message types.
 
-It implements the services npa reads (quotas, capacity block groups, resource advice,
-platforms, filesystems, billing estimates, mk8s clusters and node groups, the IAM profile),
-and the IAM access keys npa mints for the state bucket (fake_access_keys.py), over plaintext
-gRPC on 127.0.0.1, answering from a `FakeCloudState`. The official SDK
-reaches it through `CloudSettings(endpoint="127.0.0.1:PORT")`, exactly as it reaches Nebius,
-so tests and the sandbox exercise the real client code, serialization included.
+Follows the official Python SDK `nebius` 0.6.29 (PyPI): its message classes and service
+names (`nebius.api.nebius.*`), its address resolver (`nebius/base/resolver.py`,
+`Conventional`: `nebius.<svc>.v1.XService` → `<svc or api_service_name>.{domain}`), its
+token exchange (`nebius/aio/token/exchangeable.py`, `base/service_account/*`: an RS256 JWT
+with `kid`, `iss` = `sub` = the service account, `aud` = the token service, exchanged through
+`nebius.iam.v1.TokenExchangeService/Exchange`), and its operations (`nebius/aio/operation.py`:
+an operation without `status` is running; it is polled through `OperationService/Get` at the
+address of the service that started it).
 
-The SDK ships no servicer classes; each service is a generic handler whose methods
-(de)serialize with the SDK's message classes.
+As on Nebius, every service address runs its own server (one 127.0.0.1 port per address the
+resolver gives: `quota-dispatcher.billing-cpl`, `compute`, `tokens.iam`, …); `endpoint` is the
+`address=host:port,…` map npa's `NPA_NEBIUS_ENDPOINT` takes, so a call the SDK routes to the
+wrong address meets a server that does not implement it. Services demand a bearer token the
+state accepts (`token`, or one the token exchange issued and not expired); operations take
+`operation_seconds` to finish and can end in an error.
 
     with FakeNebius(default_state()) as cloud:
         client = connect(CloudSettings(endpoint=cloud.endpoint))
@@ -17,27 +23,49 @@ The SDK ships no servicer classes; each service is a generic handler whose metho
 from __future__ import annotations
 
 import os
+import secrets
 import threading
+import time
 from collections.abc import Callable
 from concurrent import futures
-from decimal import Decimal
+from dataclasses import dataclass
 from typing import Any
 
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 
-_FULL_STATE = {"active": "STATE_ACTIVE", "inactive": "STATE_INACTIVE"}
+SDK_VERSION = "0.6.29"
+TOKEN_AUDIENCE = "token-service.iam.new.nebiuscloud.net"  # what the SDK's JWTs name
+TOKEN_LIFETIME = 3600
+_OPEN = ("iam.v1.TokenExchangeService/Exchange",)  # reached before there is a token
+
+
+@dataclass
+class _Operation:
+    id: str
+    resource_id: str
+    ready_at: float  # monotonic
+    error: str | None
+
+
+def service_address(service: str) -> str:
+    """The SDK's own answer for where `service` lives, without the `.{domain}` suffix."""
+    from nebius.base.resolver import Conventional
+
+    return Conventional().resolve(service).removesuffix(".{domain}")
 
 
 class FakeNebius:
     def __init__(self, state: FakeCloudState) -> None:
         self.state = state
-        self._server: Any = None
+        self._servers: list[Any] = []
         self._stopping = threading.Event()
-        self.port = 0
+        self.addresses: dict[str, str] = {}  # resolver address → 127.0.0.1:port
+        self._operations: dict[str, _Operation] = {}
 
     @property
     def endpoint(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        """Every service address, as `NPA_NEBIUS_ENDPOINT` takes them."""
+        return ",".join(f"{name}={addr}" for name, addr in sorted(self.addresses.items()))
 
     def start(self) -> FakeNebius:
         from npa_sop_tui.cloud.client import wait_for_warm_up
@@ -46,17 +74,30 @@ class FakeNebius:
         os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC core logs INFO lines
         import grpc
 
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-        self._server.add_generic_rpc_handlers(tuple(_handlers(self)))
-        self.port = self._server.add_insecure_port("127.0.0.1:0")
-        self._server.start()
+        by_address: dict[str, dict[str, dict[str, Any]]] = {}
+        for service, name, handler in _table(self):
+            by_address.setdefault(service_address(service), {}).setdefault(service, {})[name] = (
+                handler
+            )
+        operation_rows = _operation_rows(self)
+        for address, services in sorted(by_address.items()):
+            for service, name, handler in operation_rows:  # polled where they started
+                services.setdefault(service, {})[name] = handler
+            server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+            server.add_generic_rpc_handlers(
+                tuple(grpc.method_handlers_generic_handler(s, m) for s, m in services.items())
+            )
+            port = server.add_insecure_port("127.0.0.1:0")
+            server.start()
+            self._servers.append(server)
+            self.addresses[address] = f"127.0.0.1:{port}"
         return self
 
     def stop(self) -> None:
         self._stopping.set()  # wakes handlers stalled by `delays`
-        if self._server is not None:
-            self._server.stop(grace=0).wait(5)
-            self._server = None
+        for server in self._servers:
+            server.stop(grace=0).wait(5)
+        self._servers.clear()
 
     def __enter__(self) -> FakeNebius:
         return self.start()
@@ -74,8 +115,15 @@ class FakeNebius:
         s = self.state
         with s.lock:
             s.calls.append((method, auth))
-        if s.token is not None and auth != f"Bearer {s.token}":
-            ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid or missing IAM token")
+        if method not in _OPEN:
+            token = auth.removeprefix("Bearer ")
+            if token in s.expired_tokens:
+                ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "the access token has expired")
+            issued = s.issued_tokens.get(token)
+            if issued is not None and issued < time.time():
+                ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "the access token has expired")
+            if s.token is not None and auth != f"Bearer {s.token}" and issued is None:
+                ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid or missing IAM token")
         delay = s.delays.get(method)
         if delay:
             self._stopping.wait(delay)
@@ -89,287 +137,129 @@ class FakeNebius:
         chunk = items[start : start + size]
         return chunk, (str(start + size) if start + size < len(items) else "")
 
+    # --- operations ------------------------------------------------------------------------
 
-def _meta(**fields: Any) -> Any:
-    from nebius.api.nebius.common.v1 import ResourceMetadata
+    def operation(self, method: str, resource_id: str) -> Any:
+        """A new operation of `method` on `resource_id`: running for `operation_seconds`,
+        then done, or failed when the test said so (`failing_operations`)."""
+        s = self.state
+        op = _Operation(
+            id=f"op-{secrets.token_hex(6)}",
+            resource_id=resource_id,
+            ready_at=time.monotonic() + s.operation_seconds,
+            error=s.failing_operations.get(method),
+        )
+        with s.lock:
+            self._operations[op.id] = op
+        return self._operation_msg(op)
 
-    return ResourceMetadata(**fields)
+    def _operation_msg(self, op: _Operation) -> Any:
+        from nebius.api.google.rpc import Status
+        from nebius.api.nebius.common.v1 import Operation
+
+        if time.monotonic() < op.ready_at:
+            return Operation(id=op.id, resource_id=op.resource_id)
+        if op.error:
+            return Operation(
+                id=op.id, resource_id=op.resource_id, status=Status(code=9, message=op.error)
+            )
+        return Operation(id=op.id, resource_id=op.resource_id, status=Status(code=0))
+
+    def operation_get(self, request: Any, ctx: Any) -> Any:
+        import grpc
+
+        with self.state.lock:
+            op = self._operations.get(request.id)
+        if op is None:
+            ctx.abort(grpc.StatusCode.NOT_FOUND, f"operation {request.id} not found")
+        assert op is not None
+        return self._operation_msg(op)
 
 
-def _handlers(fake: FakeNebius) -> list[Any]:
+def rpc_row(
+    fake: FakeNebius, service: str, name: str, req_cls: Any, resp_cls: Any, fn: Callable[..., Any]
+) -> tuple[str, str, Any]:
+    """One (service, method, handler) row: (de)serialised with the SDK's classes, recorded and
+    checked by `FakeNebius._enter` first."""
     import grpc
-    from nebius.api.nebius.billing import v1 as billing
-    from nebius.api.nebius.capacity import v1 as capacity
-    from nebius.api.nebius.compute import v1 as compute
+
+    method = f"{service.removeprefix('nebius.')}/{name}"
+
+    def handler(request: Any, ctx: Any) -> Any:
+        fake._enter(method, ctx)
+        return fn(request, ctx)
+
+    return (
+        service,
+        name,
+        grpc.unary_unary_rpc_method_handler(
+            handler,
+            request_deserializer=req_cls.FromString,
+            response_serializer=resp_cls.SerializeToString,
+        ),
+    )
+
+
+def _operation_rows(fake: FakeNebius) -> list[Any]:
+    from nebius.api.nebius.common.v1 import GetOperationRequest, Operation
+
+    return [
+        rpc_row(fake, "nebius.common.v1.OperationService", "Get", GetOperationRequest, Operation,
+                fake.operation_get),
+    ]  # fmt: skip
+
+
+def _table(fake: FakeNebius) -> list[Any]:
+    from npa_sop_tui.sandbox.fake_access_keys import handlers as access_key_handlers
+    from npa_sop_tui.sandbox.fake_nebius_reads import handlers as read_handlers
+
+    def rpc(*args: Any) -> Any:
+        return rpc_row(fake, *args)
+
+    return [*read_handlers(fake, rpc), *access_key_handlers(fake, rpc), *_token_rows(fake, rpc)]
+
+
+def _token_rows(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
+    """`iam.v1.TokenExchangeService/Exchange`: a service account's signed JWT for an access
+    token, verified against the public key its `kid` names."""
+    import grpc
+    import jwt
     from nebius.api.nebius.iam import v1 as iam
-    from nebius.api.nebius.mk8s import v1 as mk8s
-    from nebius.api.nebius.quotas import v1 as quotas
-    from nebius.base.protos.dynamic import REGISTRY
 
     s = fake.state
 
-    def rpc(service: str, name: str, req_cls: Any, resp_cls: Any, fn: Callable[..., Any]) -> Any:
-        method = f"{service.removeprefix('nebius.')}/{name}"
-
-        def handler(request: Any, ctx: Any) -> Any:
-            fake._enter(method, ctx)
-            return fn(request, ctx)
-
-        return (
-            service,
-            name,
-            grpc.unary_unary_rpc_method_handler(
-                handler,
-                request_deserializer=req_cls.FromString,
-                response_serializer=resp_cls.SerializeToString,
-            ),
-        )
-
-    # --- quotas ---------------------------------------------------------------------------
-    def quota_msg(q: Any) -> Any:
-        usage_state = "USAGE_STATE_UNKNOWN" if q.usage is None else "USAGE_STATE_USED"
-        Status = quotas.QuotaAllowanceStatus
-        return quotas.QuotaAllowance(
-            metadata=_meta(name=q.name, parent_id=s.tenant_id, id=f"quotaallowance-{q.name}"),
-            spec=quotas.QuotaAllowanceSpec(limit=q.limit, region=q.region),
-            status=Status(
-                state=Status.State[f"STATE_{q.state.upper()}"],
-                usage=q.usage or 0,
-                usage_state=Status.UsageState[usage_state],
-                unit=q.unit,
-            ),
-        )
-
-    def quota_list(req: Any, ctx: Any) -> Any:
-        if req.parent_id not in (s.tenant_id, s.project_id):
-            ctx.abort(grpc.StatusCode.PERMISSION_DENIED, f"no access to {req.parent_id}")
-        items, token = fake._page([quota_msg(q) for q in s.quotas], req)
-        return quotas.ListQuotaAllowancesResponse(items=items, next_page_token=token)
-
-    def quota_by_name(req: Any, ctx: Any) -> Any:
-        for q in s.quotas:
-            if q.name == req.name and q.region == req.region:
-                return quota_msg(q)
-        ctx.abort(grpc.StatusCode.NOT_FOUND, f"quota {req.name} not found in {req.region}")
-
-    # --- capacity -------------------------------------------------------------------------
-    def group_msg(g: Any) -> Any:
-        Status = capacity.CapacityBlockGroupStatus
-        state = _FULL_STATE.get(g.state, f"STATE_{g.state.upper()}")
-        return capacity.CapacityBlockGroup(
-            metadata=_meta(id=g.id, name=g.name, parent_id=s.tenant_id),
-            status=Status(
-                region=g.region,
-                resource_affinity=capacity.ResourceAffinity(
-                    compute_v1=capacity.ResourceAffinityComputeV1(
-                        fabric=g.fabric, platform=g.platform
-                    )
-                ),
-                service="compute",
-                state=Status.State[state],
-                current_limit=g.limit,
-                usage=g.usage,
-            ),
-        )
-
-    def group_list(req: Any, ctx: Any) -> Any:
-        if req.parent_id != s.tenant_id:
-            ctx.abort(grpc.StatusCode.PERMISSION_DENIED, f"no access to tenant {req.parent_id}")
-        items, token = fake._page([group_msg(g) for g in s.groups], req)
-        return capacity.ListCapacityBlockGroupsResponse(items=items, next_page_token=token)
-
-    def group_get(req: Any, ctx: Any) -> Any:
-        for g in s.groups:
-            if g.id == req.id:
-                return group_msg(g)
-        ctx.abort(grpc.StatusCode.NOT_FOUND, f"capacity block group {req.id} not found")
-
-    def availability_msg(a: Any) -> Any:
-        Avail = capacity.ResourceAdviceStatus.Availability
-        if a is None:
-            return Avail()
-        return Avail(
-            data_state=Avail.DataState[f"DATA_STATE_{a.data_state.upper()}"],
-            available=a.available,
-            limit=a.limit,
-            availability_level=Avail.AvailabilityLevel[f"AVAILABILITY_LEVEL_{a.level.upper()}"],
-        )
-
-    def advice_list(req: Any, ctx: Any) -> Any:
-        msgs = []
-        for a in s.advice:
-            details = capacity.ComputeInstanceDetails(
-                platform=a.platform,
-                preset=capacity.ComputeInstanceDetails.Preset(
-                    name=a.preset,
-                    resources=capacity.ComputeInstanceDetails.Preset.Resources(gpu_count=a.gpus),
-                ),
+    def exchange(req: Any, ctx: Any) -> Any:
+        if req.grant_type != "urn:ietf:params:oauth:grant-type:token-exchange":
+            ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unsupported grant_type {req.grant_type}")
+        if req.subject_token_type != "urn:ietf:params:oauth:token-type:jwt":
+            ctx.abort(grpc.StatusCode.INVALID_ARGUMENT, "subject_token_type must be a JWT")
+        try:
+            kid = jwt.get_unverified_header(req.subject_token).get("kid", "")
+        except jwt.PyJWTError:
+            ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "the subject token is not a JWT")
+        known = s.public_keys.get(kid)
+        if known is None:
+            ctx.abort(grpc.StatusCode.UNAUTHENTICATED, f"unknown public key {kid!r}")
+        account, pem = known
+        try:
+            claims = jwt.decode(
+                req.subject_token, pem, algorithms=["RS256"], audience=TOKEN_AUDIENCE
             )
-            msgs.append(
-                capacity.ResourceAdvice(
-                    metadata=_meta(parent_id=req.parent_id),
-                    spec=capacity.ResourceAdviceSpec(
-                        region=a.region, fabric=a.fabric, compute_instance=details
-                    ),
-                    status=capacity.ResourceAdviceStatus(
-                        reserved=availability_msg(a.reserved),
-                        on_demand=availability_msg(a.on_demand),
-                        preemptible=availability_msg(a.preemptible),
-                    ),
-                )
-            )
-        items, token = fake._page(msgs, req)
-        return capacity.ListResourceAdviceResponse(items=items, next_page_token=token)
-
-    # --- compute --------------------------------------------------------------------------
-    def platform_list(req: Any, ctx: Any) -> Any:
-        if req.parent_id != s.project_id:
-            ctx.abort(grpc.StatusCode.PERMISSION_DENIED, f"no access to {req.parent_id}")
-        msgs = [
-            compute.Platform(
-                metadata=_meta(name=p.name, parent_id=s.project_id),
-                spec=compute.PlatformSpec(
-                    presets=[
-                        compute.Preset(
-                            name=x.name,
-                            resources=compute.PresetResources(
-                                vcpu_count=x.vcpu, memory_gibibytes=x.memory_gib, gpu_count=x.gpus
-                            ),
-                            allow_gpu_clustering=x.gpu_clustering,
-                        )
-                        for x in p.presets
-                    ]
-                ),
-                status=compute.PlatformStatus(allowed_for_preemptibles=p.preemptible_allowed),
-            )
-            for p in s.platforms
-        ]
-        items, token = fake._page(msgs, req)
-        return compute.ListPlatformsResponse(items=items, next_page_token=token)
-
-    def filesystem_get(req: Any, ctx: Any) -> Any:
-        fs = s.filesystems.get(req.id)
-        if fs is None:
-            ctx.abort(grpc.StatusCode.NOT_FOUND, f"filesystem {req.id} not found")
-        State = compute.FilesystemStatus.State
-        return compute.Filesystem(
-            metadata=_meta(id=fs.id, name=fs.name, parent_id=fs.parent_id),
-            status=compute.FilesystemStatus(state=State[fs.state.upper()]),
-        )
-
-    # --- billing --------------------------------------------------------------------------
-    def estimate(req: Any, ctx: Any) -> Any:
-        costs = []
-        for item in req.resource_specs:
-            inner = REGISTRY.unpack_any(item.spec, expected_type=compute.CreateInstanceRequest)
-            res = inner.spec.resources
-            price = s.hourly_price(
-                res.platform, res.preset or "", preemptible=inner.spec.HasField("preemptible")
-            )
-            if price is None:
-                ctx.abort(
-                    grpc.StatusCode.INVALID_ARGUMENT,
-                    f"unknown platform/preset {res.platform}/{res.preset}",
-                )
-            breakdown = billing.CostBreakdown(cost=str(price), cost_rounded=f"{price:.2f}")
-            costs.append(
-                billing.ResourceCost(
-                    aggregation_unit=billing.AggregationUnit(unit="hour"),
-                    general=billing.GeneralResourceCost(total=breakdown),
-                )
-            )
-        total = sum((Decimal(c.general.total.cost) for c in costs), Decimal(0))
-        return billing.EstimateBatchResponse(
-            resource_costs=costs,
-            total_costs=[
-                billing.TotalCost(
-                    aggregation_unit=billing.AggregationUnit(unit="hour"),
-                    general=billing.GeneralResourceCost(
-                        total=billing.CostBreakdown(cost=str(total), cost_rounded=f"{total:.2f}")
-                    ),
-                )
-            ],
-            currency=req.currency or "usd",
-        )
-
-    # --- mk8s -----------------------------------------------------------------------------
-    def cluster_msg(c: Any) -> Any:
-        return mk8s.Cluster(
-            metadata=_meta(id=c.id, name=c.name, parent_id=c.parent_id),
-            status=mk8s.ClusterStatus(state=mk8s.ClusterStatus.State[c.state.upper()]),
-        )
-
-    def cluster_list(req: Any, ctx: Any) -> Any:
+        except jwt.PyJWTError as exc:
+            ctx.abort(grpc.StatusCode.UNAUTHENTICATED, f"JWT rejected: {exc}")
+        if claims.get("iss") != account or claims.get("sub") != account:
+            ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "JWT issuer/subject is not the key's owner")
+        token = "fake-iam-" + secrets.token_urlsafe(16)
         with s.lock:
-            found = [cluster_msg(c) for c in s.clusters.values() if c.parent_id == req.parent_id]
-        items, token = fake._page(found, req)
-        return mk8s.ListClustersResponse(items=items, next_page_token=token)
+            s.issued_tokens[token] = time.time() + TOKEN_LIFETIME
+        return iam.CreateTokenResponse(
+            access_token=token,
+            issued_token_type="urn:ietf:params:oauth:token-type:access_token",
+            token_type="Bearer",
+            expires_in=TOKEN_LIFETIME,
+        )
 
-    def cluster_get(req: Any, ctx: Any) -> Any:
-        with s.lock:
-            c = s.clusters.get(req.id)
-        if c is None:
-            ctx.abort(grpc.StatusCode.NOT_FOUND, f"cluster {req.id} not found")
-        return cluster_msg(c)
-
-    def node_group_list(req: Any, ctx: Any) -> Any:
-        msgs = [
-            mk8s.NodeGroup(
-                metadata=_meta(id=g.id, name=g.name, parent_id=g.cluster_id),
-                status=mk8s.NodeGroupStatus(
-                    state=mk8s.NodeGroupStatus.State[g.state.upper()],
-                    target_node_count=g.target_nodes,
-                    ready_node_count=g.ready_nodes,
-                ),
-            )
-            for g in s.node_groups
-            if g.cluster_id == req.parent_id
-        ]
-        items, token = fake._page(msgs, req)
-        return mk8s.ListNodeGroupsResponse(items=items, next_page_token=token)
-
-    # --- iam ------------------------------------------------------------------------------
-    def profile_get(req: Any, ctx: Any) -> Any:
-        who = s.profile
-        if who.kind == "service_account":
-            meta = _meta(id=who.id, name=who.name, parent_id=s.project_id)
-            account = iam.ServiceAccount(metadata=meta)
-            return iam.GetProfileResponse(
-                service_account_profile=iam.ServiceAccountProfile(info=account)
-            )
-        return iam.GetProfileResponse(user_profile=iam.UserProfile(id=who.id))
-
-    table = [
-        rpc("nebius.quotas.v1.QuotaAllowanceService", "List",
-            quotas.ListQuotaAllowancesRequest, quotas.ListQuotaAllowancesResponse, quota_list),
-        rpc("nebius.quotas.v1.QuotaAllowanceService", "GetByName",
-            quotas.GetByNameRequest, quotas.QuotaAllowance, quota_by_name),
-        rpc("nebius.capacity.v1.CapacityBlockGroupService", "List",
-            capacity.ListCapacityBlockGroupsRequest, capacity.ListCapacityBlockGroupsResponse,
-            group_list),
-        rpc("nebius.capacity.v1.CapacityBlockGroupService", "Get",
-            capacity.GetCapacityBlockGroupRequest, capacity.CapacityBlockGroup, group_get),
-        rpc("nebius.capacity.v1.ResourceAdviceService", "List",
-            capacity.ListResourceAdviceRequest, capacity.ListResourceAdviceResponse, advice_list),
-        rpc("nebius.compute.v1.PlatformService", "List",
-            compute.ListPlatformsRequest, compute.ListPlatformsResponse, platform_list),
-        rpc("nebius.compute.v1.FilesystemService", "Get",
-            compute.GetFilesystemRequest, compute.Filesystem, filesystem_get),
-        rpc("nebius.billing.v1.CalculatorService", "EstimateBatch",
-            billing.EstimateBatchRequest, billing.EstimateBatchResponse, estimate),
-        rpc("nebius.mk8s.v1.ClusterService", "List",
-            mk8s.ListClustersRequest, mk8s.ListClustersResponse, cluster_list),
-        rpc("nebius.mk8s.v1.ClusterService", "Get",
-            mk8s.GetClusterRequest, mk8s.Cluster, cluster_get),
-        rpc("nebius.mk8s.v1.NodeGroupService", "List",
-            mk8s.ListNodeGroupsRequest, mk8s.ListNodeGroupsResponse, node_group_list),
-        rpc("nebius.iam.v1.ProfileService", "Get",
-            iam.GetProfileRequest, iam.GetProfileResponse, profile_get),
+    return [
+        rpc("nebius.iam.v1.TokenExchangeService", "Exchange", iam.ExchangeTokenRequest,
+            iam.CreateTokenResponse, exchange),
     ]  # fmt: skip
-    from npa_sop_tui.sandbox.fake_access_keys import handlers as access_key_handlers
-
-    table += access_key_handlers(fake, rpc)
-    services: dict[str, dict[str, Any]] = {}
-    for service, name, handler in table:
-        services.setdefault(service, {})[name] = handler
-    return [grpc.method_handlers_generic_handler(svc, m) for svc, m in services.items()]

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.nebius_auth import CloudCredentialsMissing, request_failure
+from npa_sop_tui.nebius_auth import (
+    TOKEN_ENV,
+    CloudCredentialsMissing,
+    SignInFailed,
+    fail_fast,
+    request_failure,
+)
 
 T = TypeVar("T")
 
@@ -45,6 +51,11 @@ async def _call(what: str, timeout: float, make: Callable[[], Awaitable[T]]) -> 
         raise OperationError(f"{what}: no answer within {timeout:g}s") from None
     except RequestError as exc:
         code, message = request_failure(exc)
+        if code == "UNAUTHENTICATED":
+            raise SignInFailed(
+                f"{what}: the Nebius API refused the credentials ({message})",
+                hint=f"check {TOKEN_ENV}, the service-account key file or the CLI profile",
+            ) from None
         raise OperationError(f"{what} failed: {code}: {message}") from None
 
 
@@ -93,7 +104,7 @@ async def mint_access_key(
     service = AccessKeyServiceClient(sdk)
 
     async def create() -> str:
-        operation = await service.create(request, timeout=timeout)
+        operation = await service.create(request, timeout=timeout, **fail_fast())
         await operation.wait(timeout=timeout)
         if not operation.successful():
             raise OperationError(f"creating an access key failed: {operation.status()}")
@@ -103,7 +114,9 @@ async def mint_access_key(
     answer = await _call(
         f"read the secret of access key {key_id}",
         timeout,
-        lambda: service.get_secret(GetAccessKeySecretRequest(id=key_id), timeout=timeout),
+        lambda: service.get_secret(
+            GetAccessKeySecretRequest(id=key_id), timeout=timeout, **fail_fast()
+        ),
     )
     if not answer.aws_access_key_id or not answer.secret:
         raise OperationError(f"access key {key_id} came back without its key pair")
@@ -121,7 +134,7 @@ async def delete_access_key(sdk: Any, key_id: str, timeout: float) -> None:
 
     async def delete() -> None:
         operation = await AccessKeyServiceClient(sdk).delete(
-            DeleteAccessKeyRequest(id=key_id), timeout=timeout
+            DeleteAccessKeyRequest(id=key_id), timeout=timeout, **fail_fast()
         )
         await operation.wait(timeout=timeout)
 
@@ -136,7 +149,7 @@ async def _own_service_account(sdk: Any, timeout: float) -> tuple[str, str | Non
     who = await _call(
         "who am I (iam ProfileService.Get)",
         timeout,
-        lambda: ProfileServiceClient(sdk).get(GetProfileRequest(), timeout=timeout),
+        lambda: ProfileServiceClient(sdk).get(GetProfileRequest(), timeout=timeout, **fail_fast()),
     )
     if who.service_account_profile is not None:
         meta = who.service_account_profile.info.metadata

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from npa_sop_tui.errors import OperationError
 
-TIMEOUT = 60.0
+TIMEOUT = 120.0  # the cloud timeout's default: all calls of one ensure_bucket together
 
 
 @dataclass(frozen=True)
@@ -28,9 +28,25 @@ class BucketReady:
     id: str
     created: bool  # False: it existed already
     versioning: str  # "enabled" once done
+    note: str = ""  # when versioning takes effect, if not at once
 
 
-async def ensure_bucket(name: str, project_id: str, *, profile: str | None = None) -> BucketReady:
+async def ensure_bucket(
+    name: str, project_id: str, *, profile: str | None = None, timeout: float = TIMEOUT
+) -> BucketReady:
+    """Every call together bounded by `timeout` (the cloud timeout), the SDK's sign-in
+    included; see `_ensure`."""
+    try:
+        return await asyncio.wait_for(_ensure(name, project_id, profile=profile), timeout)
+    except TimeoutError:
+        raise OperationError(
+            f"bucket {name!r}: the Nebius API did not finish within {timeout:g}s",
+            hint="check the network and the credentials (and NPA_NEBIUS_ENDPOINT if set); "
+            "running `npa soperator state init` again is safe",
+        ) from None
+
+
+async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> BucketReady:
     """Create bucket `name` in `project_id` with versioning on; an existing one gets
     versioning turned on if it is off. `profile`: the Nebius CLI profile (None: the usual
     order, see nebius_auth.py)."""
@@ -45,7 +61,7 @@ async def ensure_bucket(name: str, project_id: str, *, profile: str | None = Non
         VersioningPolicy,
     )
 
-    from npa_sop_tui.nebius_auth import request_failure, sdk_from_env
+    from npa_sop_tui.nebius_auth import SignInFailed, fail_fast, request_failure, sdk_from_env
 
     def _code(exc: Exception) -> str:
         return request_failure(exc)[0]
@@ -60,6 +76,7 @@ async def ensure_bucket(name: str, project_id: str, *, profile: str | None = Non
                     metadata=ResourceMetadata(parent_id=project_id, name=name), spec=spec
                 ),
                 timeout=TIMEOUT,
+                **fail_fast(),
             )
             await operation.wait(timeout=TIMEOUT)
             if not operation.successful():
@@ -72,17 +89,37 @@ async def ensure_bucket(name: str, project_id: str, *, profile: str | None = Non
             if _code(exc) != "ALREADY_EXISTS":
                 raise
         bucket = await service.get_by_name(
-            GetBucketByNameRequest(parent_id=project_id, name=name), timeout=TIMEOUT
+            GetBucketByNameRequest(parent_id=project_id, name=name), timeout=TIMEOUT, **fail_fast()
         )
         if bucket.spec.versioning_policy != VersioningPolicy.ENABLED:
             bucket.spec.versioning_policy = VersioningPolicy.ENABLED
             update = await service.update(
-                UpdateBucketRequest(metadata=bucket.metadata, spec=bucket.spec), timeout=TIMEOUT
+                UpdateBucketRequest(metadata=bucket.metadata, spec=bucket.spec),
+                timeout=TIMEOUT,
+                **fail_fast(),
             )
             await update.wait(timeout=TIMEOUT)
+            if not update.successful():
+                raise OperationError(
+                    f"turning on versioning of bucket {name!r} failed: {update.status()}",
+                    hint="check that the profile or token may update buckets in this project",
+                )
+            # Nebius documents that a versioning change on an existing bucket can take up to
+            # 15 minutes to apply; objects written before then may keep no history.
+            return BucketReady(
+                name, bucket.metadata.id, False, "enabled",
+                note="Versioning was off and is now switched on; Nebius applies the change "
+                "within up to 15 minutes, so writes before then may keep no earlier versions.",
+            )  # fmt: skip
         return BucketReady(name, bucket.metadata.id, False, "enabled")
     except RequestError as exc:
         code = _code(exc)
+        if code == "UNAUTHENTICATED":
+            raise SignInFailed(
+                f"bucket {name!r}: the Nebius API refused the credentials "
+                f"({request_failure(exc)[1]})",
+                hint="check NEBIUS_IAM_TOKEN, the service-account key file or the CLI profile",
+            ) from None
         hint = "check that the profile or token may create buckets in this project"
         raise OperationError(f"bucket {name!r}: {code}: {exc}", hint=hint) from None
     except TimeoutError:

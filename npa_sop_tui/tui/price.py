@@ -24,7 +24,7 @@ async def price_text(spec: Any, environment: Any, *, profile: str | None = None)
     try:
         reads = reads_for(options, identity=identity)
         async with cloud_client(options, environment, reads) as client:
-            quote = await client.estimate_hourly(price_requests(spec))
+            quote = await client.estimate_hourly(price_requests(spec), identity.project_id)
     except (CloudError, CloudCredentialsMissing, UsageError) as exc:
         return f"Hourly price: unknown ({exc.message})"
     control = sum((v for k, v in quote.hourly.items() if k.startswith("control-plane/")), 0)
@@ -35,6 +35,6 @@ async def price_text(spec: Any, environment: Any, *, profile: str | None = None)
     ]
     parts.append(f"control plane {money(str(control), quote.currency)}")
     where = " (sandbox prices)" if sandboxed else ""
-    return f"Hourly price{where} ≈ {money(str(quote.total_hourly), quote.currency)}: " + ", ".join(
-        parts
-    )
+    total = money(str(quote.total_hourly), quote.currency)
+    daily = money(str(quote.total_daily), quote.currency)
+    return f"Hourly price{where} ≈ {total} ({daily} per day): " + ", ".join(parts)

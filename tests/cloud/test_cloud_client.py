@@ -11,6 +11,7 @@ import pytest
 from npa_sop_tui.cloud import CloudSettings, CloudTimeout, connect
 from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing, CloudError
 from npa_sop_tui.cloud.model import CapacityBlockGroup, Mk8sCluster, PriceRequest, WhoAmI
+from npa_sop_tui.nebius_auth import SignInFailed
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 
@@ -70,7 +71,8 @@ async def test_price_estimate_per_request_and_total(cloud: CloudClient) -> None:
         [
             PriceRequest("gpu", "gpu-h100-sxm", "8gpu-128vcpu-1600gb", 2),
             PriceRequest("cpu", "cpu-d3", "8vcpu-32gb", 3, preemptible=True),
-        ]
+        ],
+        PROJECT,
     )
     gpu = 2 * (128 * Decimal("0.012") + 8 * Decimal("2.95"))
     cpu = 3 * (8 * Decimal("0.012") * Decimal("0.45"))
@@ -78,6 +80,52 @@ async def test_price_estimate_per_request_and_total(cloud: CloudClient) -> None:
     assert quote.hourly["cpu"] == cpu
     assert quote.total_hourly == gpu + cpu
     assert quote.currency == "usd"
+    assert quote.total_daily == 24 * (gpu + cpu)
+
+
+async def test_price_covers_disks_and_filesystems_in_the_project(
+    cloud: CloudClient, cloud_state: FakeCloudState
+) -> None:
+    quote = await cloud.estimate_hourly(
+        [
+            PriceRequest(
+                "gpu/disks", "", "", 2, kind="disk", size_gib=1024, storage_type="NETWORK_SSD"
+            ),
+            PriceRequest(
+                "filesystem/jail",
+                "",
+                "",
+                1,
+                kind="filesystem",
+                size_gib=2048,
+                storage_type="NETWORK_SSD",
+            ),
+        ],
+        PROJECT,
+    )
+    assert quote.hourly["gpu/disks"] == 2 * cloud_state.storage_price(1024)
+    assert quote.hourly["filesystem/jail"] == cloud_state.storage_price(2048)
+    with pytest.raises(CloudError, match="not a project you can price in"):
+        await cloud.estimate_hourly([PriceRequest("x", "cpu-d3", "8vcpu-32gb", 1)], "project-x")
+
+
+async def test_a_price_not_per_hour_is_refused(
+    cloud: CloudClient, cloud_state: FakeCloudState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The calculator answers in the unit asked for; a quote in any other unit (here: the
+    fake answering per month) must not be summed as hourly."""
+    import nebius.api.nebius.billing.v1 as billing
+
+    cloud_state.price_unit = "month"
+    real = billing.EstimateBatchRequest
+
+    def no_unit(*args: object, **kw: object) -> object:
+        kw.pop("filter_aggregation_unit", None)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(billing, "EstimateBatchRequest", no_unit)
+    with pytest.raises(CloudError, match="per month, not per hour"):
+        await cloud.estimate_hourly([PriceRequest("x", "cpu-d3", "8vcpu-32gb", 1)], PROJECT)
 
 
 async def test_mk8s_cluster_get_list_and_not_found(
@@ -113,9 +161,10 @@ async def test_wrong_token_is_an_error_with_a_hint(
 ) -> None:
     monkeypatch.setenv("NEBIUS_IAM_TOKEN", "wrong")
     client = connect(cloud_settings)
-    with pytest.raises(CloudError, match="UNAUTHENTICATED") as info:
+    with pytest.raises(SignInFailed, match="token in NEBIUS_IAM_TOKEN failed") as info:
         await client.quotas(TENANT, REGION)
-    assert info.value.hint and "token" in info.value.hint
+    assert info.value.exit_code == 2
+    assert info.value.hint and "nebius iam get-access-token" in info.value.hint
     await client.close()
 
 

@@ -75,7 +75,10 @@ async def test_quota_short_is_a_warning_with_the_shortfall(
     row = next(r for r in report.rows if r.resource == "compute.instance.gpu.h100")
     assert (row.needed, row.limit, row.usage, row.verdict) == (16, 24, 16, "short by 8")
     assert not report.blocked
-    assert any("compute.instance.gpu.h100 is short by 8" in w for w in report.warnings)
+    assert any(
+        "tenant quota compute.instance.gpu.h100 in eu-north1 is short by 8" in w
+        for w in report.warnings
+    )
 
 
 async def test_reserved_group_by_name_is_resolved_and_never_shown(
@@ -166,10 +169,15 @@ async def test_price_per_pool_and_total(cloud: CloudClient) -> None:
     prices = {p.key: Decimal(p.hourly) for p in report.price.pools}
     gpu_node = 128 * Decimal("0.012") + 8 * Decimal("2.95")
     assert prices["gpu"] == 2 * gpu_node * Decimal("0.45")  # preemptible
-    assert set(prices) == {"gpu", "cpu", "control-plane/system", "control-plane/controller",
-                           "control-plane/login"}  # fmt: skip
+    nodes = {"gpu", "cpu", "control-plane/system", "control-plane/controller",
+             "control-plane/login"}  # fmt: skip
+    assert nodes <= set(prices)
+    assert {f"{k}/disks" for k in nodes} <= set(prices)  # boot disks priced too
+    assert "filesystem/jail" in set(prices) and prices["filesystem/jail"] > 0
     assert Decimal(report.price.total) == sum(prices.values())
-    assert "Hourly price estimate" in render_text(report)
+    assert Decimal(report.price.daily) == 24 * Decimal(report.price.total)
+    text = render_text(report)
+    assert "Hourly price estimate" in text and "per day (24 h)" in text
     # The one-line summary shows cents, not the calculator's full decimal string.
     cents = f"{sum(prices.values()):.2f}"
     assert report.summary().endswith(f"≈ {cents} {report.price.currency}/hour")

@@ -40,7 +40,7 @@ async def test_default_sandbox_cloud_passes_everything() -> None:
 @pytest.mark.parametrize(
     ("scenario", "blocked", "expect"),
     [
-        ("quota-short", False, "compute.instance.gpu.h100 is short by"),
+        ("quota-short", False, "compute.instance.gpu.h100 in eu-north1 is short by"),
         ("capacity-block-missing", True, "does not exist in tenant tenant-s"),
     ],
 )

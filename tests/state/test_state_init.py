@@ -7,6 +7,8 @@ ships no servicers: requests and answers cross the wire exactly as they do with 
 
 from __future__ import annotations
 
+import contextlib
+import json
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -16,6 +18,9 @@ from typing import Any
 import pytest
 
 from npa_sop_tui.cli import main as cli
+
+from testkit.moto import MotoServer, team_env
+from testkit.s3_proxy import ConditionIgnoringProxy
 
 TOKEN = "npa-test-iam-token"
 
@@ -107,7 +112,14 @@ class FakeStorage:
 
 
 @pytest.fixture
-def storage(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
+def storage(moto: MotoServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeStorage]:
+    """The Nebius side (bucket created through the SDK) and, for the S3 side state init
+    probes (conditional writes), moto's real S3 API holding the same bucket."""
+    with contextlib.suppress(Exception):  # the session's moto may have it from another test
+        moto.make_bucket("team-state")
+    for key, value in team_env(moto.endpoint, "team-state").items():
+        if key != "NPA_STATE_BUCKET":
+            monkeypatch.setenv(key, value)
     fake = FakeStorage().start()
     monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", f"127.0.0.1:{fake.port}")
     monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
@@ -169,11 +181,11 @@ def test_state_init_without_credentials_says_how_to_get_them(
 def test_state_init_with_only_a_nebius_cli_profile(
     storage: FakeStorage, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No NEBIUS_IAM_TOKEN and no AWS_* at all: the CLI profile's credentials create it."""
+    """No NEBIUS_IAM_TOKEN: the CLI profile's credentials create it (the AWS_* key of the
+    fixture only reaches the bucket's S3 side, for the conditional-write probe)."""
     import os
 
     monkeypatch.delenv("NEBIUS_IAM_TOKEN")
-    assert not [k for k in os.environ if k.startswith("AWS_")]
     nebius_dir = Path(os.environ["HOME"]) / ".nebius"
     nebius_dir.mkdir()
     (nebius_dir / "token").write_text("profile-token")
@@ -189,3 +201,29 @@ def test_state_init_with_only_a_nebius_cli_profile(
     assert "Created bucket 'team-state'" in out
     assert "minted from your Nebius profile" in out
     assert [(m, a) for m, _, a in storage.calls][:1] == [("Create", "Bearer profile-token")]
+
+
+def test_state_init_probes_conditional_writes_and_passes_on_moto(
+    storage: FakeStorage, moto: MotoServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli(["soperator", "state", "init", "--bucket", "team-state", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["bucket"]["conditional_writes"] == "enforced"
+    listed = moto.client().list_objects_v2(Bucket="team-state", Prefix="npa/.npa-probe/")
+    assert listed.get("KeyCount", 0) == 0  # the probe cleans up after itself
+
+
+def test_state_init_refuses_a_bucket_that_ignores_conditional_writes(
+    storage: FakeStorage, moto: MotoServer, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    with ConditionIgnoringProxy(moto.endpoint) as proxy:
+        monkeypatch.setenv("NPA_STATE_ENDPOINT", proxy.endpoint)
+        assert cli(["soperator", "state", "init", "--bucket", "team-state"]) == 2
+    captured = capsys.readouterr()
+    assert proxy.seen_conditions >= 3  # npa did send the conditions; the store dropped them
+    assert "does not honour conditional writes" in captured.err
+    assert "If-None-Match: *) was accepted" in captured.err
+    assert "stale ETag (If-Match) was accepted" in captured.err
+    assert "hint:" in captured.err and "Traceback" not in captured.err
+    assert "state:\n  backend: s3" not in captured.out  # no config advised for it

@@ -1,0 +1,105 @@
+"""Identity npa finds by itself: the project from the CLI profile's parent ID, the tenant
+from the project, the subnet from the project (one: used; several: listed, npa asks)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cloud import CloudSettings, connect
+from npa_sop_tui.cloud.identity_lookup import from_cloud, from_profile
+from npa_sop_tui.config import Identity
+from npa_sop_tui.errors import UsageError
+from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
+from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+
+from .conftest import PROJECT, REGION, TENANT, TOKEN
+
+
+def profile_with_parent(parent: str) -> None:
+    config = Path(os.environ["HOME"]) / ".nebius" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"default: p\nprofiles:\n  p:\n    parent-id: {parent}\n    token-file: /x\n")
+
+
+def test_project_or_tenant_from_the_profile_parent_id() -> None:
+    profile_with_parent(PROJECT)
+    assert from_profile(Identity(region=REGION), None).project_id == PROJECT
+    profile_with_parent(TENANT)
+    found = from_profile(Identity(region=REGION), None)
+    assert (found.tenant_id, found.project_id) == (TENANT, None)
+    given = Identity(region=REGION, project_id="project-mine")
+    assert from_profile(given, None).project_id == "project-mine"  # settings win
+
+
+def test_tenant_and_the_only_subnet_from_the_project(
+    fake_nebius: FakeNebius, cloud_state: FakeCloudState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    client = connect(CloudSettings(endpoint=fake_nebius.endpoint, timeout=10))
+    found = from_cloud(Identity(region=REGION, project_id=PROJECT), client)
+    assert found.tenant_id == TENANT
+    assert found.subnet_id == cloud_state.subnets[0][0]
+
+
+def test_several_subnets_are_listed_and_npa_asks(
+    fake_nebius: FakeNebius, cloud_state: FakeCloudState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    cloud_state.subnets = [("vpcsubnet-aaa", "default"), ("vpcsubnet-bbb", "training")]
+    client = connect(CloudSettings(endpoint=fake_nebius.endpoint, timeout=10))
+    with pytest.raises(UsageError) as info:
+        from_cloud(Identity(region=REGION, tenant_id=TENANT, project_id=PROJECT), client)
+    assert "has 2 VPC subnets" in info.value.message
+    assert "vpcsubnet-aaa  default" in info.value.message
+    assert "vpcsubnet-bbb  training" in info.value.message
+    assert info.value.hint and "NPA_SUBNET_ID" in info.value.hint and info.value.exit_code == 2
+
+
+def test_cli_preflight_with_only_the_profile_parent_id(
+    tmp_path: Path, fake_nebius: FakeNebius, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """No tenant or project in npa's settings: the profile names the project, the project
+    its tenant, and preflight reads both levels of quota."""
+    import json
+
+    from npa_sop_tui.cli import main
+
+    profile_with_parent(PROJECT)
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", fake_nebius.endpoint)
+    monkeypatch.setenv("NPA_REGION", REGION)
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        "apiVersion: npa.soperator/v0.0.1\nname: net\nworkers:\n  - {name: cpu, size: 1}\n"
+    )
+    assert main(["soperator", "preflight", "--spec", str(spec), "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["level"] for r in doc["rows"]} == {"tenant", "project"}
+
+
+def test_environment_identity_asks_which_subnet(
+    fake_nebius: FakeNebius, cloud_state: FakeCloudState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npa_sop_tui.environment import Environment
+    from npa_sop_tui.settings import resolve_settings
+
+    cloud_state.subnets = [("vpcsubnet-aaa", "default"), ("vpcsubnet-bbb", "training")]
+    profile_with_parent(PROJECT)
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", fake_nebius.endpoint)
+    monkeypatch.setenv("NPA_REGION", REGION)
+    env = Environment(resolve_settings({}))
+    with pytest.raises(UsageError, match="has 2 VPC subnets") as info:
+        env.identity(None)
+    assert "vpcsubnet-bbb  training" in info.value.message
+    cloud_state.subnets = cloud_state.subnets[:1]
+    found = env.identity(None)
+    assert (found.tenant_id, found.project_id, found.subnet_id) == (
+        TENANT,
+        PROJECT,
+        "vpcsubnet-aaa",
+    )

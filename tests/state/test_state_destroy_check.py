@@ -1,0 +1,83 @@
+"""Destroy verification reads the cluster's Terraform state through its state store: with the
+S3 backend (moto's real S3 API on 127.0.0.1) there is no local terraform.tfstate, and a
+filesystem Nebius still has after destroy is still named."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cloud import CloudSettings, connect
+from npa_sop_tui.cloud.destroy_check import leftovers
+from npa_sop_tui.cloud.model import Filesystem
+from npa_sop_tui.lifecycle.cloud_steps import owned_resources
+from npa_sop_tui.sandbox.fake_cloud_state import default_state
+from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+from npa_sop_tui.state import default_store
+
+from testkit.moto import MotoServer, team_env
+
+PROJECT = "project-gone"
+TOKEN = "destroy-check-token"
+
+
+def tfstate(cluster_id: str, filesystems: dict[str, str]) -> str:
+    """A Terraform state document as the recipe leaves it (types and IDs that matter here)."""
+    resources = [
+        {"mode": "managed", "type": "nebius_mk8s_v1_cluster", "name": "this",
+         "module": "module.k8s", "instances": [{"attributes": {"id": cluster_id}}]},
+    ]  # fmt: skip
+    resources += [
+        {"mode": "managed", "type": "nebius_compute_v1_filesystem", "name": role,
+         "module": "module.filestore", "instances": [{"attributes": {"id": fs_id}}]}
+        for role, fs_id in filesystems.items()
+    ]  # fmt: skip
+    return json.dumps({"version": 4, "resources": resources})
+
+
+async def test_s3_state_destroy_that_leaves_a_filesystem_names_it(
+    moto: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bucket = moto.make_bucket(f"npa-destroy-{os.getpid()}")
+    for key, value in team_env(moto.endpoint, bucket).items():
+        monkeypatch.setenv(key, value)
+    store = default_store()
+    assert store.shared
+    name = "gone"
+    jail, spool = "computefilesystem-jail0001", "computefilesystem-spool0001"
+    moto.client().put_object(
+        Bucket=bucket,
+        Key=store.tfstate_key(name),  # type: ignore[attr-defined]
+        Body=tfstate("mk8scluster-gone0001", {"jail": jail, "spool": spool}).encode(),
+    )
+    install_dir = tmp_path / "install"  # no terraform.tfstate here: the state is remote
+    install_dir.mkdir()
+
+    owned = owned_resources(store, name, install_dir)
+    assert owned.cluster_ids == ["mk8scluster-gone0001"]
+    assert sorted(owned.filesystem_ids) == [jail, spool]
+
+    cloud = default_state(project_id=PROJECT)
+    cloud.token = TOKEN
+    cloud.filesystems[jail] = Filesystem(jail, "soperator-gone-jail", PROJECT, "ready")
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    with FakeNebius(cloud) as server:
+        client = connect(CloudSettings(endpoint=server.endpoint, timeout=10))
+        remaining = await leftovers(
+            client, project_id=PROJECT, name=name,
+            cluster_ids=owned.cluster_ids, filesystem_ids=owned.filesystem_ids,
+        )  # fmt: skip
+        await client.close()
+    assert remaining == [f"filesystem soperator-gone-jail ({jail}, ready)"]
+
+
+def test_local_state_is_read_through_the_store_too(tmp_path: Path) -> None:
+    store = default_store()
+    install_dir = tmp_path / "install"
+    install_dir.mkdir()
+    (install_dir / "terraform.tfstate").write_text(tfstate("mk8scluster-l1", {"jail": "fs-l1"}))
+    owned = owned_resources(store, "local", install_dir)
+    assert (owned.cluster_ids, owned.filesystem_ids) == (["mk8scluster-l1"], ["fs-l1"])
