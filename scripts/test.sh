@@ -17,6 +17,7 @@ ROOT=$PWD
 SUDO=""
 [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 PKGS=(slurmctld slurmd slurm-client munge openssh-server tmux git)
+PKGS+=(chromium) # the browser tests (tests/web): Playwright drives Debian's chromium
 missing=()
 for pkg in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -179,6 +179,7 @@ SOPERATOR_MODULES: dict[str, str] = {
     "cancel": "slurm_cmds",
     "config": "config_cmds",
     "tui": "tui_cmds",
+    "serve": "serve_cmds",
     "tools": "agent_cmds",
     "mcp": "mcp_cmds",
     "completion": "completion_cmds",
