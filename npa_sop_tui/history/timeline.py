@@ -159,6 +159,16 @@ def mark_critical_path(bars: list[Bar]) -> list[Bar]:
     return [replace(b, critical=True) if i in chain else b for i, b in enumerate(bars)]
 
 
+def duration_text(seconds: float) -> str:
+    """Compact durations: 42s, 3m05s, 1h02m."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
 def timeline_of(events: Iterable[Event]) -> Timeline:
     builder = TimelineBuilder()
     for event in events:

@@ -12,20 +12,11 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from npa_sop_tui.history.timeline import Bar, Timeline
+from npa_sop_tui.history.timeline import duration_text as seconds_text
 from npa_sop_tui.tui.safety import Guarded
 
 CRITICAL, OTHER, FAILED_END, RUNNING_END = "█", "▒", "✗", "▶"
 DURATION_WIDTH = 7
-
-
-def seconds_text(seconds: float) -> str:
-    """Compact durations: 42s, 3m05s, 1h02m."""
-    s = round(seconds)
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
 def timeline_lines(timeline: Timeline | None, width: int, *, now: float) -> list[Text]:
