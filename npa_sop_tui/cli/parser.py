@@ -180,6 +180,7 @@ SOPERATOR_MODULES: dict[str, str] = {
     "config": "config_cmds",
     "tui": "tui_cmds",
     "serve": "serve_cmds",
+    "report": "report_cmds",
     "tools": "agent_cmds",
     "mcp": "mcp_cmds",
     "completion": "completion_cmds",
