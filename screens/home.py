@@ -20,6 +20,7 @@ from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
 from npa_sop_tui.tui.read_only import OperatorGated, offers
 from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.widgets.charts.cost import CostChart
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.table import PlainTable
 
@@ -92,6 +93,7 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             yield Static("", id="sandbox-offer")
             yield Static("", id="empty-hint")
             yield ClusterTable(id="clusters", cursor_type="row", zebra_stripes=True)
+            yield CostChart(id="costs")
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -110,6 +112,8 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         rows = self.npa.backend.list_clusters()
         identity = self.npa.backend.has_cloud_identity()
         self.app.call_from_thread(self._show, rows, identity)
+        costs = self.npa.backend.cluster_costs([row.name for row in rows])
+        self.app.call_from_thread(setattr, self.query_one(CostChart), "costs", costs)
 
     def _show(self, rows: list[ClusterRow], identity: bool) -> None:
         self.rows = tuple(rows)

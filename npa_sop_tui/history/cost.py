@@ -6,9 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from npa_sop_tui.events import PreflightReported
 from npa_sop_tui.history.oplog import read_events
+
+if TYPE_CHECKING:
+    from npa_sop_tui.state.store import StateStore
 
 
 @dataclass(frozen=True)
@@ -41,11 +45,11 @@ def quoted_hourly(log: Path) -> tuple[Decimal, str] | None:
     return quote
 
 
-def cost_so_far(name: str) -> CostSoFar | None:
+def cost_so_far(name: str, *, store: StateStore | None = None) -> CostSoFar | None:
     """The running cost of cluster `name`, or None when it is not up or no price is known."""
     from npa_sop_tui import inventory
 
-    entry = inventory.get(name)
+    entry = inventory.get(name, store=store)
     if entry is None or entry.state not in ("deployed", "ready"):
         return None
     # the cluster has run (and cost) since the first good deploy after its last destroy

@@ -116,6 +116,14 @@ class Backend:
         settings = self.environment.settings
         return bool(settings["tenant_id"] and settings["project_id"] and settings["subnet_id"])
 
+    def cluster_costs(self, names: list[str]) -> dict[str, Any]:
+        """Cost so far (history.cost.CostSoFar) of each running cluster with a known price."""
+        from npa_sop_tui.history.cost import cost_so_far
+
+        store = self.environment.state_store()
+        costs = {name: cost_so_far(name, store=store) for name in names}
+        return {name: cost for name, cost in costs.items() if cost is not None}
+
     def list_clusters(self) -> list[ClusterRow]:
         """The clusters of the state store the settings select: this machine's, or the
         team's bucket (then each row says who ran the last operation)."""

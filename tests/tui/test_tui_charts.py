@@ -111,3 +111,23 @@ def test_stacked_column_and_legend() -> None:
     assert "cpu  ░ idle 1  █ allocated 0  ▒ drained 1  × down 0" in text
     assert "gpu  ░ idle 3  █ allocated 0  ▒ drained 0  × down 1" in text
     assert not history.add(_session()[0])  # older than the newest: not a new sample
+
+
+async def test_home_shows_cost_so_far_of_running_clusters() -> None:
+    from decimal import Decimal
+
+    from npa_sop_tui.history.cost import CostSoFar
+    from npa_sop_tui.screens.home import HomeScreen
+    from npa_sop_tui.tui.widgets.charts.cost import CostChart
+
+    class Priced(FixedBackend):
+        def cluster_costs(self, names: list[str]) -> dict[str, Any]:
+            return {"demo": CostSoFar(Decimal("1.15"), "usd", since=0)}
+
+    app = NpaSopApp(Priced())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen))
+        chart = app.screen.query_one(CostChart)
+        await wait_for(pilot, lambda: bool(chart.costs) and chart.display)
+        text = str(chart.render())
+        assert "demo" in text and "usd/h" in text and "train" not in text
