@@ -52,18 +52,18 @@ def read_token_file(path: Path) -> str:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(
-            f"--token-file {path}: {exc.strerror or exc}",
+            f"cannot read --token-file {path} ({exc.strerror or exc})",
             hint="give a file that holds the session token on its first line",
         ) from None
     if mode & 0o077:
         raise UsageError(
-            f"--token-file {path}: readable by other users (mode {mode & 0o777:o})",
-            hint=f"the token is a password: chmod 600 {path}",
+            f"--token-file {path} is readable by other users (mode {mode & 0o777:o})",
+            hint=f"run chmod 600 {path} (whoever reads the token can open the session)",
         )
     token = (text.splitlines() or [""])[0].strip()
     if len(token) < MIN_TOKEN_LENGTH:
         raise UsageError(
-            f"--token-file {path}: the token is shorter than {MIN_TOKEN_LENGTH} characters",
+            f"the first line of --token-file {path} is shorter than {MIN_TOKEN_LENGTH} characters",
             hint="write a long random token there, e.g. `python3 -c 'import secrets; "
             "print(secrets.token_urlsafe(32))' > FILE`",
         )

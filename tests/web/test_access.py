@@ -112,5 +112,5 @@ def test_token_file_must_be_private_and_long(tmp_path: Path) -> None:
     path.write_text("short\n")
     with pytest.raises(UsageError, match="shorter"):
         read_token_file(path)
-    with pytest.raises(UsageError, match=r"(?i)no such file"):
+    with pytest.raises(UsageError, match=r"(?i)cannot read .*no such file"):
         read_token_file(tmp_path / "missing")

@@ -103,10 +103,11 @@ def _screen(page: object) -> str:
     return ANSI.sub("", page.evaluate("window.__screen"))  # type: ignore[attr-defined]
 
 
-def _wait_text(page: object, *texts: str, timeout: float = 60) -> str:
+def _wait_text(page: object, *texts: str, timeout: float = 60, since: int = 0) -> str:
+    """What the app has drawn (after the first `since` characters) once all `texts` are in."""
     deadline = time.monotonic() + timeout
     while True:
-        seen = _screen(page)
+        seen = ANSI.sub("", page.evaluate("window.__screen")[since:])  # type: ignore[attr-defined]
         if all(t in seen for t in texts):
             return seen
         if time.monotonic() > deadline:
@@ -158,6 +159,14 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
             _wait_text(page, "queue (squeue, live)")
             later = _screen(page)[before:]
             assert "Type the cluster name" not in later and "Destroy" not in later
+
+            # the charts in the browser: node states on the dashboard, the deploy timeline
+            assert "Slurm node states over time" in seen
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("Escape")  # back to the dashboard
+            _wait_text(page, "Slurm partitions", since=mark)
+            page.keyboard.press("t")
+            _wait_text(page, "deploy of demo: ok", "critical path", since=mark)
         finally:
             browser.close()
     log = out.read_text()
