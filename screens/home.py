@@ -113,7 +113,10 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         identity = self.npa.backend.has_cloud_identity()
         self.app.call_from_thread(self._show, rows, identity)
         costs = self.npa.backend.cluster_costs([row.name for row in rows])
-        self.app.call_from_thread(setattr, self.query_one(CostChart), "costs", costs)
+        self.app.call_from_thread(self._show_costs, costs)
+
+    def _show_costs(self, costs: dict[str, object]) -> None:
+        self.query_one(CostChart).costs = costs
 
     def _show(self, rows: list[ClusterRow], identity: bool) -> None:
         self.rows = tuple(rows)

@@ -73,6 +73,7 @@ class TimelineScreen(Guarded, Screen[None]):
     def on_mount(self) -> None:
         chart = self.query_one(TimelineChart)
         chart.clock = self.clock
+        self.query_one("#tl-body", VerticalScroll).focus()  # arrows and pgup/pgdn scroll it
         self.action_reload()
         if self.clock is None:
             self.set_interval(RELOAD_SECONDS, self._reload_if_running)

@@ -20,7 +20,7 @@ from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart, column, 
 from npa_sop_tui.tui.widgets.charts.timeline import TimelineChart, timeline_lines
 
 from .fakes import FixedBackend, _status
-from testkit.tui import wait_for
+from testkit.tui import home_loaded, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -65,6 +65,7 @@ def test_snapshot_timeline(snap_compare: Any, size: tuple[int, int]) -> None:
     assert timeline.finished is not None
 
     async def before(pilot: Any) -> None:
+        await home_loaded(pilot)  # the header names the highlighted cluster: settle it first
         pilot.app.push_screen(TimelineScreen("demo", log=RECORDED, clock=timeline.finished))
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, TimelineScreen))
 
@@ -73,7 +74,9 @@ def test_snapshot_timeline(snap_compare: Any, size: tuple[int, int]) -> None:
             return bool(charts) and charts[0].timeline is not None
 
         await wait_for(pilot, drawn)
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
+        await pilot.pause()  # the chart's new height is laid out one refresh later
 
     assert snap_compare(NpaSopApp(FixedBackend()), terminal_size=size, run_before=before)
 
