@@ -81,7 +81,11 @@ def tui_main(argv: Sequence[str] | None = None) -> int:
 def build_tui_parser() -> NpaArgumentParser:
     from npa_sop_tui.cli import tui_cmds
 
-    parser = NpaArgumentParser(prog="npa-sop", description=tui_cmds.DESCRIPTION)
+    parser = NpaArgumentParser(
+        prog="npa-sop",
+        description=tui_cmds.DESCRIPTION,
+        epilog="npa-sop serve --help: share the app with a teammate's browser (read-only).",
+    )
     parser.add_argument("--version", action="version", version=f"npa-sop-tui {__version__}")
     add_debug_flag(parser)
     tui_cmds.configure(parser)
