@@ -51,7 +51,7 @@ def is_read_only(node: DOMNode) -> bool:
 
 def offers(node: DOMNode, action: str) -> bool:
     """Whether this session offers `action` (a name like "destroy" or "app.destroy")."""
-    name = action.rsplit(".", 1)[-1].split("(", 1)[0]
+    name = action.split("(", 1)[0].rsplit(".", 1)[-1]
     return not (name in OPERATOR_ACTIONS and is_read_only(node))
 
 
