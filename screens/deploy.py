@@ -24,7 +24,9 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Static
 
 from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
+from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.backend import OperationOutcome
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
@@ -55,7 +57,7 @@ class OperationStage:
     DONE = "done"
 
 
-class DeployScreen(Guarded, Screen[None]):
+class DeployScreen(Guarded, OperatorGated, Screen[None]):
     """Plan, confirm and apply one cluster spec."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -64,6 +66,7 @@ class DeployScreen(Guarded, Screen[None]):
         Binding("s", "status", "Dashboard", id="deploy.status"),
         Binding("r", "retry", "Retry", tooltip="Plan again after a failure", id="deploy.retry"),
         Binding("l", "log", "Log", tooltip="The whole operation log, with search", id="deploy.log"),
+        timeline_binding("deploy"),
         Binding("escape", "leave", "Back", id="deploy.leave"),
     ]
 
@@ -365,6 +368,12 @@ class DeployScreen(Guarded, Screen[None]):
         if not lines:  # nothing on disk yet (or no inventory): what this screen received
             lines = list(self.query_one(EventLog).lines)
         self.app.push_screen(LogViewerScreen(f"Operation log of {self.spec.name}", lines, path))
+
+    def action_timeline(self) -> None:
+        """This operation's resources as bars, growing as the log does."""
+        from npa_sop_tui.screens.timeline import TimelineScreen
+
+        self.app.push_screen(TimelineScreen(self.spec.name, operation_id=self._operation_id))
 
     def _to_dashboard(self) -> None:
         if self.is_current:

@@ -18,6 +18,7 @@ from textual.widgets import Button, Header, Input, Static
 
 from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
 from npa_sop_tui.tui.backend import OperationOutcome
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 
-class DestroyScreen(Guarded, Screen[None]):
+class DestroyScreen(Guarded, OperatorGated, Screen[None]):
     """Tear a cluster down after the user types its name."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -16,8 +16,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
+from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
+from npa_sop_tui.tui.read_only import OperatorGated, offers
 from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.widgets.charts.cost import CostChart
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.table import PlainTable
 
@@ -58,7 +61,7 @@ class ClusterTable(PlainTable):
         self.post_message(self.ClusterHighlighted(key or ""))
 
 
-class HomeScreen(Guarded, Screen[None]):
+class HomeScreen(Guarded, OperatorGated, Screen[None]):
     """Clusters (name, region, state, last operation) and the actions on them."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -68,6 +71,7 @@ class HomeScreen(Guarded, Screen[None]):
         Binding("d", "deploy", "Deploy", id="home.deploy"),
         Binding("s", "status", "Status", id="home.status"),
         Binding("x", "destroy", "Destroy", id="home.destroy"),
+        timeline_binding("home"),
         Binding("b", "sandbox", "Sandbox", id="home.sandbox"),
         # the list reloads on its own when you come back; the key stays for the impatient
         Binding("r", "reload", "Reload", show=False, id="home.reload"),
@@ -89,6 +93,7 @@ class HomeScreen(Guarded, Screen[None]):
             yield Static("", id="sandbox-offer")
             yield Static("", id="empty-hint")
             yield ClusterTable(id="clusters", cursor_type="row", zebra_stripes=True)
+            yield CostChart(id="costs")
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -107,6 +112,11 @@ class HomeScreen(Guarded, Screen[None]):
         rows = self.npa.backend.list_clusters()
         identity = self.npa.backend.has_cloud_identity()
         self.app.call_from_thread(self._show, rows, identity)
+        costs = self.npa.backend.cluster_costs([row.name for row in rows])
+        self.app.call_from_thread(self._show_costs, costs)
+
+    def _show_costs(self, costs: dict[str, object]) -> None:
+        self.query_one(CostChart).costs = costs
 
     def _show(self, rows: list[ClusterRow], identity: bool) -> None:
         self.rows = tuple(rows)
@@ -148,7 +158,7 @@ class HomeScreen(Guarded, Screen[None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in {"edit", "deploy", "status", "destroy"}:
+        if action in {"edit", "deploy", "status", "destroy", "timeline"}:
             return True if self.selected else None
         if action == "sandbox":
             return not self.npa.sandbox  # False hides it (not greyed): it cannot apply
@@ -210,10 +220,21 @@ class HomeScreen(Guarded, Screen[None]):
         if self.selected:
             self.npa.destroy(self.selected)
 
+    def action_timeline(self) -> None:
+        from npa_sop_tui.screens.timeline import TimelineScreen
+
+        if self.selected:
+            self.app.push_screen(TimelineScreen(self.selected))
+
     def palette_commands(self) -> Iterable[SystemCommand]:
         if self.selected:
             name = self.selected
-            yield SystemCommand(f"Deploy {name}", "Plan and apply", self.action_deploy)
-            yield SystemCommand(f"Status of {name}", "Live dashboard", self.action_status)
-            yield SystemCommand(f"Edit {name}", "Open its spec in the wizard", self.action_edit)
-            yield SystemCommand(f"Destroy {name}", "Tear it down", self.action_destroy)
+            commands = [
+                ("deploy", f"Deploy {name}", "Plan and apply", self.action_deploy),
+                ("status", f"Status of {name}", "Live dashboard", self.action_status),
+                ("edit", f"Edit {name}", "Open its spec in the wizard", self.action_edit),
+                ("destroy", f"Destroy {name}", "Tear it down", self.action_destroy),
+            ]
+            for action, title, help_text, call in commands:
+                if offers(self, action):
+                    yield SystemCommand(title, help_text, call)

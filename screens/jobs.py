@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, plain, search_pattern
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.table import PlainTable
@@ -29,7 +30,7 @@ class JobsTable(PlainTable):
             self.add_column(label, key=label.lower(), width=width)
 
 
-class JobsScreen(Guarded, Screen[None]):
+class JobsScreen(Guarded, OperatorGated, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c,delete", "cancel_job", "Cancel job", id="jobs.cancel"),
         Binding("h", "toggle_history", "History", id="jobs.history"),

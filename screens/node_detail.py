@@ -12,6 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, plain
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def k8s_placement(kube: Any, node: str) -> tuple[str | None, str | None, str | N
     return None, None, None
 
 
-class NodeDetailScreen(Guarded, ModalScreen[bool]):
+class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
     """Dismisses with True when the node was drained or resumed (the dashboard refreshes)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

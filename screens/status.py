@@ -22,7 +22,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
+from npa_sop_tui.screens.timeline import timeline_binding
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup, plain
+from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.status.panels import (
     VERDICT_COLOURS,
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
 INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 
-class StatusScreen(Guarded, Screen[None]):
+class StatusScreen(Guarded, OperatorGated, Screen[None]):
     """Live status of one cluster."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -80,6 +83,7 @@ class StatusScreen(Guarded, Screen[None]):
         Binding(
             "g", "log", "Log", tooltip="The last operation's log, with search", id="status.log"
         ),
+        timeline_binding("status"),
         Binding("x", "destroy", "Destroy", id="status.destroy"),
         Binding("escape", "leave", "Back", id="status.leave"),
     ]
@@ -120,6 +124,9 @@ class StatusScreen(Guarded, Screen[None]):
                 yield Label("Soperator components")
                 yield ComponentsTable(id="components")
                 yield SlurmClusterPanel("", id="slurm-cluster", classes="panel")
+                with Vertical(id="node-states-pane"):
+                    yield Label("Slurm node states over time")
+                    yield NodeStatesChart(id="node-states")
             with Vertical(id="status-right"):
                 yield Label("Slurm partitions")
                 yield PartitionsTable(id="partitions")
@@ -168,6 +175,13 @@ class StatusScreen(Guarded, Screen[None]):
         """Ask the user (modal) whether to trust a login node's new SSH host key."""
         from npa_sop_tui.screens.modals import HostKeyModal
 
+        if self.npa.read_only:  # trusting a key writes known_hosts: an operator's decision
+            self.notify(
+                f"The SSH host key of {host} is not trusted yet; this read-only session "
+                "cannot trust it. Trust it once in the terminal app, then Slurm shows here.",
+                severity="warning",
+            )
+            return False
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def done(result: bool | None) -> None:
@@ -188,6 +202,7 @@ class StatusScreen(Guarded, Screen[None]):
         for pane in (NodeGroupsTable, ComponentsTable, PartitionsTable, SlurmNodesTable):
             self.query_one(pane).show(status)
         self.query_one(SlurmClusterPanel).show(status)
+        self.query_one(NodeStatesChart).add(status)
         self.query_one(VerdictPanel).show(status)
         v = status.verdict
         colour = VERDICT_COLOURS.get(v.state, "")
@@ -329,6 +344,11 @@ class StatusScreen(Guarded, Screen[None]):
         path, lines = operation_log(self.cluster_name)
         title = f"Last operation log of {self.cluster_name}"
         self.app.push_screen(LogViewerScreen(title, lines, path))
+
+    def action_timeline(self) -> None:
+        from npa_sop_tui.screens.timeline import TimelineScreen
+
+        self.app.push_screen(TimelineScreen(self.cluster_name))
 
     @on(SlurmNodesTable.RowSelected, "#slurm-nodes")
     def _node_detail(self, event: SlurmNodesTable.RowSelected) -> None:

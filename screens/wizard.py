@@ -35,6 +35,7 @@ from textual.widgets import (
 
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.tui.backend import issue_text
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
@@ -88,7 +89,7 @@ def step_of(path: str) -> str:
     return "options"
 
 
-class WizardScreen(Guarded, Screen[None]):
+class WizardScreen(Guarded, OperatorGated, Screen[None]):
     """Guided creation and editing of cluster.yaml."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

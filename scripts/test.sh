@@ -5,7 +5,7 @@
 # Extra arguments go to pytest.
 #
 # This changes the machine (root or sudo needed): apt installs slurmctld, slurmd,
-# slurm-client, munge, openssh-server, tmux, git and mmdebstrap (Debian enables the ssh, munge
+# slurm-client, munge, openssh-server, tmux, git, mmdebstrap and chromium (Debian enables the ssh, munge
 # and slurm services); scripts/substrate.sh builds a Debian sid root for Slurm 26.05 (once,
 # cached in /var/cache/npa-substrate/sid-root) and writes /etc/slurm/slurm.conf and gres.conf,
 # creates /etc/munge/munge.key if missing and adds the user slurmops; its own files go to
@@ -18,6 +18,7 @@ ROOT=$PWD
 SUDO=""
 [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 PKGS=(slurmctld slurmd slurm-client munge openssh-server tmux git mmdebstrap)
+PKGS+=(chromium) # the browser tests (tests/web): Playwright drives Debian's chromium
 missing=()
 for pkg in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

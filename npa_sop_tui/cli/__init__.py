@@ -71,17 +71,33 @@ def tui_main(argv: Sequence[str] | None = None) -> int:
     complete_if_requested(build_tui_parser)
     raw, debug = split_debug(raw)
     NpaArgumentParser.argv = raw
-    args = build_tui_parser().parse_args(raw)
+    if raw[:1] == ["serve"]:  # `npa-sop serve …`: the app in a browser (cli/serve_cmds.py)
+        args = build_serve_parser().parse_args(raw[1:])
+    else:
+        args = build_tui_parser().parse_args(raw)
     return _run(args, raw, debug, program="npa-sop")
 
 
 def build_tui_parser() -> NpaArgumentParser:
     from npa_sop_tui.cli import tui_cmds
 
-    parser = NpaArgumentParser(prog="npa-sop", description=tui_cmds.DESCRIPTION)
+    parser = NpaArgumentParser(
+        prog="npa-sop",
+        description=tui_cmds.DESCRIPTION,
+        epilog="npa-sop serve --help: share the app with a teammate's browser (read-only).",
+    )
     parser.add_argument("--version", action="version", version=f"npa-sop-tui {__version__}")
     add_debug_flag(parser)
     tui_cmds.configure(parser)
+    return parser
+
+
+def build_serve_parser() -> NpaArgumentParser:
+    from npa_sop_tui.cli import serve_cmds
+
+    parser = NpaArgumentParser(prog="npa-sop serve", description=serve_cmds.DESCRIPTION)
+    add_debug_flag(parser)
+    serve_cmds.configure(parser)
     return parser
 
 

@@ -181,6 +181,8 @@ SOPERATOR_MODULES: dict[str, str] = {
     "logs": "run_cmds",
     "config": "config_cmds",
     "tui": "tui_cmds",
+    "serve": "serve_cmds",
+    "report": "report_cmds",
     "tools": "agent_cmds",
     "mcp": "mcp_cmds",
     "completion": "completion_cmds",

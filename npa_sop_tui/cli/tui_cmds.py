@@ -1,4 +1,5 @@
-"""`npa soperator tui [--sandbox] [--spec F]` (and `npa-sop`): start the Textual app.
+"""`npa soperator tui [--sandbox] [--spec F] [--name N] [--read-only]` (and `npa-sop`): start
+the Textual app.
 
 Textual is imported only when the command runs, so other `npa` commands stay light.
 """
@@ -35,6 +36,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--spec", type=Path, metavar="FILE", help="open this cluster.yaml in the wizard"
     )
+    parser.add_argument(
+        "--name", metavar="CLUSTER", help="open this cluster's live dashboard at once"
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="watch only: no action that changes a cluster or a file is offered",
+    )
     parser.set_defaults(handler=run_tui)
 
 
@@ -46,4 +55,14 @@ def run_tui(args: argparse.Namespace) -> int:
         )
     from npa_sop_tui.tui.app import run_app
 
-    return run_app(sandbox=bool(args.sandbox), spec_path=spec)
+    name: str | None = args.name
+    if name is not None:
+        from npa_sop_tui.paths import check_cluster_name
+
+        check_cluster_name(name)
+    return run_app(
+        sandbox=bool(args.sandbox),
+        spec_path=spec,
+        read_only=bool(args.read_only),
+        open_cluster=name,
+    )

@@ -75,8 +75,13 @@ class NpaSopApp(Guarded, App[int]):
         theme: str | None = None,
         status_interval: float | None = None,
         config_path: Path | None = None,
+        read_only: bool = False,
+        open_cluster: str | None = None,
     ) -> None:
         super().__init__()
+        self.read_only = read_only
+        """A watching session: no action that changes a cluster or a file (tui/read_only.py)."""
+        self._open_cluster = open_cluster
         make_readable(self._filters)  # NO_COLOR: greys, but no text lost in its background
         self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
@@ -105,13 +110,16 @@ class NpaSopApp(Guarded, App[int]):
     def on_mount(self) -> None:
         if self._keymap_config:
             self.set_keymap(self._keymap_config)
-        follow_theme(self, self._theme_config, self._config_path)
+        # a read-only session writes no file, not even the theme it was shown in
+        follow_theme(self, self._theme_config, None if self.read_only else self._config_path)
         self._update_titles()
         from npa_sop_tui.screens.home import HomeScreen
 
         self.push_screen(HomeScreen())
         if self.spec_path is not None:
             self.open_spec(self.spec_path)
+        if self._open_cluster:
+            self.show_status(self._open_cluster)
         self.call_after_refresh(_freeze_startup_objects)
 
     async def on_unmount(self) -> None:
@@ -124,10 +132,16 @@ class NpaSopApp(Guarded, App[int]):
         self._update_titles()
 
     def _update_titles(self) -> None:
-        self.title = f"{APP_TITLE} · SANDBOX" if self.sandbox else APP_TITLE
+        from npa_sop_tui.tui.read_only import READ_ONLY_LABEL
+
+        marks = [
+            m for m, on in (("SANDBOX", self.sandbox), (READ_ONLY_LABEL, self.read_only)) if on
+        ]
+        self.title = " · ".join([APP_TITLE, *marks])
         parts = [p for p in (self.cluster, self.kube_context) if p]
         self.sub_title = " · ".join(parts) if parts else "no cluster selected"
         self.set_class(self.sandbox, "-sandbox")
+        self.set_class(self.read_only, "-read-only")
 
     def use_backend(self, backend: Backend) -> None:
         """Switch backends (home screen → sandbox) and refresh what depends on it."""
@@ -292,13 +306,29 @@ class NpaSopApp(Guarded, App[int]):
             lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
         self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
 
+    def refused(self, what: str) -> bool:
+        """True (with a notice) when this read-only session does not offer `what`."""
+        if not self.read_only:
+            return False
+        self.notify(
+            f"This session is read-only: {what} is not offered. "
+            "Use the terminal app (or a session served with --operator) to change the cluster.",
+            severity="warning",
+        )
+        return True
+
     def action_new_cluster(self) -> None:
         from npa_sop_tui.screens.wizard import WizardScreen
 
+        if self.refused("the wizard"):
+            return
         self.push_screen(WizardScreen(self.backend.example_mapping(), path=None))
 
     def action_open_spec(self) -> None:
         from npa_sop_tui.screens.modals import PathModal
+
+        if self.refused("opening a file"):
+            return
 
         def opened(value: str | None) -> None:
             if value:
@@ -310,6 +340,8 @@ class NpaSopApp(Guarded, App[int]):
         from npa_sop_tui.errors import NpaError
         from npa_sop_tui.screens.wizard import WizardScreen
 
+        if self.refused("opening a file"):
+            return
         try:
             mapping, document = self.backend.open_document(path)
         except NpaError as exc:
@@ -325,6 +357,8 @@ class NpaSopApp(Guarded, App[int]):
         """Open the deploy screen; `replace` swaps it for the current screen (the wizard)."""
         from npa_sop_tui.screens.deploy import DeployScreen
 
+        if self.refused("deploy"):
+            return
         screen = DeployScreen(spec, spec_path=spec_path)
         if replace:
             self.switch_screen(screen)
@@ -339,6 +373,8 @@ class NpaSopApp(Guarded, App[int]):
     def destroy(self, name: str) -> None:
         from npa_sop_tui.screens.destroy import DestroyScreen
 
+        if self.refused("destroy"):
+            return
         self.push_screen(DestroyScreen(name))
 
     def action_sandbox(self) -> None:
@@ -356,8 +392,11 @@ class NpaSopApp(Guarded, App[int]):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        yield SystemCommand("New cluster", "Start the wizard", self.action_new_cluster)
-        yield SystemCommand("Open cluster.yaml", "Edit a spec in the wizard", self.action_open_spec)
+        if not self.read_only:
+            yield SystemCommand("New cluster", "Start the wizard", self.action_new_cluster)
+            yield SystemCommand(
+                "Open cluster.yaml", "Edit a spec in the wizard", self.action_open_spec
+            )
         if not self.sandbox:
             yield SystemCommand(
                 "Sandbox", "Run the whole flow on this machine", self.action_sandbox
@@ -390,7 +429,13 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:
+def run_app(
+    *,
+    sandbox: bool = False,
+    spec_path: Path | None = None,
+    read_only: bool = False,
+    open_cluster: str | None = None,
+) -> int:
     """Build and run the app in its environment; returns the exit code."""
     from npa_sop_tui.environment import open_environment
     from npa_sop_tui.tui.backend import sandbox_backend
@@ -403,6 +448,8 @@ def run_app(*, sandbox: bool = False, spec_path: Path | None = None) -> int:
         keymap=dict(settings.config.tui.keys),
         theme=settings["tui.theme"],
         config_path=settings.config_file,
+        read_only=read_only,
+        open_cluster=open_cluster,
     )
     result = app.run()
     if app.return_code:  # the app died of an error Textual could not hand to a modal

@@ -116,6 +116,22 @@ class Backend:
         settings = self.environment.settings
         return bool(settings["tenant_id"] and settings["project_id"] and settings["subnet_id"])
 
+    def cluster_costs(self, names: list[str]) -> dict[str, Any]:
+        """Cost so far (history.cost.CostSoFar) of each running cluster with a known price."""
+        from npa_sop_tui.errors import NpaError
+        from npa_sop_tui.history.cost import cost_so_far
+
+        store = self.environment.state_store()
+        costs: dict[str, Any] = {}
+        for name in names:
+            try:
+                cost = cost_so_far(name, store=store)
+            except (NpaError, OSError):  # a damaged record: the table says so already
+                continue
+            if cost is not None:
+                costs[name] = cost
+        return costs
+
     def list_clusters(self) -> list[ClusterRow]:
         """The clusters of the state store the settings select: this machine's, or the
         team's bucket (then each row says who ran the last operation)."""

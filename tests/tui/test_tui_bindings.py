@@ -37,6 +37,7 @@ from npa_sop_tui.screens.modals import (
 from npa_sop_tui.screens.node_detail import NodeDetailScreen
 from npa_sop_tui.screens.run_dialog import RunDialog
 from npa_sop_tui.screens.status import StatusScreen
+from npa_sop_tui.screens.timeline import TimelineScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
@@ -239,6 +240,7 @@ async def test_home_keys(npa_home: Path) -> None:
             "d": opens(pilot, app, "d", DeployScreen),
             "s": opens(pilot, app, "s", StatusScreen),
             "x": opens(pilot, app, "x", DestroyScreen),
+            "t": opens(pilot, app, "t", TimelineScreen),
             "r": reloads,
             "q": lambda: asyncio.sleep(0),  # checked last: it ends the app
             "b": sandbox,  # after the others: it swaps the backend
@@ -326,6 +328,7 @@ async def test_dashboard_keys(npa_home: Path) -> None:
             "l": opens(pilot, app, "l", SshModal, then=ssh_shows),
             "j": opens(pilot, app, "j", JobsScreen),
             "g": opens(pilot, app, "g", LogViewerScreen),
+            "t": opens(pilot, app, "t", TimelineScreen),
             "q": lambda: asyncio.sleep(0),
             "esc": lambda: asyncio.sleep(0),  # below: it leaves the screen
             "x": destroys,  # last: it leaves the screen
@@ -518,6 +521,7 @@ async def test_deploy_keys_per_stage(npa_home: Path) -> None:
             **common(pilot, app),
             "tab": lambda: _tab_moves_focus(pilot, app),
             "l": opens(pilot, app, "l", LogViewerScreen),
+            "t": opens(pilot, app, "t", TimelineScreen),
             "q": lambda: asyncio.sleep(0),
             "esc": _noop,  # leaves: checked after a failed plan and after the wizard's d
             "a": applies,  # last: it starts the apply
@@ -537,6 +541,7 @@ async def test_deploy_keys_per_stage(npa_home: Path) -> None:
             **common(pilot, app),
             "tab": lambda: _tab_moves_focus(pilot, app),
             "l": opens(pilot, app, "l", LogViewerScreen),
+            "t": opens(pilot, app, "t", TimelineScreen),
             "s": opens(pilot, app, "s", StatusScreen),
             "q": lambda: asyncio.sleep(0),
             "c": cancels,  # last: it ends the apply
@@ -587,6 +592,7 @@ async def test_failure_modal_keys_retry_and_log(npa_home: Path) -> None:
                 **common(pilot, app),
                 "tab": lambda: _tab_moves_focus(pilot, app),
                 "l": opens(pilot, app, "l", LogViewerScreen),
+                "t": opens(pilot, app, "t", TimelineScreen),
                 "s": opens(pilot, app, "s", StatusScreen),
                 "q": lambda: asyncio.sleep(0),
                 "r": retries(pilot, app, lambda: FailingPlan.plans),

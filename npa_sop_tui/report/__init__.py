@@ -1,0 +1,1 @@
+"""`npa soperator report`: one cluster's last operation as a self-contained HTML page."""

@@ -1,0 +1,136 @@
+"""SVG snapshots of the charts at 80x24 and 120x40: the deploy timeline of a recorded
+sandbox deploy (its own screen, fixed clock) and node states over a session's snapshots;
+and the pure drawing functions' shapes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App, ComposeResult
+
+from npa_sop_tui.history.node_states import NodeStateHistory
+from npa_sop_tui.history.oplog import read_events
+from npa_sop_tui.history.timeline import timeline_of
+from npa_sop_tui.screens.timeline import TimelineScreen
+from npa_sop_tui.status.model import ClusterStatus, SlurmNode
+from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart, column, node_state_lines
+from npa_sop_tui.tui.widgets.charts.timeline import TimelineChart, timeline_lines
+
+from .fakes import FixedBackend, _status
+from testkit.tui import home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
+
+SIZES = [(80, 24), (120, 40)]
+RECORDED = Path(__file__).parents[1] / "history" / "data" / "deploy-demo.ndjson"
+
+
+def _session(samples: int = 30) -> list[ClusterStatus]:
+    """A session's snapshots: cpu-1 drained from the 10th, gpu nodes busy, one down late."""
+    base = _status()
+    assert base.slurm is not None
+    out = []
+    for i in range(samples):
+        nodes = []
+        for name in ("cpu-0", "cpu-1", "gpu-0", "gpu-1", "gpu-2", "gpu-3"):
+            state, flags = "idle", []
+            if name == "cpu-1" and i >= 10:
+                state, flags = "drained", ["DRAIN"]
+            if name.startswith("gpu") and 5 <= i < 25 and name != "gpu-3":
+                state = "allocated"
+            if name == "gpu-3" and i >= 20:
+                state, flags = "down", ["NOT_RESPONDING"]
+            nodes.append(SlurmNode(name=name, state=state, flags=flags, display=state))
+        slurm = base.slurm.model_copy(update={"nodes": nodes})
+        out.append(base.model_copy(update={"slurm": slurm, "taken_at": base.taken_at + 60 * i}))
+    return out
+
+
+class ChartApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield NodeStatesChart(id="chart")
+
+    def on_mount(self) -> None:
+        chart = self.query_one(NodeStatesChart)
+        for status in _session():
+            chart.add(status)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_timeline(snap_compare: Any, size: tuple[int, int]) -> None:
+    timeline = timeline_of(read_events(RECORDED))
+    assert timeline.finished is not None
+
+    async def before(pilot: Any) -> None:
+        await home_loaded(pilot)  # the header names the highlighted cluster: settle it first
+        pilot.app.push_screen(TimelineScreen("demo", log=RECORDED, clock=timeline.finished))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, TimelineScreen))
+
+        def drawn() -> bool:  # composed, and the log read
+            charts = list(pilot.app.screen.query(TimelineChart))
+            return bool(charts) and charts[0].timeline is not None
+
+        await wait_for(pilot, drawn)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        await pilot.pause()  # the chart's new height is laid out one refresh later
+
+    assert snap_compare(NpaSopApp(FixedBackend()), terminal_size=size, run_before=before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_snapshot_node_states(snap_compare: Any, size: tuple[int, int]) -> None:
+    assert snap_compare(ChartApp(), terminal_size=size)
+
+
+def test_timeline_lines_fit_the_width_and_mark_the_path() -> None:
+    timeline = timeline_of(read_events(RECORDED))
+    for width in (60, 80, 120):
+        lines = timeline_lines(timeline, width, now=timeline.finished or 0)
+        assert all(len(line.plain) <= width for line in lines), width
+        bars = [line.plain for line in lines if "█" in line.plain or "▒" in line.plain]
+        assert len(bars) == len(timeline.bars) + 1  # and the legend
+        assert sum("█" in b for b in bars[1:]) == len(timeline.critical_path)
+
+
+def test_stacked_column_and_legend() -> None:
+    assert [g for g, _ in column({"idle": 2, "allocated": 1, "drained": 0, "down": 1}, 4)] == [
+        "×",
+        "█",
+        "░",
+        "░",
+    ]
+    assert [
+        g for g, _ in column(dict.fromkeys(("idle", "allocated", "drained", "down"), 0), 2)
+    ] == [" ", " "]
+    history = NodeStateHistory()
+    for status in _session():
+        history.add(status)
+    assert history.pools() == ["cpu", "gpu"]
+    text = "\n".join(line.plain for line in node_state_lines(history, 80))
+    assert "cpu  ░ idle 1  █ allocated 0  ▒ drained 1  × down 0" in text
+    assert "gpu  ░ idle 3  █ allocated 0  ▒ drained 0  × down 1" in text
+    assert not history.add(_session()[0])  # older than the newest: not a new sample
+
+
+async def test_home_shows_cost_so_far_of_running_clusters() -> None:
+    from decimal import Decimal
+
+    from npa_sop_tui.history.cost import CostSoFar
+    from npa_sop_tui.screens.home import HomeScreen
+    from npa_sop_tui.tui.widgets.charts.cost import CostChart
+
+    class Priced(FixedBackend):
+        def cluster_costs(self, names: list[str]) -> dict[str, Any]:
+            return {"demo": CostSoFar(Decimal("1.15"), "usd", since=0)}
+
+    app = NpaSopApp(Priced())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, HomeScreen))
+        chart = app.screen.query_one(CostChart)
+        await wait_for(pilot, lambda: bool(chart.costs) and chart.display)
+        text = str(chart.render())
+        assert "demo" in text and "usd/h" in text and "train" not in text

@@ -1,0 +1,174 @@
+"""`npa-sop serve --name demo --sandbox` opened in a real browser: Debian's chromium driven
+by Playwright (never a downloaded browser).
+
+The terminal in the page is painted by xterm.js on a canvas, so the page has no text to
+read; an init script keeps what the app sends over the websocket, and the test reads the
+screen from that stream (escape sequences removed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.cli import main
+
+pytestmark = [pytest.mark.slow, pytest.mark.terraform]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SPEC = """\
+apiVersion: npa.soperator/v0.0.1
+name: demo
+workers:
+  - name: cpu
+    size: 2
+"""
+# Keeps every frame the app sends (binary websocket messages) as text in window.__screen.
+CAPTURE = """
+(() => {
+  window.__screen = "";
+  const decoder = new TextDecoder();
+  const Native = window.WebSocket;
+  window.WebSocket = function (url, protocols) {
+    const ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    ws.addEventListener("message", (e) => {
+      if (typeof e.data !== "string") window.__screen += decoder.decode(e.data, {stream: true});
+    });
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, {OPEN: 1, CLOSED: 3, CONNECTING: 0, CLOSING: 2});
+})();
+"""
+ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-B]")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _deployed_demo(tmp_path: Path) -> None:
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(SPEC)
+    assert main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes"]) == 0
+
+
+@pytest.fixture
+def served(
+    tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, str, Path]]:
+    """(base URL, token, server output file) of a read-only serve of the sandbox's demo."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (scripts/test.sh installs it)")
+    monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
+    _deployed_demo(tmp_path)
+    port = _free_port()
+    out = tmp_path / "serve.out"
+    command = [
+        sys.executable,
+        "-c",
+        "from npa_sop_tui.cli import tui_main; raise SystemExit(tui_main())",
+    ]
+    args = ["serve", "--name", "demo", "--sandbox", "--port", str(port)]
+    with out.open("wb") as sink:
+        server = subprocess.Popen(
+            [*command, *args], stdout=sink, stderr=subprocess.STDOUT, env=os.environ.copy()
+        )
+    try:
+        deadline = time.monotonic() + 30
+        token = None
+        while token is None and time.monotonic() < deadline:
+            found = re.search(r"\?token=(\S+)", out.read_text())
+            token = found.group(1) if found else None
+            assert server.poll() is None, out.read_text()
+            time.sleep(0.2)
+        assert token, f"no URL printed: {out.read_text()}"
+        yield f"http://127.0.0.1:{port}", token, out
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def _screen(page: object) -> str:
+    return ANSI.sub("", page.evaluate("window.__screen"))  # type: ignore[attr-defined]
+
+
+def _wait_text(page: object, *texts: str, timeout: float = 60, since: int = 0) -> str:
+    """What the app has drawn (after the first `since` characters) once all `texts` are in."""
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = ANSI.sub("", page.evaluate("window.__screen")[since:])  # type: ignore[attr-defined]
+        if all(t in seen for t in texts):
+            return seen
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not on screen after {timeout}s: {texts}; last: {seen[-2000:]!r}")
+        time.sleep(0.3)
+
+
+def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    base, token, out = served
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(30_000)
+
+            # without the token: the page is refused, and so is the websocket
+            response = page.goto(base + "/")
+            assert response is not None and response.status == 403
+            assert "needs its token" in page.inner_text("body")
+            refused = page.evaluate(
+                """(url) => new Promise((done) => {
+                    const ws = new WebSocket(url);
+                    ws.onopen = () => done("open");
+                    ws.onerror = () => done("refused");
+                })""",
+                base.replace("http", "ws") + "/ws?width=80&height=24",
+            )
+            assert refused == "refused"
+
+            # with it: the dashboard of demo, live, read-only
+            page.add_init_script(CAPTURE)
+            response = page.goto(f"{base}/?token={token}")
+            assert response is not None and response.status == 200
+            assert page.url == base + "/"  # the token left the address bar
+            assert token not in page.content()
+            seen = _wait_text(page, "READ-ONLY", "demo", "Slurm partitions", "cpu-0")
+            assert "Destroy" not in seen
+
+            page.locator(".xterm-screen").click()
+            page.keyboard.press("?")
+            seen = _wait_text(page, "Keys on this screen")
+            assert "Destroy" not in seen
+            page.keyboard.press("Escape")
+            before = len(page.evaluate("window.__screen"))
+            page.keyboard.press("x")  # destroy, in an operator session
+            page.keyboard.press("j")  # the jobs screen: keys do reach the app
+            _wait_text(page, "queue (squeue, live)")
+            later = _screen(page)[before:]
+            assert "Type the cluster name" not in later and "Destroy" not in later
+
+            # the charts in the browser: node states on the dashboard, the deploy timeline
+            assert "Slurm node states over time" in seen
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("Escape")  # back to the dashboard
+            _wait_text(page, "Slurm partitions", since=mark)
+            page.keyboard.press("t")
+            _wait_text(page, "deploy of demo: ok", "critical path", since=mark)
+        finally:
+            browser.close()
+    log = out.read_text()
+    assert log.count(token) == 1, "the token is printed once, and never logged"
+    assert "GET / 403" in log and "GET /ws" in log
