@@ -208,17 +208,19 @@ def test_templates_gpu_hello_and_nccl_bus_bandwidth(
     lines = [ln for ln in out.decode().splitlines() if " node=" in ln]
     assert code == 0 and len(lines) == len(lab_queue.nodes)  # one task per GPU node
     assert all(ln.endswith(" ok") and " gpus=" in ln for ln in lines)
-    # nccl-tests is not in the lab's image: a stand-in all_reduce_perf prints its output's tail
-    folder = Path(tempfile.mkdtemp(prefix="npa-nccl-", dir="/tmp"))
+    # nccl-tests is not in the lab's image: a stand-in all_reduce_perf prints its output's
+    # tail. It goes where the lab's nodes see it (a chroot's /tmp for the 26.05 lab).
+    folder = Path(tempfile.mkdtemp(prefix="npa-nccl-", dir=lab_queue.inside(Path("/tmp"))))
+    seen = Path("/tmp") / folder.name  # the same folder, as the lab's nodes see it
     try:
         folder.chmod(0o755)
         sample = folder / "tail.txt"  # readable by the lab's login user
         shutil.copy(Path(__file__).parent / "data" / "nccl_allreduce_tail.txt", sample)
         sample.chmod(0o644)
         fake = folder / "all_reduce_perf"
-        fake.write_text(f'#!/bin/sh\n[ "$SLURM_PROCID" = 0 ] && cat {sample}\nexit 0\n')
+        fake.write_text(f'#!/bin/sh\n[ "$SLURM_PROCID" = 0 ] && cat {seen / sample.name}\nexit 0\n')
         fake.chmod(0o755)
-        env = ["--env", f"NCCL_TESTS_DIR={folder}", "--env", "NPA_MPI=none"]
+        env = ["--env", f"NCCL_TESTS_DIR={seen}", "--env", "NPA_MPI=none"]
         code, doc = _json(lab_queue, capsysbinary, "run", "--template", "nccl-allreduce", *env)
         assert code == 0 and doc["bus_bandwidth_gbps"] == 433.571, doc["output"]
     finally:

@@ -44,11 +44,19 @@ class LabSite:
     port: int  # its login sshd on 127.0.0.1
     conf: Path  # its slurm.conf
     partitions: tuple[str, ...]  # as `sinfo -a` lists them, the default first
+    root: Path = Path("/")  # the filesystem its login node and slurmd see, from here
 
 
 LABS = (
     LabSite("22.05", GPU, 2223, GPU / "slurm.conf", ("main",)),
-    LabSite("26.05", SID, 2224, SID.parent / "etc" / "slurm" / "slurm.conf", ("main", "hidden")),
+    LabSite(
+        "26.05",
+        SID,
+        2224,
+        SID.parent / "etc" / "slurm" / "slurm.conf",
+        ("main", "hidden"),
+        root=SID.parent,
+    ),
 )
 
 
@@ -66,6 +74,11 @@ class GpuLab:
     nodes: tuple[str, ...] = NODES
     slurm_version: str = "22.05"
     partitions: tuple[str, ...] = ("main",)
+    root: Path = Path("/")  # the lab's filesystem root as seen from here (a chroot's folder)
+
+    def inside(self, path: Path) -> Path:
+        """Where a file the lab sees at `path` (absolute) lies on this machine."""
+        return self.root / path.relative_to("/")
 
     def node(self, name: str, **settings: str) -> None:
         """What a fake GPU node does (see sandbox/fake_gpu_tools.py)."""
@@ -114,6 +127,7 @@ def held_gpu_lab(site: LabSite = LABS[0], *, require: bool = False) -> Iterator[
                 port=site.port,
                 slurm_version=site.slurm_version,
                 partitions=site.partitions,
+                root=site.root,
             )
         finally:
             for node in NODES:
