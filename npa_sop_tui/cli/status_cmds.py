@@ -42,7 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--watch",
         "-w",
         action="store_true",
-        help="keep watching; JSON output becomes NDJSON, one snapshot per change",
+        help="keep watching; with --output json one full JSON document per line: a snapshot "
+        "per change or Slurm poll, and a heartbeat (each source's freshness) whenever an "
+        "interval passes without one",
     )
     status.add_argument(
         "--interval",
@@ -243,10 +245,43 @@ async def _show(
             return exit_code_for(snap)
         raise OperationError("status collection ended before the first snapshot")
     if as_json:
-        async for snap in snapshots:
-            emit_json(_json_doc(snap))
+        await _watch_json(snapshots, interval=interval)
         return EXIT_OK
     return await _watch_text(snapshots, interval=interval)
+
+
+async def _watch_json(
+    snapshots: AsyncIterator[ClusterStatus], *, interval: float | None = None
+) -> None:
+    """A line per snapshot, and a heartbeat line whenever `interval` passes without one, so a
+    consumer always sees within two intervals whether the watch is live or stuck."""
+    import asyncio
+
+    from npa_sop_tui.status.freshness import heartbeat_doc
+
+    wait = interval or 10.0
+    latest: ClusterStatus | None = None
+    iterator = aiter(snapshots)
+    pending: asyncio.Task[ClusterStatus] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(iterator))
+            done, _ = await asyncio.wait({pending}, timeout=wait)
+            if not done:
+                if latest is not None:
+                    emit_json(heartbeat_doc(latest, interval=interval))
+                continue
+            try:
+                latest = pending.result()
+            except StopAsyncIteration:
+                return
+            finally:
+                pending = None
+            emit_json(_json_doc(latest))
+    finally:
+        if pending is not None:
+            pending.cancel()
 
 
 def _json_doc(snap: ClusterStatus) -> dict[str, Any]:
