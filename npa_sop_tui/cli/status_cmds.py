@@ -87,6 +87,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     _add_connection_flags(ssh)
     ssh.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="a sandbox cluster: its Slurm is simulated, so there is a login node only when "
+        "login.host points at a real one",
+    )
+    ssh.add_argument(
         "remote",
         nargs=argparse.REMAINDER,
         help="optional command to run instead of a shell (after --)",
@@ -137,6 +143,8 @@ def _environment(args: argparse.Namespace) -> Environment:
     """The command's environment; its settings take the connection flags first."""
     from npa_sop_tui.cli.common import open_environment
 
+    if not getattr(args, "sandbox", False):
+        _refuse_sandbox_only(args)
     identity_file = getattr(args, "identity_file", None)
     return open_environment(
         args,
@@ -148,6 +156,26 @@ def _environment(args: argparse.Namespace) -> Environment:
             "status.interval_seconds": getattr(args, "interval", None),
         },
     )
+
+
+def _refuse_sandbox_only(args: argparse.Namespace) -> None:
+    """A name only the sandbox knows, asked for without `--sandbox`: say so (exit 2) rather
+    than fail on a kube context that cannot exist. A real cluster of the same name is still
+    reached by naming its connection (--context, --kubeconfig or --login-host)."""
+    name = (getattr(args, "name", None) or "").strip()
+    if not name or args.context or args.kubeconfig or args.login_host:
+        return
+    from npa_sop_tui.paths import CLUSTER_NAME_RE, sandbox_home, soperator_root
+
+    if not CLUSTER_NAME_RE.fullmatch(name) or (soperator_root() / name).exists():
+        return
+    if (sandbox_home() / "soperator" / name).is_dir():
+        command = getattr(args, "command", None) or "status"
+        raise UsageError(
+            f"{name!r} is a sandbox cluster, and this command looked for a real one",
+            hint=f"add --sandbox: npa soperator {command} --name {name} --sandbox (or pass "
+            "--context for a real cluster of the same name)",
+        )
 
 
 def build_settings(
@@ -377,7 +405,15 @@ def ssh_command(
 
 
 def handle_ssh(args: argparse.Namespace) -> int:
-    settings = build_settings(args)
+    environment = _environment(args)
+    settings = build_settings(args, environment)
+    if environment.is_sandbox and not settings.login_host:
+        raise UsageError(
+            f"sandbox cluster {settings.name!r} has no login node to SSH to: its Slurm is "
+            "simulated on this machine",
+            hint=f"use `npa soperator nodes --name {settings.name} --sandbox` (or jobs, drain, "
+            "resume, cancel); to reach a real login node set login.host (--login-host)",
+        )
     host = settings.login_host or _login_ip_from_kube(settings)
     if host and not settings.login_host:
         from npa_sop_tui.status.ssh import check_login_host
