@@ -60,3 +60,20 @@ async def click(pilot: Any, selector: str) -> None:
 
     await wait_for(pilot, ready)
     assert await pilot.click(selector), f"the click on {selector} landed on another widget"
+
+
+def column_misfits(table: Any) -> list[str]:
+    """Every auto-width column of a DataTable whose width is not exactly what its label and
+    cells need (too narrow cuts text off; too wide misaligns after rows went away)."""
+    from rich.text import Text
+
+    out = []
+    for index, (key, column) in enumerate(table.columns.items()):
+        if not column.auto_width:
+            continue
+        cells = [table.get_row_at(row)[index] for row in range(table.row_count)]
+        widths = [c.cell_len if isinstance(c, Text) else len(str(c)) for c in cells]
+        need = max([column.label.cell_len, *widths])
+        if column.content_width != need:
+            out.append(f"{key.value}: width {column.content_width}, content needs {need}")
+    return out
