@@ -131,6 +131,8 @@ class WizardScreen(Guarded, Screen[None]):
         self._saved: dict[str, Any] = copy.deepcopy(self.data)
         """The mapping as last written (or opened); leaving with other data asks first."""
         self._deploy_after_write = False
+        self._wrote_here = False
+        """Whether this screen wrote `path` (else it was opened as it is)."""
         self._auto_out = ""
         self._touched: set[str] = set()
         """Fields the user has changed (findings about untouched empty fields wait)."""
@@ -681,7 +683,9 @@ class WizardScreen(Guarded, Screen[None]):
     def _describe_target(self) -> None:
         target = self._target().absolute()
         if self._deployable() and self.path is not None and target == self.path.absolute():
-            text = "Written to $where. Press [b]d[/b] to deploy it."
+            # "written" only once this screen wrote it: an opened file may be unchanged
+            done = "Written to" if self._wrote_here else "Opened, unchanged:"
+            text = done + " $where. Press [b]d[/b] to deploy it."
         elif target.exists():
             text = "$where exists; writing asks before overwriting it."
         else:
@@ -739,6 +743,7 @@ class WizardScreen(Guarded, Screen[None]):
             return
         self.path = target.absolute()
         self._saved = copy.deepcopy(self.data)
+        self._wrote_here = True
         self.notify(f"Wrote {self.path}", title="cluster.yaml")
         self._render_review()
         self.refresh_bindings()
