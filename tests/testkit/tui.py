@@ -77,3 +77,53 @@ def column_misfits(table: Any) -> list[str]:
         if column.content_width != need:
             out.append(f"{key.value}: width {column.content_width}, content needs {need}")
     return out
+
+
+def cut_off(screen: Any) -> list[str]:
+    """Text on `screen` that does not fit where it is shown: a button label wider than its
+    button, a text widget that needs more lines than it has (and cannot scroll), a table
+    cell wider than its column, a table whose columns lag its content. Each entry names the
+    widget and the text."""
+    from textual.containers import ScrollableContainer
+    from textual.widgets import Button, DataTable, Static
+
+    from npa_sop_tui.tui.widgets.lazy_table import LazyTable
+
+    problems: list[str] = []
+    for widget in screen.walk_children(with_self=False):
+        if not widget.display or not widget.visible or widget.region.area == 0:
+            continue
+        where = f"{type(widget).__name__}#{widget.id or '?'}"
+        inner = widget.content_region
+        shown = screen.region
+        if isinstance(widget, Button | Static) and not shown.contains_region(widget.region):
+            problems.append(f"{where}: drawn past the screen's edge at {widget.region}")
+            continue
+        parent = widget.parent
+        clips = parent is not None and not isinstance(parent, ScrollableContainer)
+        if clips and isinstance(widget, Button | Static):
+            room = parent.content_region  # type: ignore[union-attr]
+            if room.area and not room.contains_region(widget.region):
+                problems.append(f"{where}: clipped by its container at {widget.region}")
+                continue
+        if isinstance(widget, Button):
+            label = widget.label
+            width = label.cell_len if hasattr(label, "cell_len") else len(str(label))
+            if width > inner.width:
+                problems.append(f"{where}: button {str(label)!r} in {inner.width} columns")
+        elif isinstance(widget, DataTable):
+            problems += [f"{where}: {m}" for m in column_misfits(widget)]
+        elif isinstance(widget, LazyTable):
+            widths = [c.width for c in widget.columns.values()]
+            for row in range(min(widget.row_count, 200)):
+                for cell, width in zip(widget.get_row_at(row), widths, strict=False):
+                    if cell.cell_len > width:
+                        problems.append(f"{where}: cell {cell.plain!r} in {width} columns")
+        elif isinstance(widget, Static) and not isinstance(widget, ScrollableContainer):
+            if inner.width <= 0 or inner.height <= 0:
+                continue
+            need = widget.get_content_height(inner.size, screen.app.size, inner.width)
+            if need > inner.height and widget.styles.overflow_y not in ("auto", "scroll"):
+                text = str(widget.render())[:60]
+                problems.append(f"{where}: {need} lines of text in {inner.height}: {text!r}")
+    return problems
