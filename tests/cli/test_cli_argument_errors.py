@@ -102,3 +102,19 @@ def test_kube_context_error_has_one_period(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError) as caught:
         collector._load_client()
     assert ".." not in str(caught.value) and "get-credentials" in str(caught.value)
+
+
+def test_destroy_wrong_name_exits_2(
+    capsys: pytest.CaptureFixture[str], npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mistyped name at the destroy prompt is bad input (2), and nothing is destroyed."""
+    from npa_sop_tui.cli import lifecycle_cmds
+
+    save(InventoryEntry(name="demo", kube_context="nebius-demo-slurm"))
+    monkeypatch.setattr(lifecycle_cmds, "_interactive", lambda: True)
+    monkeypatch.setattr(lifecycle_cmds, "_ask", lambda question: "dmeo")
+    code, _, err = _run(["soperator", "destroy", "--name", "demo"], capsys)
+    assert code == 2 and "did not match; nothing destroyed" in err
+    from npa_sop_tui import inventory
+
+    assert inventory.get("demo") is not None
