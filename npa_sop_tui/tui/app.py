@@ -355,28 +355,41 @@ class NpaSopApp(Guarded, App[int]):
             reload()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """Ours first (the app's, the screen's, its keys), Textual's generic ones last; each
+        action once, and no widget cursor keys ("Cursor down", "Bottom")."""
         yield SystemCommand("New cluster", "Start the wizard", self.action_new_cluster)
         yield SystemCommand("Open cluster.yaml", "Edit a spec in the wizard", self.action_open_spec)
         if not self.sandbox:
             yield SystemCommand(
                 "Sandbox", "Run the whole flow on this machine", self.action_sandbox
             )
+        # every key of the current screen that applies right now is a command too, unless
+        # the screen names it itself (home's "Deploy alpha"), or it is one of those above
+        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette", "new", "open"}
+        seen.add("sandbox")
+        titles = {"New cluster", "Open cluster.yaml", "Sandbox"}
         commands = getattr(screen, "palette_commands", None)
-        if callable(commands):
-            yield from commands()
-        # every key of the current screen that applies right now is a command too
-        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette"}
+        for command in commands() if callable(commands) else ():
+            titles.add(command.title)
+            seen.add(getattr(command.callback, "__name__", "").removeprefix("action_"))
+            yield command
         for active in screen.active_bindings.values():
             binding = active.binding
             if not active.enabled or not binding.description or binding.action in seen:
                 continue
+            if not binding.id:  # widgets' own navigation keys: not commands
+                continue
             seen.add(binding.action)
+            titles.add(binding.description)
             yield SystemCommand(
                 binding.description,
                 f"key {binding.key_display or binding.key}",
                 partial(self.run_action, binding.action, active.node),
             )
+        for command in super().get_system_commands(screen):
+            if command.title not in titles:
+                titles.add(command.title)
+                yield command
 
 
 def _freeze_startup_objects() -> None:
