@@ -37,6 +37,9 @@ class NpaSopApp(Guarded, App[int]):
     TITLE = APP_TITLE
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
     """Screens get -narrow below 100 columns (80x24 layouts), -wide from 100."""
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (32, "-tall")]
+    """Screens get -short below 32 rows: a dialog's body then scrolls sooner, so its
+    buttons stay on a 24-row screen."""
     BINDINGS: ClassVar[list[BindingType]] = [
         # q and ? are letters in a text field: there they type, and the footer hides them
         # (check_action); f1 opens the help anywhere, ctrl+q (Textual's) quits anywhere
@@ -290,6 +293,7 @@ class NpaSopApp(Guarded, App[int]):
                 lines.append(line)
         if len(self.screen.focus_chain) > 1:  # with one focus target tab goes nowhere
             lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
+        lines += ["", *_log_places()]
         self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
 
     def action_new_cluster(self) -> None:
@@ -390,6 +394,18 @@ class NpaSopApp(Guarded, App[int]):
             if command.title not in titles:
                 titles.add(command.title)
                 yield command
+
+
+def _log_places() -> list[str]:
+    """Where the logs are, for the help: a newcomer's first question after an error."""
+    from npa_sop_tui.paths import npa_home, soperator_root
+
+    logs = npa_home() / "logs"
+    return [
+        f"Logs: each operation's in {soperator_root()}/<cluster>/operations/ (g on the",
+        f"dashboard); app errors in {logs}/tui-errors.log; --debug writes",
+        f"{logs}/npa-debug.log.",
+    ]
 
 
 def _freeze_startup_objects() -> None:

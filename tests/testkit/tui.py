@@ -96,6 +96,11 @@ def cut_off(screen: Any) -> list[str]:
         where = f"{type(widget).__name__}#{widget.id or '?'}"
         inner = widget.content_region
         shown = screen.region
+        scrolled = any(isinstance(a, ScrollableContainer) for a in widget.ancestors)
+        if scrolled:  # scrolled into view on demand: its own region may extend past the edge
+            if isinstance(widget, Button) and widget.region.width < _label_width(widget):
+                problems.append(f"{where}: button {str(widget.label)!r} too narrow")
+            continue
         if isinstance(widget, Button | Static) and not shown.contains_region(widget.region):
             problems.append(f"{where}: drawn past the screen's edge at {widget.region}")
             continue
@@ -107,10 +112,8 @@ def cut_off(screen: Any) -> list[str]:
                 problems.append(f"{where}: clipped by its container at {widget.region}")
                 continue
         if isinstance(widget, Button):
-            label = widget.label
-            width = label.cell_len if hasattr(label, "cell_len") else len(str(label))
-            if width > inner.width:
-                problems.append(f"{where}: button {str(label)!r} in {inner.width} columns")
+            if _label_width(widget) > inner.width:
+                problems.append(f"{where}: button {str(widget.label)!r} in {inner.width} columns")
         elif isinstance(widget, DataTable):
             problems += [f"{where}: {m}" for m in column_misfits(widget)]
         elif isinstance(widget, LazyTable):
@@ -127,3 +130,8 @@ def cut_off(screen: Any) -> list[str]:
                 text = str(widget.render())[:60]
                 problems.append(f"{where}: {need} lines of text in {inner.height}: {text!r}")
     return problems
+
+
+def _label_width(button: Any) -> int:
+    label = button.label
+    return int(getattr(label, "cell_length", None) or len(str(label)))
