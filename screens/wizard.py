@@ -367,7 +367,7 @@ class WizardScreen(Guarded, Screen[None]):
         if action == "back":
             return True if self.step != STEPS[0] else None
         if action == "write":
-            return True if not any(i.is_error for i in self.issues) else None
+            return True  # with errors too: ctrl+s then says what blocks writing, never silent
         if action == "deploy":
             if self.step != "review":
                 return False  # hidden: deploying starts from the review step

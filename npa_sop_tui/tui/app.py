@@ -293,8 +293,8 @@ class NpaSopApp(Guarded, App[int]):
                 lines.append(line)
         if len(self.screen.focus_chain) > 1:  # with one focus target tab goes nowhere
             lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
-        lines += ["", *_log_places()]
-        self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
+        help_text = "\n".join(lines)
+        self.push_screen(TextModal("Keys on this screen", help_text, note=_log_places()))
 
     def action_new_cluster(self) -> None:
         from npa_sop_tui.screens.wizard import WizardScreen
@@ -396,16 +396,16 @@ class NpaSopApp(Guarded, App[int]):
                 yield command
 
 
-def _log_places() -> list[str]:
+def _log_places() -> str:
     """Where the logs are, for the help: a newcomer's first question after an error."""
     from npa_sop_tui.paths import npa_home, soperator_root
 
     logs = npa_home() / "logs"
-    return [
-        f"Logs: each operation's in {soperator_root()}/<cluster>/operations/ (g on the",
-        f"dashboard); app errors in {logs}/tui-errors.log; --debug writes",
-        f"{logs}/npa-debug.log.",
-    ]
+    return (
+        f"Logs: each operation's in {soperator_root()}/<cluster>/operations/ (g on the "
+        f"dashboard); app errors in {logs}/tui-errors.log; --debug writes "
+        f"{logs}/npa-debug.log."
+    )
 
 
 def _freeze_startup_objects() -> None:

@@ -153,3 +153,15 @@ async def test_palette_puts_ours_first_once_each_without_cursor_keys(npa_home: P
         assert len(titles) == len(set(titles))
         ours = titles.index("Deploy alpha")
         assert all(ours < titles.index(t) for t in ("Quit", "Keys") if t in titles)
+
+
+async def test_help_says_where_the_logs_are(npa_home: Path) -> None:
+    from npa_sop_tui.screens.modals import TextModal
+
+    app = NpaSopApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home_loaded(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        note = str(app.screen.query_one("#text-note", Static).render())
+        assert "tui-errors.log" in note and "npa-debug.log" in note and "operations" in note
