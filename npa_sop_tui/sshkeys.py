@@ -160,3 +160,20 @@ def resolve_root_login_key(
         "soperator login-node root access requires one SSH public key: none was found",
         hint=HOW_TO_PROVIDE,
     )
+
+
+PLACEHOLDER_SOURCE = "placeholder"
+"""The source of `placeholder_key()`: what `render` shows when no key was found."""
+
+
+def placeholder_key() -> ResolvedKey:
+    """A well-formed ed25519 record whose key is all zeros (no private key exists for it),
+    commented as a placeholder: lets `render` show the tfvars without an SSH key. Deploy never
+    uses it: it resolves a real key or stops."""
+    import base64
+    import struct
+
+    kind = b"ssh-ed25519"
+    blob = struct.pack(">I", len(kind)) + kind + struct.pack(">I", 32) + bytes(32)
+    record = f"ssh-ed25519 {base64.b64encode(blob).decode()} npa-placeholder-not-a-real-key"
+    return ResolvedKey(record, PLACEHOLDER_SOURCE)

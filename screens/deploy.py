@@ -293,6 +293,16 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     def _finished(self, message: DeployFinished) -> None:
         self.outcome = message.outcome
         self.stage = OperationStage.DONE
+        if message.step != "plan" and self.plan is not None:  # "Press c" no longer applies
+            plan = self.plan
+            self.query_one("#plan-summary", Static).update(
+                markup(
+                    f"Apply to [b]$name[/b] ({plan.add} to add, {plan.change} to change, "
+                    f"{plan.remove} to destroy): $result.",
+                    name=self.spec.name,
+                    result=message.outcome.result,
+                )
+            )
         result = self.query_one("#op-result", Static)
         if message.outcome.result != "ok":
             failed = message.outcome.result == "failed"

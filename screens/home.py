@@ -25,6 +25,8 @@ from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from npa_sop_tui.tui.app import NpaSopApp
 
 STATE_STYLE = {
@@ -187,8 +189,23 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             return
         from npa_sop_tui.screens.wizard import WizardScreen
 
+        own = self.npa.backend.user_spec_for(row.name)
+        if own is not None:  # the user's file (the wizard writes ./cluster.yaml), not a copy
+            self.npa.open_spec(own)
+            if row.spec_path is not None and _differs(own, row.spec_path):
+                self.notify(
+                    f"{own} differs from what {row.name} was last deployed with "
+                    f"({row.spec_path}); deploying it applies the difference.",
+                    title="Editing your file",
+                )
+            return
         if row.spec_path is not None and row.spec_path.exists():
             self.npa.open_spec(row.spec_path)
+            self.notify(
+                f"Editing the copy recorded at the last deploy: {row.spec_path} (no "
+                f"cluster.yaml for {row.name} in this folder).",
+                title="Editing the deployed copy",
+            )
             return
         try:
             mapping = self.npa.backend.spec_for_cluster(row.name)
@@ -238,3 +255,10 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             for action, title, help_text, call in commands:
                 if offers(self, action):
                     yield SystemCommand(title, help_text, call)
+
+
+def _differs(a: Path, b: Path) -> bool:
+    try:
+        return a.read_bytes() != b.read_bytes()
+    except OSError:
+        return False

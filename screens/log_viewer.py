@@ -1,9 +1,10 @@
 """The operation log viewer: a whole operation's events (Terraform's too), with search.
 
-`/` opens the search box (text, or /regex/); Enter or `n` jumps to the next match, `N` to
-the previous one; every match is highlighted; `esc` closes the box, a second `esc` leaves.
-Lines are plain text whatever they contain, painted only when on screen (LogView): a log
-of a million lines opens as fast as a short one.
+`/` opens the search box (text, or /regex/) and jumps to the first match as you type; Enter
+hands the keys back to the log, where `n` jumps to the next match and `N` to the previous
+one; every match is highlighted; `esc` closes the box, a second `esc` leaves. Lines are
+plain text whatever they contain, painted only when on screen (LogView): a log of a million
+lines opens as fast as a short one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
-from npa_sop_tui.tui.safety import Guarded, plain, search_pattern
+from npa_sop_tui.tui.safety import Guarded, plain, regex_problem, search_pattern
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.log_view import LogView
 
@@ -41,13 +42,16 @@ class LogViewerScreen(Guarded, Screen[None]):
         self.pattern: re.Pattern[str] | None = None
         self.matches: list[int] = []
         self.current = -1
+        self.problem: str | None = None
+        """Why the search text is not a regex (it is then matched as plain text)."""
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         where = f" · {self.path}" if self.path else " · (not written to disk)"
         yield Static(plain(f"{self.title_text}{where}"), id="log-title")
         yield Input(
-            placeholder="search (text or /regex/) · enter: next · esc: close", id="log-search"
+            placeholder="search (text or /regex/) · enter: done, then n/N · esc: close",
+            id="log-search",
         )
         yield LogView(id="log-lines")
         yield Static("", id="log-status")
@@ -72,9 +76,10 @@ class LogViewerScreen(Guarded, Screen[None]):
         if self.pattern is None:
             status.update(plain(f"{len(self.lines)} line(s) · / to search"))
         elif not self.matches:
-            status.update(plain("no match"))
+            status.update(plain(f"no match · {self.problem}" if self.problem else "no match"))
         else:
-            status.update(plain(f"match {self.current + 1} of {len(self.matches)} · n/N"))
+            where = f"match {self.current + 1} of {len(self.matches)} · n next · N previous"
+            status.update(plain(f"{where} · {self.problem}" if self.problem else where))
 
     # -- search --------------------------------------------------------------------------
 
@@ -86,8 +91,10 @@ class LogViewerScreen(Guarded, Screen[None]):
     @on(Input.Changed, "#log-search")
     def _search(self, event: Input.Changed) -> None:
         text = event.value.strip()
+        self.problem = None
         if len(text) > 2 and text.startswith("/") and text.endswith("/"):
             self.pattern = search_pattern(text[1:-1])
+            self.problem = regex_problem(text[1:-1])
         else:
             self.pattern = search_pattern(text, regex=False)
         pattern = self.pattern
@@ -100,7 +107,12 @@ class LogViewerScreen(Guarded, Screen[None]):
 
     @on(Input.Submitted, "#log-search")
     def _submitted(self) -> None:
-        self.action_next_match()
+        # the search is done: keys go back to the log, so n and N move between matches
+        # (typed into the box they would change the search instead)
+        # typing already jumped to the first match: Enter keeps it
+        self.query_one("#log-lines", LogView).focus()
+        if self.current < 0:
+            self.action_next_match()
 
     def action_next_match(self) -> None:
         self._jump(+1)
@@ -117,7 +129,7 @@ class LogViewerScreen(Guarded, Screen[None]):
 
     def action_leave(self) -> None:
         box = self.query_one("#log-search", Input)
-        if box.has_focus:
+        if box.has_focus or box.has_class("-open"):  # open (even after enter): close it first
             box.remove_class("-open")
             self.query_one("#log-lines", LogView).focus()
             return

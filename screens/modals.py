@@ -76,16 +76,20 @@ class TextModal(Guarded, ModalScreen[None]):
     BODY_ID = "text-body"
     CLOSE_LABEL = "Close (esc)"
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, *, note: str = "") -> None:
         super().__init__()
         self.title_text = title
         self.text = text
+        self.note = note
+        """A dimmed paragraph below the text (the help's "where the logs are")."""
 
     def compose(self) -> ComposeResult:
         with Vertical(classes=self.DIALOG_CLASSES):
             yield Label(self.title_text, classes="dialog-title", markup=False)
             with VerticalScroll(classes="dialog-body"):
                 yield Static(self.text, id=self.BODY_ID, markup=False)
+                if self.note:
+                    yield Static(self.note, id="text-note", classes="note", markup=False)
                 yield from self.compose_after_body()
             with Horizontal(classes="buttons"):
                 yield Button(self.CLOSE_LABEL, id="close", variant="primary")

@@ -19,23 +19,6 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 
-def k8s_placement(kube: Any, node: str) -> tuple[str | None, str | None, str | None]:
-    """(worker pod, Kubernetes node, node group) of a Slurm node, from the status snapshot.
-
-    Soperator's worker pods are named after their Slurm node (`worker-<node>` or `<node>`)."""
-    if kube is None:
-        return None, None, None
-    for component in kube.components:
-        for pod in component.pods:
-            if pod.name in (node, f"worker-{node}") or pod.name.endswith(f"-{node}"):
-                group = next(
-                    (g.name for g in kube.node_groups if any(n.name == pod.node for n in g.nodes)),
-                    None,
-                )
-                return pod.name, pod.node, group
-    return None, None, None
-
-
 class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
     """Dismisses with True when the node was drained or resumed (the dashboard refreshes)."""
 
@@ -90,8 +73,9 @@ class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
         self._show()
 
     def _show(self) -> None:
-        d = self.detail
-        pod, k8s_node, group = k8s_placement(self.kube, self.node)
+        from npa_sop_tui.status.placement import place_node
+
+        d = self.detail = place_node(self.detail, self.kube)
         lines = [f"state       {d.state}"]
         if d.reason:
             who = f" (by {d.reason_by} at {d.reason_time})" if d.reason_by else ""
@@ -101,8 +85,8 @@ class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
             f"cpus        {d.cpus_allocated or 0}/{d.cpus or '?'} allocated",
             f"memory      {d.memory_mb or '?'} MB",
             f"gres        {d.gres or '—'}" + (f" (used {d.gres_used})" if d.gres_used else ""),
-            f"k8s pod     {pod or '—'}" + (f" on {k8s_node}" if k8s_node else ""),
-            f"node group  {group or '—'}",
+            f"k8s pod     {d.k8s_pod or '—'}" + (f" on {d.k8s_node}" if d.k8s_node else ""),
+            f"node group  {d.node_group or '—'}",
             "jobs        "
             + (", ".join(f"{j.id} {j.name} ({j.user}, {j.state})" for j in d.jobs) or "none"),
         ]

@@ -24,7 +24,7 @@ from textual.widgets import Header, Input, Label, Static
 
 from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.read_only import OperatorGated
-from npa_sop_tui.tui.safety import Guarded, markup, plain
+from npa_sop_tui.tui.safety import Guarded, markup, plain, regex_problem
 from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.status.panels import (
@@ -238,9 +238,14 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         shown = table.row_count
         total = len(table._slurm_nodes)
         flt = f", filter /{table.filter_text}/" if table.filter_text else ""
+        problem = regex_problem(table.filter_text)
+        label = f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})"
         self.query_one("#nodes-label", Label).update(
-            plain(f"Slurm nodes {shown}/{total} (sorted by {table.sort_column}{flt})")
+            # short: the right half of 80 columns; the full reason is the box's tooltip
+            plain(f"{label} · not a regex: matched as text" if problem else label)
         )
+        self.query_one("#node-filter", Input).tooltip = problem
+        self.query_one("#nodes-label", Label).set_class(problem is not None, "-warning")
 
     # -- keys ------------------------------------------------------------------------------
 

@@ -132,6 +132,8 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         self._saved: dict[str, Any] = copy.deepcopy(self.data)
         """The mapping as last written (or opened); leaving with other data asks first."""
         self._deploy_after_write = False
+        self._wrote_here = False
+        """Whether this screen wrote `path` (else it was opened as it is)."""
         self._auto_out = ""
         self._touched: set[str] = set()
         """Fields the user has changed (findings about untouched empty fields wait)."""
@@ -366,7 +368,7 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         if action == "back":
             return True if self.step != STEPS[0] else None
         if action == "write":
-            return True if not any(i.is_error for i in self.issues) else None
+            return True  # with errors too: ctrl+s then says what blocks writing, never silent
         if action == "deploy":
             if self.step != "review":
                 return False  # hidden: deploying starts from the review step
@@ -682,7 +684,9 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
     def _describe_target(self) -> None:
         target = self._target().absolute()
         if self._deployable() and self.path is not None and target == self.path.absolute():
-            text = "Written to $where. Press [b]d[/b] to deploy it."
+            # "written" only once this screen wrote it: an opened file may be unchanged
+            done = "Written to" if self._wrote_here else "Opened, unchanged:"
+            text = done + " $where. Press [b]d[/b] to deploy it."
         elif target.exists():
             text = "$where exists; writing asks before overwriting it."
         else:
@@ -742,6 +746,7 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
             return
         self.path = target.absolute()
         self._saved = copy.deepcopy(self.data)
+        self._wrote_here = True
         self.notify(f"Wrote {self.path}", title="cluster.yaml")
         self._render_review()
         self.refresh_bindings()

@@ -19,6 +19,7 @@ from npa_sop_tui.cli.parser import (
     add_debug_flag,
     build_parser,
     command_path,
+    hoist_global_options,
     split_debug,
 )
 
@@ -57,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     complete_if_requested(build_parser)
     raw, debug = split_debug(raw)
+    raw = hoist_global_options(raw)
     NpaArgumentParser.argv = raw
     args = build_parser(command_path(raw)).parse_args(raw)
     return _run(args, raw, debug, program="npa")

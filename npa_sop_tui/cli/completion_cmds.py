@@ -29,13 +29,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         + "; ".join(f"{shell}: {how}" for shell, how in _INSTALL.items()),
     )
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
+    from npa_sop_tui.cli.common import add_output_flag
+
+    add_output_flag(p)  # json: {"shell", "install", "script"}
     p.set_defaults(handler=cmd_completion)
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
     import argcomplete
 
-    sys.stdout.write(argcomplete.shellcode(list(PROGRAMS), shell=args.shell))
+    script = argcomplete.shellcode(list(PROGRAMS), shell=args.shell)
+    from npa_sop_tui.cli.common import emit_json, wants_json
+
+    if wants_json(args):
+        emit_json({"shell": args.shell, "install": _INSTALL[args.shell], "script": script})
+        return 0
+    sys.stdout.write(script)
     return 0
 
 

@@ -43,9 +43,11 @@ def handle_show(args: argparse.Namespace) -> int:
         return 0
     print(f"config file: {settings.config_file}")
     width = max(len(row["key"]) for row in rows)
-    for row in rows:
-        value = "-" if row["value"] in (None, {}, "") else row["value"]
-        print(f"  {row['key'].ljust(width)}  {value!s:<40}  {row['source']}")
+    values = [str("-" if row["value"] in (None, {}, "") else row["value"]) for row in rows]
+    # as wide as the longest value (no wide empty column), at most 40 before the source
+    value_width = min(40, max(len(v) for v in values))
+    for row, value in zip(rows, values, strict=True):
+        print(f"  {row['key'].ljust(width)}  {value.ljust(value_width)}  {row['source']}")
     return 0
 
 

@@ -339,8 +339,8 @@ def cmd_destroy(args: argparse.Namespace) -> int:
             f"This destroys cluster {args.name!r}{where} and everything in it.\n"
             f"Type the cluster name to confirm: "
         )
-        if answer.strip() != args.name:
-            raise OperationError(
+        if answer.strip() != args.name:  # the user's input was wrong: exit 2, like bad flags
+            raise UsageError(
                 "the name did not match; nothing destroyed",
                 hint=f"type {args.name!r} exactly, or pass --yes from a script",
             )

@@ -76,7 +76,7 @@ class NpaArgumentParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        hint = _suggestion(message) or f"see `{self.prog} --help`"
+        hint = _suggestion(message) or f"see `{_help_for(self.prog)} --help`"
         if json_requested(NpaArgumentParser.argv):
             from npa_sop_tui.cli.common import emit_json
 
@@ -91,6 +91,45 @@ class NpaArgumentParser(argparse.ArgumentParser):
             )
         self.print_usage(sys.stderr)
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n  hint: {hint}\n")
+
+
+def _help_for(prog: str) -> str:
+    """The help that answers an error: the named command's, not the top level's (argparse
+    reports unknown arguments from the top-level parser, whatever command they came with)."""
+    words = command_path(NpaArgumentParser.argv)
+    if prog == "npa" and len(words) == 2 and words[0] == SOPERATOR:
+        return f"npa {SOPERATOR} {words[1]}"
+    return prog
+
+
+# Options every `npa soperator` command takes, also accepted before the command name
+# (`npa soperator --output json list`), as users of kubectl-style tools write them.
+GLOBAL_VALUE_OPTIONS = ("--output", "-o")
+GLOBAL_FLAGS = ("--sandbox",)
+
+
+def hoist_global_options(argv: Sequence[str]) -> list[str]:
+    """`npa soperator --output json --sandbox list …` → `npa soperator list --output json
+    --sandbox …`: options given between the group and the command move after the command."""
+    args = list(argv)
+    if len(args) < 2 or args[0] != SOPERATOR:
+        return args
+    moved: list[str] = []
+    i = 1
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        arg = args[i]
+        name = arg.split("=", 1)[0]
+        if name in GLOBAL_VALUE_OPTIONS and "=" not in arg and i + 1 < len(args):
+            moved += [arg, args[i + 1]]
+            i += 2
+        elif name in GLOBAL_VALUE_OPTIONS or arg in GLOBAL_FLAGS or arg.startswith("-ojson"):
+            moved.append(arg)
+            i += 1
+        else:
+            return args  # --help, a typo: argparse reports it as it is
+    if not moved or i >= len(args):
+        return args
+    return [SOPERATOR, args[i], *moved, *args[i + 1 :]]
 
 
 def _suggestion(message: str) -> str | None:
@@ -213,6 +252,10 @@ def _build(only: tuple[str, ...]) -> tuple[NpaArgumentParser, bool]:
         SOPERATOR,
         help="Soperator clusters: validate, render, plan, deploy, status, destroy",
         description="Stand up and watch Slurm clusters on Kubernetes (Nebius Soperator).",
+        epilog="Options most commands take: --sandbox (the whole flow on this machine, no "
+        "cloud account: its own clusters under NPA_HOME/sandbox) and --output json (one JSON "
+        "document for scripts; errors too). They may also come before the command: "
+        "`npa soperator --output json list`. `npa soperator COMMAND --help` shows the rest.",
     )
     commands = soperator.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True

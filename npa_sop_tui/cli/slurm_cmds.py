@@ -67,8 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 # -- plumbing -----------------------------------------------------------------------------
 
 
-def _run(args: argparse.Namespace, work: Any) -> int:
-    """Open the environment and the cluster's SlurmOps, run `work(ops)`, close everything."""
+def _run(args: argparse.Namespace, work: Any, *, with_kube: bool = False) -> int:
+    """Open the environment and the cluster's SlurmOps, run `work(ops)` (`work(ops,
+    read_kube)` with `with_kube`), close everything."""
     import asyncio
 
     from npa_sop_tui.cli.status_cmds import _environment, build_settings
@@ -87,6 +88,8 @@ def _run(args: argparse.Namespace, work: Any) -> int:
         try:
             ops = await environment.slurm_ops(settings, host_key_policy=policy)
             try:
+                if with_kube:  # a reader of one Kubernetes snapshot, called only if needed
+                    return int(await work(ops, lambda: _kube_state(environment, settings)))
                 return int(await work(ops))
             finally:
                 await ops.aclose()
@@ -97,6 +100,17 @@ def _run(args: argparse.Namespace, work: Any) -> int:
         return asyncio.run(main())
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+async def _kube_state(environment: Any, settings: Any) -> Any:
+    """One Kubernetes snapshot of the cluster (Slurm not polled), None when unreadable."""
+    feed = environment.status_feed(settings.model_copy(update={"slurm_enabled": False}))
+    try:
+        async for snap in feed:
+            return snap.kube
+    finally:
+        await feed.aclose()
+    return None
 
 
 def _confirm(args: argparse.Namespace, question: str) -> None:
@@ -133,9 +147,11 @@ def _dump(items: list[Any]) -> list[dict[str, Any]]:
 
 
 def cmd_nodes(args: argparse.Namespace) -> int:
-    async def work(ops: Any) -> int:
+    async def work(ops: Any, read_kube: Any) -> int:
         if args.node:
-            detail = await ops.node(args.node)
+            from npa_sop_tui.status.placement import place_node
+
+            detail = place_node(await ops.node(args.node), await read_kube())
             if wants_json(args):
                 emit_json({"ok": True, "name": args.name, "node": detail.model_dump(mode="json")})
             else:
@@ -168,7 +184,7 @@ def cmd_nodes(args: argparse.Namespace) -> int:
         print(_table(rows, header) if rows else "no Slurm nodes yet")
         return 0
 
-    return _run(args, work)
+    return _run(args, work, with_kube=True)
 
 
 def _node_text(d: Any) -> str:
@@ -183,6 +199,9 @@ def _node_text(d: Any) -> str:
     lines.append(
         f"  gres:       {d.gres or '-'}" + (f" (used {d.gres_used})" if d.gres_used else "")
     )
+    pod = f"{d.k8s_pod} on {d.k8s_node}" if d.k8s_pod and d.k8s_node else d.k8s_pod or "-"
+    lines.append(f"  k8s pod:    {pod}")
+    lines.append(f"  node group: {d.node_group or '-'}")
     jobs = ", ".join(f"{j.id} {j.name} ({j.user})" for j in d.jobs) or "none"
     lines.append(f"  jobs:       {jobs}")
     return "\n".join(lines)

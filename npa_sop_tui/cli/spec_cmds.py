@@ -146,6 +146,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _render_key(environment: Any, spec: Any) -> tuple[Any, str | None]:
+    """The root login key, or a placeholder marked as such (and the hint naming where a real
+    one goes): rendering only shows what would be applied, and needs no key."""
+    from npa_sop_tui.sshkeys import KeyNotFound, placeholder_key
+
+    try:
+        return environment.root_login_key(spec), None
+    except KeyNotFound as exc:
+        return placeholder_key(), exc.hint or exc.message
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from npa_sop_tui.errors import UsageError
     from npa_sop_tui.recipe.compat import render_ref
@@ -156,7 +167,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     loaded = load_spec(args.spec, capacity=capacity)
     spec = loaded.spec
     environment = open_environment(args)
-    key = environment.root_login_key(spec)
+    key, missing = _render_key(environment, spec)
     rendered = render(
         spec,
         identity=environment.settings.identity(spec),
@@ -193,7 +204,12 @@ def cmd_render(args: argparse.Namespace) -> int:
             "recipe_version": rendered.recipe_version,
             "recipe_commit": rendered.recipe_commit,
             "env": env_view,
-            "root_login_key": {"fingerprint": key.fingerprint, "source": key.source},
+            "root_login_key": {
+                "fingerprint": key.fingerprint,
+                "source": key.source,
+                "placeholder": missing is not None,
+                **({"hint": missing} if missing is not None else {}),
+            },
             "workers": spec.summary(capacity)["workers"],
             "findings": [f.to_dict() for f in loaded.findings],
         }
@@ -210,6 +226,9 @@ def cmd_render(args: argparse.Namespace) -> int:
         sys.stdout.write(rendered.redact(rendered.tfvars_json()))
     else:
         info(f"wrote {target} (mode 0600)")
+    if missing is not None:
+        info(f"root login key: a PLACEHOLDER (no SSH public key found); deploy needs one: "
+             f"{missing}")  # fmt: skip
     info(f"kube context:   {rendered.kube_context}")
     info(f"sizing tier:    {rendered.sizing_tier}")
     info(f"recipe version: {rendered.recipe_version} (contract of {rendered.recipe_commit})")

@@ -42,7 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--watch",
         "-w",
         action="store_true",
-        help="keep watching; JSON output becomes NDJSON, one snapshot per change",
+        help="keep watching; with --output json one full JSON document per line: a snapshot "
+        "per change or Slurm poll, and a heartbeat (each source's freshness) whenever an "
+        "interval passes without one",
     )
     status.add_argument(
         "--interval",
@@ -84,6 +86,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     _add_connection_flags(ssh)
+    ssh.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="a sandbox cluster: its Slurm is simulated, so there is a login node only when "
+        "login.host points at a real one",
+    )
     ssh.add_argument(
         "remote",
         nargs=argparse.REMAINDER,
@@ -135,6 +143,8 @@ def _environment(args: argparse.Namespace) -> Environment:
     """The command's environment; its settings take the connection flags first."""
     from npa_sop_tui.cli.common import open_environment
 
+    if not getattr(args, "sandbox", False):
+        _refuse_sandbox_only(args)
     identity_file = getattr(args, "identity_file", None)
     return open_environment(
         args,
@@ -146,6 +156,26 @@ def _environment(args: argparse.Namespace) -> Environment:
             "status.interval_seconds": getattr(args, "interval", None),
         },
     )
+
+
+def _refuse_sandbox_only(args: argparse.Namespace) -> None:
+    """A name only the sandbox knows, asked for without `--sandbox`: say so (exit 2) rather
+    than fail on a kube context that cannot exist. A real cluster of the same name is still
+    reached by naming its connection (--context, --kubeconfig or --login-host)."""
+    name = (getattr(args, "name", None) or "").strip()
+    if not name or args.context or args.kubeconfig or args.login_host:
+        return
+    from npa_sop_tui.paths import CLUSTER_NAME_RE, sandbox_home, soperator_root
+
+    if not CLUSTER_NAME_RE.fullmatch(name) or (soperator_root() / name).exists():
+        return
+    if (sandbox_home() / "soperator" / name).is_dir():
+        command = getattr(args, "command", None) or "status"
+        raise UsageError(
+            f"{name!r} is a sandbox cluster, and this command looked for a real one",
+            hint=f"add --sandbox: npa soperator {command} --name {name} --sandbox (or pass "
+            "--context for a real cluster of the same name)",
+        )
 
 
 def build_settings(
@@ -243,10 +273,43 @@ async def _show(
             return exit_code_for(snap)
         raise OperationError("status collection ended before the first snapshot")
     if as_json:
-        async for snap in snapshots:
-            emit_json(_json_doc(snap))
+        await _watch_json(snapshots, interval=interval)
         return EXIT_OK
     return await _watch_text(snapshots, interval=interval)
+
+
+async def _watch_json(
+    snapshots: AsyncIterator[ClusterStatus], *, interval: float | None = None
+) -> None:
+    """A line per snapshot, and a heartbeat line whenever `interval` passes without one, so a
+    consumer always sees within two intervals whether the watch is live or stuck."""
+    import asyncio
+
+    from npa_sop_tui.status.freshness import heartbeat_doc
+
+    wait = interval or 10.0
+    latest: ClusterStatus | None = None
+    iterator = aiter(snapshots)
+    pending: asyncio.Task[ClusterStatus] | None = None
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(iterator))
+            done, _ = await asyncio.wait({pending}, timeout=wait)
+            if not done:
+                if latest is not None:
+                    emit_json(heartbeat_doc(latest, interval=interval))
+                continue
+            try:
+                latest = pending.result()
+            except StopAsyncIteration:
+                return
+            finally:
+                pending = None
+            emit_json(_json_doc(latest))
+    finally:
+        if pending is not None:
+            pending.cancel()
 
 
 def _json_doc(snap: ClusterStatus) -> dict[str, Any]:
@@ -355,7 +418,15 @@ _IDENTITY_ENV = "NPA_SSH_IDENTITY_FILE"
 
 
 def handle_ssh(args: argparse.Namespace) -> int:
-    settings = build_settings(args)
+    environment = _environment(args)
+    settings = build_settings(args, environment)
+    if environment.is_sandbox and not settings.login_host:
+        raise UsageError(
+            f"sandbox cluster {settings.name!r} has no login node to SSH to: its Slurm is "
+            "simulated on this machine",
+            hint=f"use `npa soperator nodes --name {settings.name} --sandbox` (or jobs, drain, "
+            "resume, cancel); to reach a real login node set login.host (--login-host)",
+        )
     from npa_sop_tui.status.login_address import resolve_login_address
 
     host = resolve_login_address(settings).host

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from npa_sop_tui.cli.common import add_output_flag, wants_json
 from npa_sop_tui.errors import UsageError
 
 DESCRIPTION = (
@@ -44,10 +45,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="watch only: no action that changes a cluster or a file is offered",
     )
+    # accepted like on every command, so `--output json` gets a clear answer, not "unrecognized"
+    add_output_flag(parser)
     parser.set_defaults(handler=run_tui)
 
 
 def run_tui(args: argparse.Namespace) -> int:
+    if wants_json(args):
+        raise UsageError(
+            "the app is interactive: it has no JSON output",
+            hint="for JSON use the headless commands, e.g. `npa soperator status --name NAME "
+            "--output json` or `npa soperator list --output json`",
+        )
     spec: Path | None = args.spec
     if spec is not None and not spec.is_file():
         raise UsageError(

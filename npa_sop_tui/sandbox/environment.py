@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.sshkeys import ResolvedKey
     from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
-    from npa_sop_tui.status.model import ClusterStatus
+    from npa_sop_tui.status.model import ClusterStatus, SlurmState
     from npa_sop_tui.status.watch import StatusSettings
 
 
@@ -217,40 +216,28 @@ class SandboxEnvironment(Environment):
         """Kubernetes from the fake API server (read by the official client, as for a real
         cluster); Slurm from a real login node when `login.host` is set, else simulated."""
         from npa_sop_tui.spec.catalog import load_catalog
-        from npa_sop_tui.status.model import Freshness
-        from npa_sop_tui.status.verdict import compute_verdict
-        from npa_sop_tui.status.watch import StatusWatcher, verdict_context_for
+        from npa_sop_tui.status.watch import StatusWatcher
 
         cluster = await self._cluster(status.name, None)
         if cluster is None:
             return
         simulated = status.login_host is None
         status = status.model_copy(
-            update={
-                "kubeconfig": self.kubeconfig_path(),
-                "slurm_enabled": status.slurm_enabled and not simulated,
-                "watch_timeout": 30,
-            }
+            update={"kubeconfig": self.kubeconfig_path(), "watch_timeout": 30}
         )
-        hints = sandbox_hint_policy(str(status.kubeconfig))
         catalog = load_catalog()
-        context = await asyncio.to_thread(verdict_context_for, status, hints)
+
+        async def simulated_slurm() -> SlurmState:
+            return simulated_slurm_state(status.name, cluster.slurm_state(catalog))
+
         async with StatusWatcher(
-            status, host_key_policy=host_key_policy, hint_policy=hints
+            status,
+            host_key_policy=host_key_policy,
+            hint_policy=sandbox_hint_policy(str(status.kubeconfig)),
+            slurm_source=simulated_slurm if simulated else None,
+            slurm_note="simulated" if simulated else None,
         ) as watcher:
             async for snap in watcher.snapshots(initial_timeout=initial_timeout):
-                if simulated:
-                    snap.slurm = simulated_slurm_state(status.name, cluster.slurm_state(catalog))
-                    snap.freshness["slurm"] = Freshness(
-                        state="fresh", updated_at=time.time(), note="simulated"
-                    )
-                    snap.verdict = compute_verdict(
-                        kube=snap.kube,
-                        slurm=snap.slurm,
-                        freshness=dict(snap.freshness),
-                        workers=snap.workers,
-                        context=context,
-                    )
                 yield snap
 
     async def slurm_ops(

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.status.model import Freshness
+
+if TYPE_CHECKING:
+    from npa_sop_tui.status.model import ClusterStatus
 
 OVERDUE_GRACE_SECONDS = 5.0
 """How far past its interval a source may be before its data counts as stale."""
@@ -55,3 +59,27 @@ def view(f: Freshness, *, interval: float | None = None, now: float | None = Non
     if f.state == "error":
         return FreshnessView("error", age, f.error)
     return FreshnessView(f.state, age, f.note)
+
+
+def heartbeat_doc(snap: ClusterStatus, *, interval: float | None = None) -> dict[str, Any]:
+    """The `status --watch --output json` line written when nothing changed: each source's
+    freshness as of now (judged by the same rule as the dashboard), so a consumer can tell a
+    live watch from a stuck one without a new snapshot."""
+    now = time.time()
+    sources: dict[str, Any] = {}
+    for source, f in snap.freshness.items():
+        shown = view(f, interval=interval if source == "slurm" else None, now=now)
+        sources[source] = {
+            **f.model_dump(mode="json"),
+            "shown": shown.state,
+            "age_seconds": None if shown.age is None else round(shown.age, 1),
+            "reason": shown.reason,
+        }
+    return {
+        "heartbeat": True,
+        "name": snap.name,
+        "taken_at": now,
+        "snapshot_taken_at": snap.taken_at,
+        "verdict": snap.verdict.state,
+        "freshness": sources,
+    }

@@ -366,7 +366,8 @@ class KubeCollector:
         except ConfigException as exc:
             where = path or "~/.kube/config"
             raise RuntimeError(
-                f"kube context {self.settings.context!r} is not usable ({where}): {exc}. "
+                f"kube context {self.settings.context!r} is not usable ({where}): "
+                f"{str(exc).rstrip('.')}. "
                 "Run `nebius mk8s cluster get-credentials --context-name "
                 f"{self.settings.context} --external --id <cluster-id>` or pass --context"
             ) from exc

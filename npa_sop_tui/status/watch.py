@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
@@ -42,6 +42,10 @@ from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import HintPolicy, VerdictContext
 
 Source = Literal["kube", "slurm"]
+
+SlurmSource = Callable[[], Awaitable[SlurmState]]
+"""Where Slurm state comes from when not over SSH (the sandbox's simulated Slurm): polled
+on the same rhythm as sinfo would be, so its freshness is real and snapshots keep coming."""
 
 
 class StatusSettings(BaseModel):
@@ -78,8 +82,12 @@ class StatusWatcher:
         *,
         host_key_policy: HostKeyPolicy | None = None,
         hint_policy: HintPolicy | None = None,
+        slurm_source: SlurmSource | None = None,
+        slurm_note: str | None = None,
     ) -> None:
         self.settings = settings
+        self._slurm_source = slurm_source
+        self._slurm_note = slurm_note
         self.policy = host_key_policy or HostKeyPolicy()
         self.hint_policy = hint_policy
         self._intervals: dict[Source, float] = {
@@ -338,6 +346,9 @@ class StatusWatcher:
 
     async def _poll_slurm(self) -> None:
         async with self._poll_lock:
+            if self._slurm_source is not None:
+                await self._poll_source(self._slurm_source)
+                return
             login = self._login()
             if login.host is None:
                 if self._kube is not None and self._kube_fresh().state == "pending":
@@ -368,10 +379,23 @@ class StatusWatcher:
             except Exception as exc:  # anything unforeseen must not end the poll loop
                 self._slurm_failed(f"{type(exc).__name__}: {exc}")
             else:
-                self._slurm = state
-                self._slurm_fresh = Freshness(state="fresh", updated_at=time.time())
-                self.successes += 1
+                self._slurm_succeeded(state)
             self._wake.set()
+
+    async def _poll_source(self, source: SlurmSource) -> None:
+        self.polls += 1
+        try:
+            state = await source()
+        except Exception as exc:  # anything unforeseen must not end the poll loop
+            self._slurm_failed(f"{type(exc).__name__}: {exc}")
+        else:
+            self._slurm_succeeded(state)
+        self._wake.set()
+
+    def _slurm_succeeded(self, state: SlurmState) -> None:
+        self._slurm = state
+        self._slurm_fresh = Freshness(state="fresh", updated_at=time.time(), note=self._slurm_note)
+        self.successes += 1
 
     def _slurm_failed(self, message: str) -> None:
         prev = self._slurm_fresh

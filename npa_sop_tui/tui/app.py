@@ -37,6 +37,9 @@ class NpaSopApp(Guarded, App[int]):
     TITLE = APP_TITLE
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (100, "-wide")]
     """Screens get -narrow below 100 columns (80x24 layouts), -wide from 100."""
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (32, "-tall")]
+    """Screens get -short below 32 rows: a dialog's body then scrolls sooner, so its
+    buttons stay on a 24-row screen."""
     BINDINGS: ClassVar[list[BindingType]] = [
         # q and ? are letters in a text field: there they type, and the footer hides them
         # (check_action); f1 opens the help anywhere, ctrl+q (Textual's) quits anywhere
@@ -304,7 +307,8 @@ class NpaSopApp(Guarded, App[int]):
                 lines.append(line)
         if len(self.screen.focus_chain) > 1:  # with one focus target tab goes nowhere
             lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
-        self.push_screen(TextModal("Keys on this screen", "\n".join(lines)))
+        help_text = "\n".join(lines)
+        self.push_screen(TextModal("Keys on this screen", help_text, note=_log_places()))
 
     def refused(self, what: str) -> bool:
         """True (with a notice) when this read-only session does not offer `what`."""
@@ -391,7 +395,9 @@ class NpaSopApp(Guarded, App[int]):
             reload()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """Ours first (the app's, the screen's, its keys), Textual's generic ones last; each
+        action once, and no widget cursor keys ("Cursor down", "Bottom"). A read-only session
+        offers nothing that writes a file or changes a cluster."""
         if not self.read_only:
             yield SystemCommand("New cluster", "Start the wizard", self.action_new_cluster)
             yield SystemCommand(
@@ -401,21 +407,45 @@ class NpaSopApp(Guarded, App[int]):
             yield SystemCommand(
                 "Sandbox", "Run the whole flow on this machine", self.action_sandbox
             )
+        # every key of the current screen that applies right now is a command too, unless
+        # the screen names it itself (home's "Deploy alpha"), or it is one of those above
+        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette", "new", "open"}
+        seen.add("sandbox")
+        titles = {"New cluster", "Open cluster.yaml", "Sandbox"}
         commands = getattr(screen, "palette_commands", None)
-        if callable(commands):
-            yield from commands()
-        # every key of the current screen that applies right now is a command too
-        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette"}
+        for command in commands() if callable(commands) else ():
+            titles.add(command.title)
+            seen.add(getattr(command.callback, "__name__", "").removeprefix("action_"))
+            yield command
         for active in screen.active_bindings.values():
             binding = active.binding
             if not active.enabled or not binding.description or binding.action in seen:
                 continue
+            if not binding.id:  # widgets' own navigation keys: not commands
+                continue
             seen.add(binding.action)
+            titles.add(binding.description)
             yield SystemCommand(
                 binding.description,
                 f"key {binding.key_display or binding.key}",
                 partial(self.run_action, binding.action, active.node),
             )
+        for command in super().get_system_commands(screen):
+            if command.title not in titles:
+                titles.add(command.title)
+                yield command
+
+
+def _log_places() -> str:
+    """Where the logs are, for the help: a newcomer's first question after an error."""
+    from npa_sop_tui.paths import npa_home, soperator_root
+
+    logs = npa_home() / "logs"
+    return (
+        f"Logs: each operation's in {soperator_root()}/<cluster>/operations/ (g on the "
+        f"dashboard); app errors in {logs}/tui-errors.log; --debug writes "
+        f"{logs}/npa-debug.log."
+    )
 
 
 def _freeze_startup_objects() -> None:

@@ -187,6 +187,18 @@ class Backend:
         sandbox too (the file is the user's; only the cluster's state is sandboxed)."""
         return Path.cwd() / "cluster.yaml"
 
+    def user_spec_for(self, name: str) -> Path | None:
+        """The user's own spec file of cluster `name`: ./cluster.yaml when its `name:` is
+        `name` (what the wizard writes and deploys), else None."""
+        import yaml
+
+        path = self.default_spec_path(name)
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
+        return path if isinstance(doc, dict) and doc.get("name") == name else None
+
     def example_mapping(self) -> dict[str, Any]:
         """A new cluster: the smallest spec the wizard starts from."""
         return {

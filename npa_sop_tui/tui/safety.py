@@ -60,6 +60,23 @@ class Guarded:
         return super().set_timer(delay, _guard(self, callback), **kwargs)  # type: ignore[misc]
 
 
+def regex_problem(text: str) -> str | None:
+    """Why `text` is not a regular expression (None when it is one, or is empty): the
+    filter boxes match such text literally and say so, rather than failing silently."""
+    text = text.strip()
+    if not text:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            re.compile(text)
+        except re.error as exc:
+            return f"not a valid regex ({exc.msg}): matched as plain text"
+        except (RecursionError, OverflowError):
+            return "not a usable regex: matched as plain text"
+    return None
+
+
 def search_pattern(text: str, *, regex: bool = True) -> re.Pattern[str] | None:
     """A case-insensitive pattern for a filter box; None for an empty box.
 

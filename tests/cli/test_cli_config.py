@@ -47,3 +47,15 @@ def test_config_show_reports_a_broken_config_with_exit_2(
     assert main(["soperator", "config", "show"]) == 2
     err = capsys.readouterr().err
     assert "regoin" in err and "did you mean 'region'" in err and "Traceback" not in err
+
+
+def test_config_show_has_no_wide_empty_column(capsys: pytest.CaptureFixture[str]) -> None:
+    """The value column is as wide as its longest value: each source follows right after."""
+    assert main(["soperator", "config", "show"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line[:2] == "  "]
+    rows = [line.split() for line in lines]
+    key_width = max(len(r[0]) for r in rows)
+    value_width = min(40, max(len(r[1]) for r in rows))
+    start = 2 + key_width + 2 + value_width + 2  # where every source begins
+    for line, (_, _, *source) in zip(lines, rows, strict=True):
+        assert line[start - 2 : start] == "  " and line[start:] == " ".join(source), line

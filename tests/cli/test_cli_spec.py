@@ -166,12 +166,11 @@ def test_render_json_and_cli_capacity_override(
     assert "capacityblockgroup-clisecret" in written
 
 
-def test_render_without_key_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "render", "--spec", str(ASSETS / "cluster.yaml"), "-o", "json")
-    assert code == 2
-    doc = json.loads(out)
-    assert doc["ok"] is False and "requires one SSH public key" in doc["message"]
-    assert "--root-login-ssh-public-key-file" in err
+def test_render_without_key_uses_a_marked_placeholder(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "render", "--spec", str(ASSETS / "cluster.yaml"), "-o", "json")
+    assert code == 0
+    key = json.loads(out)["root_login_key"]
+    assert key["placeholder"] is True and "--root-login-ssh-public-key-file" in key["hint"]
 
 
 def test_render_bad_capacity_and_version(

@@ -60,3 +60,78 @@ async def click(pilot: Any, selector: str) -> None:
 
     await wait_for(pilot, ready)
     assert await pilot.click(selector), f"the click on {selector} landed on another widget"
+
+
+def column_misfits(table: Any) -> list[str]:
+    """Every auto-width column of a DataTable whose width is not exactly what its label and
+    cells need (too narrow cuts text off; too wide misaligns after rows went away)."""
+    from rich.text import Text
+
+    out = []
+    for index, (key, column) in enumerate(table.columns.items()):
+        if not column.auto_width:
+            continue
+        cells = [table.get_row_at(row)[index] for row in range(table.row_count)]
+        widths = [c.cell_len if isinstance(c, Text) else len(str(c)) for c in cells]
+        need = max([column.label.cell_len, *widths])
+        if column.content_width != need:
+            out.append(f"{key.value}: width {column.content_width}, content needs {need}")
+    return out
+
+
+def cut_off(screen: Any) -> list[str]:
+    """Text on `screen` that does not fit where it is shown: a button label wider than its
+    button, a text widget that needs more lines than it has (and cannot scroll), a table
+    cell wider than its column, a table whose columns lag its content. Each entry names the
+    widget and the text."""
+    from textual.containers import ScrollableContainer
+    from textual.widgets import Button, DataTable, Static
+
+    from npa_sop_tui.tui.widgets.lazy_table import LazyTable
+
+    problems: list[str] = []
+    for widget in screen.walk_children(with_self=False):
+        if not widget.display or not widget.visible or widget.region.area == 0:
+            continue
+        where = f"{type(widget).__name__}#{widget.id or '?'}"
+        inner = widget.content_region
+        shown = screen.region
+        scrolled = any(isinstance(a, ScrollableContainer) for a in widget.ancestors)
+        if scrolled:  # scrolled into view on demand: its own region may extend past the edge
+            if isinstance(widget, Button) and widget.region.width < _label_width(widget):
+                problems.append(f"{where}: button {str(widget.label)!r} too narrow")
+            continue
+        if isinstance(widget, Button | Static) and not shown.contains_region(widget.region):
+            problems.append(f"{where}: drawn past the screen's edge at {widget.region}")
+            continue
+        parent = widget.parent
+        clips = parent is not None and not isinstance(parent, ScrollableContainer)
+        if clips and isinstance(widget, Button | Static):
+            room = parent.content_region  # type: ignore[union-attr]
+            if room.area and not room.contains_region(widget.region):
+                problems.append(f"{where}: clipped by its container at {widget.region}")
+                continue
+        if isinstance(widget, Button):
+            if _label_width(widget) > inner.width:
+                problems.append(f"{where}: button {str(widget.label)!r} in {inner.width} columns")
+        elif isinstance(widget, DataTable):
+            problems += [f"{where}: {m}" for m in column_misfits(widget)]
+        elif isinstance(widget, LazyTable):
+            widths = [c.width for c in widget.columns.values()]
+            for row in range(min(widget.row_count, 200)):
+                for cell, width in zip(widget.get_row_at(row), widths, strict=False):
+                    if cell.cell_len > width:
+                        problems.append(f"{where}: cell {cell.plain!r} in {width} columns")
+        elif isinstance(widget, Static) and not isinstance(widget, ScrollableContainer):
+            if inner.width <= 0 or inner.height <= 0:
+                continue
+            need = widget.get_content_height(inner.size, screen.app.size, inner.width)
+            if need > inner.height and widget.styles.overflow_y not in ("auto", "scroll"):
+                text = str(widget.render())[:60]
+                problems.append(f"{where}: {need} lines of text in {inner.height}: {text!r}")
+    return problems
+
+
+def _label_width(button: Any) -> int:
+    label = button.label
+    return int(getattr(label, "cell_length", None) or len(str(label)))

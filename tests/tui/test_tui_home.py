@@ -128,10 +128,40 @@ async def test_palette_lists_the_current_screens_enabled_keys(npa_home: Path) ->
         await home_loaded(pilot)
         await wait_for(pilot, lambda: app.cluster == "alpha")
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert {"Deploy", "Status", "Destroy", "Reload"} <= set(titles)
-        command = next(c for c in app.get_system_commands(app.screen) if c.title == "Status")
-        await command.callback()  # type: ignore[misc]
+        assert {"Deploy alpha", "Status of alpha", "Destroy alpha", "Reload"} <= set(titles)
+        status = "Status of alpha"
+        command = next(c for c in app.get_system_commands(app.screen) if c.title == status)
+        result = command.callback()
+        if result is not None:  # a key's command runs the action (a coroutine)
+            await result
         await pilot.pause()
         from npa_sop_tui.screens.status import StatusScreen
 
         assert isinstance(app.screen, StatusScreen)
+
+
+async def test_palette_puts_ours_first_once_each_without_cursor_keys(npa_home: Path) -> None:
+    _entry("alpha", "deployed")
+    app = NpaSopApp()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await home_loaded(pilot)
+        await wait_for(pilot, lambda: app.cluster == "alpha")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert titles[:2] == ["New cluster", "Open cluster.yaml"]
+        assert "New" not in titles and "Open" not in titles  # the same actions, once
+        assert not {"Bottom", "Top", "Cursor down", "Cursor up"} & set(titles)
+        assert len(titles) == len(set(titles))
+        ours = titles.index("Deploy alpha")
+        assert all(ours < titles.index(t) for t in ("Quit", "Keys") if t in titles)
+
+
+async def test_help_says_where_the_logs_are(npa_home: Path) -> None:
+    from npa_sop_tui.screens.modals import TextModal
+
+    app = NpaSopApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home_loaded(pilot)
+        await pilot.press("question_mark")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        note = str(app.screen.query_one("#text-note", Static).render())
+        assert "tui-errors.log" in note and "npa-debug.log" in note and "operations" in note

@@ -132,6 +132,8 @@ def test_snapshot_deploy(snap_compare: Any, size: tuple[int, int], tmp_path: Pat
         screen.post_message(DeployScreen.DeployRequested(allow_destructive=False))
         table = screen.query_one(ResourceTable)
         await wait_for(pilot, lambda: table.row_count == len(ADDRS))
+        # the table follows the work: with every resource done, to the newest row
+        await wait_for(pilot, lambda: table.cursor_row == len(ADDRS) - 1)
         mini = screen.query_one("#mini-status")
         await wait_for(pilot, lambda: "verdict" in str(mini.render()))
         await _settle(pilot)

@@ -111,9 +111,14 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
         wizard.step = "review"
         await pilot.pause()
         assert wizard.query_one("#write", Button).disabled
-        assert wizard.check_action("write", ()) is None
-        wizard.action_write()
+        # ctrl+s still answers: it says what blocks writing (never silent)
+        assert wizard.check_action("write", ()) is True
+        notes: list[str] = []
+        original = app.notify
+        app.notify = lambda message, **kw: (notes.append(message), original(message, **kw))  # type: ignore[method-assign]
+        await pilot.press("ctrl+s")
         await pilot.pause()
+        assert any("block writing" in n for n in notes), notes
         assert not out.exists()
         assert "name" in str(wizard.query_one("#findings", Static).render())
 

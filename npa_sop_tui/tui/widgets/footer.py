@@ -24,4 +24,8 @@ class AppFooter(Footer):
     def _fit(self, width: int) -> None:
         narrow = width < COMPACT_BELOW
         self.compact = narrow
-        self.show_command_palette = not narrow
+        if self.show_command_palette == narrow:
+            self.show_command_palette = not narrow
+            # Footer builds its keys in compose(), which this reactive does not rerun: a
+            # resize across the threshold would keep (or never show) the ^p key
+            self.call_after_refresh(self.recompose)

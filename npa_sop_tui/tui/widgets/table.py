@@ -6,6 +6,9 @@
 - `sync(rows)` makes the table hold exactly `rows` (key → cells), touching only the rows and
   cells that differ, and keeps the highlighted row (by key) across refreshes. With fixed
   column widths no cell is measured, which is what keeps a 10,000-row refresh cheap.
+- A column without a fixed width always fits its content after any change: a changed cell
+  re-measures its column (growing or shrinking it), and `clear()` shrinks every column back
+  to its label, so rows and header line up after a removal.
 """
 
 from __future__ import annotations
@@ -94,7 +97,8 @@ class PlainTable(Guarded, DataTable[Any]):
             for column, before, after in zip(columns, old, values, strict=False):
                 after = _cell(after)
                 if before != after:
-                    super().update_cell(key, column, after, update_width=False)
+                    auto = self.columns[column].auto_width
+                    super().update_cell(key, column, after, update_width=auto)
         self._synced = dict(rows)
         self._restore(selected)
 
@@ -114,7 +118,12 @@ class PlainTable(Guarded, DataTable[Any]):
 
     def clear(self, columns: bool = False):  # type: ignore[no-untyped-def, override]
         self._synced = {}
-        return super().clear(columns)
+        result = super().clear(columns)
+        # DataTable keeps the widest content ever seen; without rows a column is its label
+        for column in self.columns.values():
+            if column.auto_width:
+                column.content_width = column.label.cell_len
+        return result
 
     def _restore(self, key: str | None) -> None:
         if key is None or not self.row_count:

@@ -105,6 +105,8 @@ class ResourceTable(LazyTable):
         self.resources: dict[str, _Resource] = {}
         self._dirty = False
         self._counts = {"in flight": 0, "done": 0, "failed": 0, "stopped": 0}
+        self.follow = True
+        """Scroll along with the work until the user moves the cursor."""
 
     def on_mount(self) -> None:
         # The address goes last: on a narrow terminal it is the one that gets cut, never
@@ -172,6 +174,31 @@ class ResourceTable(LazyTable):
             self.show_rows(list(self.resources.values()), key=_address, cells=_cells)
         else:
             self.refresh()
+        if self.follow:
+            self._follow_in_flight()
+
+    def _follow_in_flight(self) -> None:
+        """Keep the first resource still in flight on screen (else the newest row): on 24
+        rows the first rows are long done while the work goes on below them."""
+        items = list(self.resources.values())
+        if not items:
+            return
+        row = next((i for i, r in enumerate(items) if r.state == "in flight"), len(items) - 1)
+        self.move_cursor(row=row, scroll=False)
+        # after the next layout: only then does the scroll range include the new rows
+        self.call_after_refresh(self._scroll_to_cursor)
+
+    def action_cursor(self, step: int) -> None:
+        self.follow = False  # the user moves: stop following
+        super().action_cursor(step)
+
+    def action_page(self, direction: int) -> None:
+        self.follow = False
+        super().action_page(direction)
+
+    def action_edge(self, end: int) -> None:
+        self.follow = False
+        super().action_edge(end)
 
 
 def _address(res: _Resource) -> str:
@@ -258,8 +285,12 @@ class DiagnosticsPanel(Guarded, Static):
         """The operation's first error block (kept when older items scroll out)."""
 
     def reset(self) -> None:
-        """A new attempt: its first error is what a failure modal will show."""
+        """A new attempt: the last attempt's diagnostics go (they no longer apply), and its
+        first error is what a failure modal will show."""
         self.first_error = None
+        self.items.clear()
+        self.update("")
+        self.set_class(False, "-has")
 
     def add(self, events: Iterable[Event]) -> None:
         # info-level diagnostics (e.g. the expected "-target" notes) stay in the log only

@@ -1,0 +1,121 @@
+"""No cut-off text: every screen and dialog, at 80×24 and 120×40, is walked and checked for
+text that does not fit where it is drawn (`testkit.tui.cut_off`): button labels wider than
+their button, text widgets needing more lines than they get, table cells wider than their
+column, table columns that lag their content, widgets drawn past the screen's edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npa_sop_tui.screens.jobs import JobsScreen
+from npa_sop_tui.screens.log_viewer import LogViewerScreen
+from npa_sop_tui.screens.node_detail import NodeDetailScreen
+from npa_sop_tui.screens.status import StatusScreen
+from npa_sop_tui.screens.wizard import STEPS, WizardScreen
+from npa_sop_tui.tui.app import NpaSopApp
+
+from .test_tui_operator import OpsBackend
+from testkit.tui import CPU_SPEC, cut_off, home_loaded, wait_for
+
+pytestmark = pytest.mark.tui
+
+LONG_PATH = Path("/tmp/a-rather-long-npa-home/soperator/demo/operations/deploy-20261130.ndjson")
+
+
+async def _settle(pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.pause()
+
+
+async def _check(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
+    await _settle(pilot)
+    problems = cut_off(pilot.app.screen)
+    if problems:
+        found[where] = problems
+
+
+async def _with_help(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
+    """The screen, then its help dialog (every screen's `?`/f1)."""
+    await _check(pilot, where, found)
+    pilot.app.action_help()
+    await _check(pilot, f"{where} help", found)
+    pilot.app.pop_screen()
+    await _settle(pilot)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
+    found: dict[str, list[str]] = {}
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=size) as pilot:
+        await home_loaded(pilot)
+        await _with_help(pilot, "home", found)
+
+        spec = tmp_path / "cluster.yaml"
+        spec.write_text(CPU_SPEC)
+        mapping, document = app.backend.open_document(spec)
+        wizard = WizardScreen(mapping, path=spec, document=document)
+        await app.push_screen(wizard)
+        await wait_for(pilot, lambda: bool(wizard.query("#pages")))
+        for step in STEPS:
+            wizard.step = step
+            await _with_help(pilot, f"wizard {step}", found)
+        app.pop_screen()
+
+        app.show_status("demo")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+        status = app.screen
+        await wait_for(pilot, lambda: status.status is not None)
+        await _with_help(pilot, "dashboard", found)
+        status.action_ssh()
+        await _check(pilot, "ssh dialog", found)
+        app.pop_screen()
+
+        await app.push_screen(NodeDetailScreen("demo", "cpu-1", status.status.kube))
+        await wait_for(pilot, lambda: app.screen.detail is not None)
+        await _check(pilot, "node detail", found)
+        app.pop_screen()
+
+        jobs = JobsScreen("demo", interval=60)
+        await app.push_screen(jobs)
+        await _with_help(pilot, "jobs", found)
+        await pilot.press("h")
+        await _check(pilot, "jobs history", found)
+        app.pop_screen()
+
+        title = "Last operation log of demo (deploy op-20261130-100000)"
+        await app.push_screen(LogViewerScreen(title, [("info", "x")], LONG_PATH))
+        await _with_help(pilot, "log viewer", found)
+    assert found == {}
+
+
+async def test_the_check_sees_cut_off_text() -> None:
+    """The walk's detector itself: each kind of cut is reported."""
+    from textual.app import App, ComposeResult
+    from textual.containers import Vertical
+    from textual.widgets import Button, Static
+
+    class Cramped(App[None]):
+        CSS = """
+        #narrow { width: 8; min-width: 0; }
+        #one-line { height: 1; width: 20; }
+        #box { height: 3; }
+        """
+
+        def compose(self) -> ComposeResult:
+            yield Button("Close (esc)", id="narrow")
+            yield Static("no job history: accounting is off in this cluster", id="one-line")
+            with Vertical(id="box"):
+                yield Static("a")
+                yield Static("b")
+                yield Static("c")
+                yield Button("Cut", id="clipped")
+
+    app = Cramped()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        problems = "\n".join(cut_off(app.screen))
+    assert "#narrow" in problems and "#one-line" in problems and "#clipped" in problems
