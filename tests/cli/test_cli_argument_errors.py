@@ -11,8 +11,8 @@ import pytest
 
 from npa_sop_tui.cli import main
 from npa_sop_tui.cli.parser import hoist_global_options
-from npa_sop_tui.inventory import InventoryEntry, save
 from npa_sop_tui.home_files import SandboxHomeEntered
+from npa_sop_tui.inventory import InventoryEntry, save
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
