@@ -289,9 +289,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     loaded, targets = _load(args)
     if args.sandbox:
-        from npa_sop_tui import paths
+        from npa_sop_tui import home_files
 
-        paths.enter_sandbox_home()  # the sandbox's inventory and fleet records
+        home_files.enter_sandbox_home()  # the sandbox's inventory and fleet records
     table = fleet_status(loaded, targets)
     if args.live:
         from npa_sop_tui.fleet.live import run_live

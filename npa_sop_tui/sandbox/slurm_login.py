@@ -42,11 +42,11 @@ def install_tools(folder: Path) -> Path:
 
 
 def _private_dirs(path: Path) -> None:
-    """`path` and the parents it needs, for this user only (like everything in the npa home)."""
-    missing = [p for p in (path, *path.parents) if not p.exists()]
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700)
-        folder.chmod(0o700)
+    """`path` and the parents it needs, for this user only (like everything in the npa home);
+    the home's owner makes them, so fleet targets deploying at once may race for them."""
+    from npa_sop_tui.home_files import ensure_dir
+
+    ensure_dir(path)
 
 
 def _node_names(pool: Any) -> list[str]:
