@@ -15,8 +15,11 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# postdeploy: tests/jobs reuses the GPU lab fixtures of tests/postdeploy/conftest.py
-FIRST_PARTY = {"npa_sop_tui", "npa", "testkit", "bench", "fakes", "postdeploy", "__future__"}
+# postdeploy: tests/jobs reuses the GPU lab fixtures of tests/postdeploy/conftest.py;
+# tests: tests/report reuses the TUI's status fakes (tests.tui.fakes)
+FIRST_PARTY = {
+    *("npa_sop_tui", "npa", "testkit", "bench", "fakes", "postdeploy", "tests", "__future__"),
+}
 
 
 def _declared(requirements: list[str]) -> set[str]:
