@@ -98,13 +98,13 @@ class SimulatedLogin:
 
         return [
             SlurmNode.model_construct(
-                name=f"{p.name}-{i}", state="idle", flags=[], display="idle",
+                name=name, state="idle", flags=[], display="idle",
                 partitions=["main"], cpus=None, cpus_allocated=0, memory_mb=None,
                 gres=f"gpu:{p.gpus_per_node}" if p.gpus_per_node else None, features=[],
                 reason=None,
             )
             for p in self.spec.workers
-            for i in range(p.size)
+            for name in _node_names(p)  # `<nodeset>-<i>`, rack NodeSets included
         ]  # fmt: skip
 
     def _sinfo(self, words: list[str], command: str) -> str:

@@ -100,7 +100,9 @@ class _NamedModel(_Model):
 
     positional: ClassVar[tuple[str, ...]] = ("name",)
 
-    def __init__(self, *args: Any, **data: Any) -> None:
+    # `self` positional-only, as in pydantic's own __init__: a spec key named `self` is a
+    # field error like any other unknown key, not a clash with the argument
+    def __init__(self, /, *args: Any, **data: Any) -> None:
         cls = type(self).__name__
         if len(args) > len(self.positional):
             raise TypeError(
