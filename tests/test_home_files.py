@@ -154,6 +154,8 @@ _DIRECT_WRITERS = {
     "its spool and state copies are O_CREAT 0600 in folders home_files made",
     "npa_sop_tui/sandbox/standin.py": "the stand-in recipe's packaged files (generator)",
     "npa_sop_tui/sandbox/slurm_login.py": "the sandbox's fake login node tools",
+    "npa_sop_tui/sandbox/local_jobs.py": "the sandbox's simulated jobs: their scripts, outputs "
+    "and records, in a 0700 folder per job",
     "npa_sop_tui/sandbox/local_terraform.py": "the sandbox's provider binary (0755)",
     "npa_sop_tui/recipe/source.py": "the recipe checkout: copies, links and a state chmod",
     "npa_sop_tui/state/backend.py": "renames an errored state file beside itself",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,15 +41,14 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    from npa_sop_tui.fsutil import ensure_dir
+    from npa_sop_tui.home_files import open_private
 
-    ensure_dir(path.parent)
-    with (path.parent / f".{FILE}.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    fd = open_private(path.parent / f".{FILE}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
 
 
 def _info(record: dict[str, Any]) -> JobInfo:

@@ -39,10 +39,9 @@ def cache_dir(setting: str | None = None, env: Mapping[str, str] | None = None) 
 async def guarded_init(cache: Path) -> AsyncIterator[dict[str, str]]:
     """Hold the cache's init lock (waiting for another init in a worker thread, never on the
     event loop) and yield the environment that points Terraform at the cache."""
-    from npa_sop_tui.fsutil import ensure_dir
+    from npa_sop_tui.home_files import open_private
 
-    ensure_dir(cache)
-    fd = os.open(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_private(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT)  # makes the cache folder
     try:
         await asyncio.to_thread(fcntl.flock, fd, fcntl.LOCK_EX)
         yield {TF_CACHE_ENV: str(cache)}
