@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Log, Static
 
 from npa_sop_tui.jobs.model import JobInfo, JobRequest
+from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, plain
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 MAX_LINES = 5000  # lines the screen keeps; `o` shows the whole output
 
 
-class JobScreen(Guarded, Screen[None]):
+class JobScreen(Guarded, OperatorGated, Screen[None]):
     DEFAULT_CSS = """
     JobScreen #job-state { height: 1; padding: 0 1; }
     JobScreen #job-output { height: 1fr; }

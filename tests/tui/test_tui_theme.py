@@ -37,7 +37,8 @@ async def test_a_theme_picked_on_screen_is_saved_and_comments_stay(npa_home: Pat
     assert load_config(path).tui.theme == "gruvbox"
     assert load_config(path).tui.keys == {"home.new": "w"}
     assert "# my npa settings" in text and "# where I work" in text
-    assert path.stat().st_mode & 0o777 == 0o640
+    # a file in the npa home is the user's alone: saving tightens a group-readable one
+    assert path.stat().st_mode & 0o777 == 0o600
 
 
 async def test_the_theme_is_saved_into_a_new_config_file(npa_home: Path) -> None:
