@@ -317,7 +317,8 @@ def test_destroy_prompt_keeps_json_stdout_clean(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """In a terminal, `destroy --output json` without --yes asks for the name on stderr; a
-    wrong name is a JSON error document on stdout (exit 1), never prompt text in the JSON."""
+    wrong name is a JSON error document on stdout (exit 2: bad input), never prompt text in
+    the JSON."""
     import io
 
     from npa_sop_tui.cli import lifecycle_cmds
@@ -326,7 +327,7 @@ def test_destroy_prompt_keeps_json_stdout_clean(
     monkeypatch.setattr(lifecycle_cmds, "_interactive", lambda: True)
     monkeypatch.setattr(sys, "stdin", io.StringIO("not-the-name\n"))
     code, out, err = _run(["soperator", "destroy", "--name", "keep", "--output", "json"], capsys)
-    assert code == 1
+    assert code == 2
     doc = json.loads(out)
     assert doc["ok"] is False and "nothing destroyed" in doc["message"]
     assert "Type the cluster name" in err
