@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_origin
 
 from pydantic import BaseModel
 
@@ -130,6 +130,11 @@ class Redactor:
         """A copy of `model` with every string field redacted (unchanged models are reused)."""
         dumped = model.model_dump()
         cleaned = self.value(dumped)
+        # A Literal field (an event's `kind`) is the model's own fixed vocabulary, never a
+        # secret: masking a secret that happens to occur inside it would make the model invalid.
+        for name, info in type(model).model_fields.items():
+            if get_origin(info.annotation) is Literal and name in dumped:
+                cleaned[name] = dumped[name]
         if cleaned == dumped:
             return model
         return type(model).model_validate(cleaned)

@@ -31,3 +31,12 @@ def test_a_secret_containing_another_is_masked_whole() -> None:
         red = Redactor(environ={})
         red.add(*secrets)
         assert red.text(f"a {long} b") == "a *** b"
+
+
+def test_a_secret_inside_an_events_kind_does_not_break_redaction() -> None:
+    """The event's `kind` is its own fixed vocabulary: a secret that happens to occur in it
+    ("diagnost") is masked in the text fields, and the event stays a valid Diagnostic."""
+    red = Redactor(["diagnost"], environ={})
+    event = Diagnostic(operation_id="x", severity="error", summary="token diagnost here")
+    shown = red.model(event)
+    assert shown.kind == "diagnostic" and shown.summary == "token *** here"

@@ -65,6 +65,11 @@ def test_redacted_text_and_events_never_show_a_known_secret(
     secrets: list[str], before: str, after: str
 ) -> None:
     red = Redactor(secrets, environ={})
+    # a "secret" that is part of the events' own vocabulary (`"kind":"diagnostic"`) would be
+    # found in every dump whatever the redactor does
+    bare = Diagnostic(operation_id="op", severity="error", summary="").model_dump_json()
+    bare += LogLine(operation_id="op", stream="terraform", text="").model_dump_json()
+    assume(not any(secret in bare for secret in secrets))
     for secret in secrets:
         shown = red.text(before + secret + after)
         assert secret not in shown
