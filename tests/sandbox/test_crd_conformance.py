@@ -1,5 +1,6 @@
 """Every SlurmCluster, NodeSet and ActiveCheck the fake API server and the sandbox serve
-validates against Soperator's real CRD schemas (tests/data/soperator-crds/4.1.6), read back
+validates against Soperator's real CRD schemas (nebius/soperator tag 4.1.6,
+config/crd/bases/, copied unchanged into this repository's tests/data folder), read back
 over HTTP with the official client; phases, conditions and names as the controllers set them."""
 
 from __future__ import annotations

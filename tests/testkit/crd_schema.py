@@ -1,4 +1,5 @@
-"""Validate objects against the real CRDs' `openAPIV3Schema` (tests/data/soperator-crds/).
+"""Validate objects against the real CRDs' `openAPIV3Schema`: Soperator's own CRDs
+(nebius/soperator tag 4.1.6, config/crd/bases/), copied unchanged into this repository.
 
 The OpenAPI subset Kubernetes uses becomes JSON Schema for the `jsonschema` package:
 `nullable` adds `null` to the type, `x-kubernetes-int-or-string` allows both, and an object
