@@ -7,9 +7,17 @@
 The document is built from a real v0.0.44 `sinfo[]` entry (Slurm 26.05.5, captured by
 tests/status/slurm_samples/capture.sh) with every key Slurm prints, laid out as sinfo groups
 a big cluster: per partition (`main`, `hidden`) one group of the idle nodes and one group
-per drained node (every 50th). Target: at most 30 ms on this machine, which at json.loads'
-usual ~2.5 ms here is a ratio of 12 (the ratio is what the table checks; the absolute time
-is printed beside it).
+per drained node (every 50th).
+
+Target: a first poll in at most 30 ms. Absolute times on a shared machine follow its load,
+so the table checks the ratio against `json.loads` of the same text, timed in pairs: ≤ 2.
+`json.loads` of this 1.4 MB document takes roughly 10–15 ms on an idle 2-core machine (an
+estimate: this one never was idle while it was measured), which puts 30 ms at 2–3×; 2 is
+the stricter end. A parser built on `json.loads` pays all of it before its first node:
+this one decodes only the fields status reads (status/sinfo_groups.py), so the decode is a
+fraction of `json.loads` and most of the time goes to the 10,000 node objects. The absolute
+wall and CPU times are printed beside the ratio, and so is a first call in a fresh process
+(the decoder's set-up, cold caches).
 """
 
 from __future__ import annotations
@@ -19,7 +27,11 @@ import gc
 import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +41,7 @@ N_NODES = 10_000
 ROUNDS = int(os.environ.get("NPA_BENCH_ROUNDS", "30"))
 SAMPLE = Path(__file__).resolve().parent.parent / "tests/status/slurm_samples/sinfo_v0.0.44.json"
 TARGET_MS = 30.0
+COLD_ROUNDS = int(os.environ.get("NPA_BENCH_COLD_ROUNDS", "5"))
 
 
 def document(n: int = N_NODES) -> str:
@@ -50,6 +63,31 @@ def document(n: int = N_NODES) -> str:
     return json.dumps({**real, "sinfo": groups})
 
 
+def _timed(fn: Callable[[], object]) -> tuple[float, float]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+# A fresh process that has imported what the status poll imports, then times one call.
+_COLD = """
+import json, sys, time
+from npa_sop_tui.status.sinfo_json import parse_sinfo_json
+text = open(sys.argv[2]).read()
+fn = json.loads if sys.argv[1] == "loads" else parse_sinfo_json
+started = time.perf_counter()
+fn(text)
+print(time.perf_counter() - started)
+"""
+
+
+def _cold(kind: str, path: Path) -> float:
+    out = subprocess.run(
+        [sys.executable, "-c", _COLD, kind, str(path)], capture_output=True, text=True, check=True
+    )
+    return float(out.stdout)
+
+
 def main() -> list[Ratio]:
     from npa_sop_tui.status.sinfo_json import parse_sinfo_json
 
@@ -57,29 +95,57 @@ def main() -> list[Ratio]:
     parsed = parse_sinfo_json(text)
     assert len(parsed.nodes) == N_NODES and parsed.data_parser == "v0.0.44"
     print(f"input: {N_NODES} nodes, {len(text) / 1e6:.2f} MB, data_parser v0.0.44")
-    loads: list[float] = []
-    parse: list[float] = []
+    loads: list[tuple[float, float]] = []
+    parse: list[tuple[float, float]] = []
     for i in range(ROUNDS):
         gc.collect()  # each side starts from the same heap
         pair = [(loads, lambda: json.loads(text)), (parse, lambda: parse_sinfo_json(text))]
         for times, fn in pair if i % 2 else reversed(pair):
-            started = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - started)
-    t_parse, t_loads = statistics.median(parse) * 1000, statistics.median(loads) * 1000
-    verdict = "met" if t_parse <= TARGET_MS else "NOT met"
-    print(f"first poll parse {t_parse:8.1f} ms  (target ≤ {TARGET_MS:g} ms: {verdict})")
-    print(f"json.loads       {t_loads:8.1f} ms")
+            times.append(_timed(fn))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "sinfo.json"
+        path.write_text(text)
+        cold = [(_cold("loads", path), _cold("parse", path)) for _ in range(COLD_ROUNDS)]
+    wall = [w for w, _ in parse]
+    ms = {
+        name: statistics.median(values) * 1000
+        for name, values in {
+            "parse": wall,
+            "parse_cpu": [c for _, c in parse],
+            "loads": [w for w, _ in loads],
+            "loads_cpu": [c for _, c in loads],
+            "cold_parse": [p for _, p in cold],
+            "cold_loads": [j for j, _ in cold],
+        }.items()
+    }
+    verdict = "met" if ms["parse"] <= TARGET_MS else "NOT met"
+    print(
+        f"first poll parse {ms['parse']:8.1f} ms wall, {ms['parse_cpu']:.1f} ms CPU "
+        f"(target ≤ {TARGET_MS:g} ms: {verdict})"
+    )
+    print(f"json.loads       {ms['loads']:8.1f} ms wall, {ms['loads_cpu']:.1f} ms CPU")
+    print(
+        f"fresh process    {ms['cold_parse']:8.1f} ms parse, {ms['cold_loads']:.1f} ms "
+        f"json.loads (medians of {COLD_ROUNDS})"
+    )
     return [
         Ratio(
             "sinfo --json",
             f"v0.0.44 first poll, {N_NODES} nodes",
-            t_parse,
+            ms["parse"],
             "json.loads",
-            t_loads,
-            target="≤ 12",
-            paired=paired_ratio(parse, loads),
-        )
+            ms["loads"],
+            target="≤ 2",
+            paired=paired_ratio(wall, [w for w, _ in loads]),
+        ),
+        Ratio(
+            "sinfo --json",
+            f"v0.0.44 first call in a fresh process, {N_NODES} nodes",
+            ms["cold_parse"],
+            "json.loads, fresh process",
+            ms["cold_loads"],
+            paired=paired_ratio([p for _, p in cold], [j for j, _ in cold]),
+        ),
     ]
 
 

@@ -9,10 +9,11 @@ Two shapes (status/slurm_versions.py says which Slurm prints which):
   `cpus`/`memory` group totals and per-node `minimum`/`maximum`. `meta.plugin.type` is
   empty there; `meta.plugin.data_parser` names the format, `meta.slurm` the release.
 
-Speed: a 10,000-node cluster is a handful of groups with long name lists, so the work is
-per group, and each node is a copy of its group's prototype with its own name and lists (no
-per-node validation: every value is already typed here). bench/bench_sinfo_json.py holds
-the target (`python -m bench sinfo_json`).
+Speed: a 10,000-node cluster is a handful of groups with long name lists. The groups are
+decoded for only the fields status reads (status/sinfo_groups.py: the rest of the document
+is skipped while scanning), and each node is a copy of its group's prototype with its own
+name and lists (no per-node validation: every value is already typed here).
+bench/bench_sinfo_json.py holds the target (`python -m bench sinfo_json`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
+import msgspec
 
 from npa_sop_tui.status.model import SlurmNode, SlurmPartition, SlurmState
+from npa_sop_tui.status.sinfo_groups import DECODER, nodes_of_groups
 from npa_sop_tui.status.slurm import (
     PARTITIONS_CMD,
     PLAIN_CMD,
@@ -40,7 +42,6 @@ from npa_sop_tui.status.slurm import (
 )
 from npa_sop_tui.status.slurm_versions import json_option
 
-_BASE_STATES = frozenset({"IDLE", "MIXED", "ALLOCATED", "DOWN", "ERROR", "FUTURE", "UNKNOWN"})
 # what Slurm says when it has no such data_parser: 22.05 ("option '--json' doesn't allow an
 # argument"), and a release that ships other versions ("unable to find plugin:
 # data_parser/v0.0.40", Slurm 26.05)
@@ -77,28 +78,41 @@ def parse_sinfo_json(text: str) -> JsonSinfo:
 
 def _parse(text: str) -> JsonSinfo:
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SinfoParseError(f"sinfo --json printed invalid JSON: {exc}") from exc
-    if not isinstance(doc, dict):
-        raise SinfoParseError("sinfo --json did not print an object")
-    version, parser = _meta(doc.get("meta"))
-    errors = [e for e in doc.get("errors") or [] if e]
-    if errors and not doc.get("nodes") and not doc.get("sinfo"):
+        doc = DECODER.decode(text)
+    except msgspec.DecodeError as exc:  # not JSON at all (ValidationError is a subclass)
+        if not isinstance(exc, msgspec.ValidationError):
+            raise SinfoParseError(f"sinfo --json printed invalid JSON: {exc}") from exc
+        raise _unexpected_layout(text, exc) from exc
+    version, parser = _meta(doc.meta)
+    errors = [e for e in doc.errors or [] if e] if isinstance(doc.errors, list) else []
+    if errors and not doc.nodes and not doc.sinfo:
         first = errors[0]
         message = (
             first.get("error") or first.get("description") if isinstance(first, dict) else first
         )
         raise SinfoParseError(f"sinfo --json reported an error: {message}")
-    groups = doc.get("sinfo")
-    if isinstance(groups, list):
-        nodes, parts = _parse_groups(groups)
+    if doc.sinfo is not None:
+        nodes, parts = nodes_of_groups(doc.sinfo)
         fmt = f"json-{parser}" if parser else "json-v0.0.41+"
         return JsonSinfo(nodes, version, fmt, parts, parser if parser != "v0.0.38" else None)
-    if isinstance(doc.get("nodes"), list):
+    if isinstance(doc.nodes, list):
         fmt = f"json-{parser}" if parser else "json-v0.0.38"
-        return JsonSinfo([_parse_flat_node(n) for n in doc["nodes"]], version, fmt)
+        return JsonSinfo([_parse_flat_node(n) for n in doc.nodes], version, fmt)
     raise SinfoParseError("sinfo --json has neither `sinfo` nor `nodes`")
+
+
+def _unexpected_layout(text: str, exc: msgspec.ValidationError) -> SinfoParseError:
+    """JSON that is not laid out as sinfo prints it, worded by what is wrong (the typed
+    decoder may stop at a wrong type before it reaches a syntax error further on)."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as bad:
+        return SinfoParseError(f"sinfo --json printed invalid JSON: {bad}")
+    if not isinstance(doc, dict):
+        return SinfoParseError("sinfo --json did not print an object")
+    if not isinstance(doc.get("sinfo"), list) and not isinstance(doc.get("nodes"), list):
+        return SinfoParseError("sinfo --json has neither `sinfo` nor `nodes`")
+    return SinfoParseError(f"sinfo --json is not laid out as Slurm prints it: {exc}")
 
 
 def _meta(meta: Any) -> tuple[str | None, str | None]:
@@ -138,77 +152,6 @@ def _parse_flat_node(n: Mapping[str, Any]) -> SlurmNode:
         memory_mb=_num(n.get("real_memory")),
         gres=_none_if(n.get("gres"), "(null)"),
         features=_features(n.get("active_features") or n.get("features")),
-        reason=_none_if(reason, "none"),
-    )
-
-
-# Building a node by hand: a fresh pydantic object, its values filled in directly (what
-# `model_construct` does, at a tenth of the cost). Every field is set, so every node can
-# share one fields-set: adding a name to it (an attribute assignment) changes nothing.
-_new = object.__new__
-_set_fields = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-_ALL_FIELDS = set(SlurmNode.model_fields)
-
-
-def _parse_groups(groups: list[Any]) -> tuple[list[SlurmNode], list[SlurmPartition]]:
-    by_name: dict[str, SlurmNode] = {}
-    parts: dict[str, SlurmPartition] = {}
-    for g in groups:
-        if not isinstance(g, Mapping):
-            continue
-        pname = str((g.get("partition") or {}).get("name") or "")
-        if pname and pname not in parts:
-            parts[pname] = SlurmPartition(name=pname)
-        nodes = g.get("nodes") or {}
-        names = nodes.get("nodes") or nodes.get("hostnames") or []
-        fresh = [name for name in names if name not in by_name] if by_name else names
-        if len(fresh) < len(names) and pname:
-            for name in names:  # seen in an earlier partition's group
-                node = by_name.get(name)
-                if node is not None and pname not in node.partitions:
-                    node.partitions.append(pname)
-        if not fresh:
-            continue
-        values = _group_node(g, pname, single=len(names) == 1).__dict__
-        flags, features = values["flags"], values["features"]
-        for name in fresh:
-            node = _new(SlurmNode)
-            d = node.__dict__
-            d.update(values)
-            d["name"] = str(name)
-            d["partitions"] = [pname] if pname else []
-            d["flags"], d["features"] = [*flags], [*features]  # each node owns its lists
-            _set_fields(node, _ALL_FIELDS)
-            _set_extra(node, None)
-            _set_private(node, None)
-            by_name[d["name"]] = node
-    return list(by_name.values()), list(parts.values())
-
-
-def _group_node(g: Mapping[str, Any], pname: str, *, single: bool) -> SlurmNode:
-    """The node every name of one group stands for (its name is filled in per node)."""
-    states = [str(s).upper() for s in (g.get("node") or {}).get("state") or []]
-    base = next((s for s in states if s in _BASE_STATES), "UNKNOWN")
-    cpus = g.get("cpus") or {}
-    mem = g.get("memory") or {}
-    feats = g.get("features") or {}
-    reason = g.get("reason")
-    if isinstance(reason, Mapping):
-        reason = reason.get("description")
-    alloc = _num(cpus.get("allocated"))
-    return node_from(
-        "",
-        base,
-        [s for s in states if s != base],
-        partitions=[pname] if pname else [],
-        cpus=_num(cpus.get("maximum")) or _num(cpus.get("total")),
-        # a group's total is per node only for one node, or when nothing is allocated
-        cpus_allocated=alloc if single or alloc == 0 else None,
-        memory_mb=_num(mem.get("maximum")) or _num(mem.get("minimum")),
-        gres=_none_if((g.get("gres") or {}).get("total"), "(null)"),
-        features=_features(feats.get("active") or feats.get("total")),
         reason=_none_if(reason, "none"),
     )
 

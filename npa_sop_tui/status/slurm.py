@@ -140,7 +140,14 @@ def state_from_text(text: str) -> tuple[str, list[str]]:
     return name, _known(flags)
 
 
-def node_from(
+def node_from(name: str, base: str, flags: Iterable[str], **fields: Any) -> SlurmNode:
+    """A `SlurmNode` of `node_values(...)`' fields (the same keyword arguments)."""
+    # model_construct: every value is already typed by this parser, and validating 10,000
+    # nodes per poll costs more than the parse itself (bench/bench_status.py).
+    return SlurmNode.model_construct(**node_values(name, base, flags, **fields))
+
+
+def node_values(
     name: str,
     base: str,
     flags: Iterable[str],
@@ -152,24 +159,24 @@ def node_from(
     gres: str | None,
     features: list[str],
     reason: str | None,
-) -> SlurmNode:
+) -> dict[str, Any]:
+    """A `SlurmNode`'s fields, every one set, its state and display worked out from Slurm's
+    base state and flags."""
     known = _known(flags)
     state = long_state(base, known)
-    # model_construct: every value is already typed by this parser, and validating 10,000
-    # nodes per poll costs more than the parse itself (bench/bench_status.py).
-    return SlurmNode.model_construct(
-        name=name,
-        state=state,
-        flags=known,
-        display=display_state(state, known),
-        partitions=partitions,
-        cpus=cpus,
-        cpus_allocated=cpus_allocated,
-        memory_mb=memory_mb,
-        gres=gres,
-        features=features,
-        reason=reason,
-    )
+    return {
+        "name": name,
+        "state": state,
+        "flags": known,
+        "display": display_state(state, known),
+        "partitions": partitions,
+        "cpus": cpus,
+        "cpus_allocated": cpus_allocated,
+        "memory_mb": memory_mb,
+        "gres": gres,
+        "features": features,
+        "reason": reason,
+    }
 
 
 def _none_if(value: Any, *nulls: str) -> str | None:
