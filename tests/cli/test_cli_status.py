@@ -23,6 +23,7 @@ from npa_sop_tui.sandbox.fake_kube import (
     make_slurmcluster,
 )
 
+from testkit.gpu_lab import LABS, GpuLab
 from testkit.substrate import Substrate
 
 NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
@@ -325,3 +326,42 @@ def test_ssh_runs_a_remote_command_with_npa_known_hosts(
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.split() == ["main*", "debug"]
     assert f"[127.0.0.1]:{substrate.port}" in known_hosts_path().read_text()
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("gpu_lab", [LABS[1]], indirect=True, ids=["slurm26.05"])
+def test_status_json_reads_slurm26_through_the_login_service(
+    gpu_lab: GpuLab,
+    fake_kube: FakeKubeServer,
+    kubeconfig: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One `status -o json` against a Slurm 26.05 login node found through the Service: the
+    release, both partitions (`hidden` too) and the nodes as 26.05 prints them."""
+    ready_cluster(fake_kube, login_ip=gpu_lab.host)
+    rc = main(
+        [
+            "soperator",
+            "status",
+            "--name",
+            "demo",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--login-port",
+            str(gpu_lab.port),
+            "--login-user",
+            gpu_lab.user,
+            "-i",
+            str(gpu_lab.key),
+            "--accept-new-host-key",
+            "-o",
+            "json",
+        ]
+    )
+    out = json.loads(capsys.readouterr().out)
+    assert rc in (0, 1) and out["login"]["source"] == "service"
+    slurm = out["slurm"]
+    assert slurm["version"].startswith("26.05"), out["freshness"]
+    assert [p["name"] for p in slurm["partitions"]] == list(gpu_lab.partitions)
+    assert sorted(n["name"] for n in slurm["nodes"]) == list(gpu_lab.nodes)
+    assert "hidden" in out["sinfo"] and out["freshness"]["slurm"]["state"] == "fresh"

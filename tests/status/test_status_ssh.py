@@ -17,6 +17,7 @@ from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
+from testkit.gpu_lab import LABS, GpuLab
 from testkit.substrate import PrivateSshd, Substrate
 from testkit.wait import eventually, within
 
@@ -328,6 +329,18 @@ async def test_refused_channels_are_retried_on_the_same_connection(
         sshd.stop()
 
 
+class Counting:
+    """A session that notes every command it runs."""
+
+    def __init__(self, session: SshSession) -> None:
+        self.session = session
+        self.commands: list[str] = []
+
+    async def run(self, command: str, *, timeout: float = 30.0) -> object:
+        self.commands.append(command)
+        return await self.session.run(command, timeout=timeout)
+
+
 @pytest.mark.slurm
 async def test_one_sinfo_per_refresh_gives_what_three_gave(substrate: Substrate) -> None:
     """The single call's partitions and plain text match sinfo's own, and a refresh after the
@@ -335,14 +348,8 @@ async def test_one_sinfo_per_refresh_gives_what_three_gave(substrate: Substrate)
     from npa_sop_tui.status.slurm import PARTITIONS_CMD, parse_partitions_delimited
 
     s = session(substrate)
-    commands: list[str] = []
-
-    class Counting:
-        async def run(self, command: str, *, timeout: float = 30.0) -> object:
-            commands.append(command)
-            return await s.run(command, timeout=timeout)
-
-    runner = Counting()
+    runner = Counting(s)
+    commands = runner.commands
     try:
         await collect_slurm(runner, host=substrate.host)
         assert sorted(commands) == sorted([SUMMARY_CMD, VERSION_CMD])
@@ -372,4 +379,84 @@ async def test_one_sinfo_per_refresh_gives_what_three_gave(substrate: Substrate)
                 real.nodes_total,
             )
     finally:
+        await s.close()
+
+
+# --- the same over Slurm 26.05 (what depends on Slurm's output; transport tests stay above) --
+
+ON_SLURM26 = pytest.mark.parametrize("gpu_lab", [LABS[1]], indirect=True, ids=["slurm26.05"])
+
+
+def lab_session(lab: GpuLab) -> SshSession:
+    target = SshTarget(lab.host, lab.port, lab.user, identity_file=lab.key)
+    return SshSession(target, policy=HostKeyPolicy.accept_new())
+
+
+def lab_settings(lab: GpuLab, fmt: str = "auto") -> StatusSettings:
+    return StatusSettings(
+        name="lab",
+        kube_enabled=False,
+        login_host=lab.host,
+        login_port=lab.port,
+        login_user=lab.user,
+        identity_file=lab.key,
+        slurm_format=fmt,
+    )
+
+
+@pytest.mark.slurm
+@ON_SLURM26
+async def test_slurm26_one_call_table_parses_as_sinfo_prints_it(gpu_lab: GpuLab) -> None:
+    """26.05's one-call table: release, partitions `main*` and `hidden`, the nodes in both,
+    one command per refresh, and the plain text equal to 26.05's own `sinfo -a`."""
+    s = lab_session(gpu_lab)
+    runner = Counting(s)
+    commands = runner.commands
+    try:
+        state = await collect_slurm(runner, host="lab")
+        assert state.version and state.version.startswith("26.05")
+        assert state.source_format == "delimited"
+        parts = {p.name: p for p in state.partitions}
+        assert list(parts) == ["main", "hidden"] and parts["main"].default
+        assert not parts["hidden"].default and parts["hidden"].available == "up"
+        assert {n.name for n in state.nodes} == set(gpu_lab.nodes)
+        assert all(sorted(n.partitions) == ["hidden", "main"] and n.gres for n in state.nodes)
+        commands.clear()
+        for _ in range(3):  # a state change between two commands would be a false alarm
+            again, plain = await asyncio.gather(
+                collect_slurm(runner, host="lab"), s.run("sinfo -a")
+            )
+            if sorted(again.sinfo_text.splitlines()) == sorted(plain.stdout.splitlines()):
+                break
+        assert sorted(again.sinfo_text.splitlines()) == sorted(plain.stdout.splitlines())
+        assert set(commands) == {SUMMARY_CMD} and s.connects == 1  # the release is known
+    finally:
+        await s.close()
+
+
+@pytest.mark.slurm
+@ON_SLURM26
+async def test_slurm26_drained_node_shows_its_reason_and_a_hint(gpu_lab: GpuLab) -> None:
+    node, reason = gpu_lab.nodes[1], "[node_problem] gpu_health_check: XID 79 seen [hc_program]"
+    s = lab_session(gpu_lab)
+    drained = await s.run(f"scontrol update nodename={node} state=drain reason='{reason}'")
+    assert drained.exit_status == 0, drained.stderr
+    try:
+        for fmt in ("json", "delimited"):
+            async with StatusWatcher(
+                lab_settings(gpu_lab, fmt), host_key_policy=HostKeyPolicy.accept_new()
+            ) as w:
+                snap = await w.refresh()
+            assert snap.slurm is not None, snap.freshness
+            shown = next(n for n in snap.slurm.nodes if n.name == node)
+            assert shown.reason == reason and "DRAIN" in shown.flags, fmt
+            assert shown.display.startswith("drained") and sorted(shown.partitions) == [
+                "hidden",
+                "main",
+            ]
+            hint = next(h for h in snap.verdict.hints if h.code == "node-drained-health-check")
+            assert node in hint.message and "state=resume" in hint.action
+            assert snap.verdict.state == "degraded"
+    finally:
+        await s.run(f"scontrol update nodename={node} state=resume")
         await s.close()
