@@ -241,6 +241,17 @@ class LoginTarget(_Model):
     source: Literal["flag", "config", "service", "none"] = "none"
 
 
+class ApplyWaitDeadline(_Model):
+    """One of the recipe's long waits a running deploy is in (status/apply_deadlines.py)."""
+
+    what: str
+    address: str  # the Terraform resource that waits
+    minutes: int  # how long the recipe lets it wait
+    started_at: float  # epoch seconds Terraform started it (the deploy's operation log)
+    gives_up_at: float  # started_at + minutes: the apply fails there if still waiting
+    operation_id: str
+
+
 class ClusterStatus(_Model):
     """One snapshot. The first five fields are npa's `status --output json` shape."""
 
@@ -261,6 +272,8 @@ class ClusterStatus(_Model):
     )
     # The last deploy's post-deploy result (inventory): status, validation, gpu_creation_checks.
     gpu_validation: dict[str, object] | None = None
+    # A deploy running on this machine that is in one of the recipe's long waits: until when.
+    apply_waits: list[ApplyWaitDeadline] = Field(default_factory=list)
 
     def content_key(self) -> str:
         """JSON of everything except timestamps: equal keys mean "nothing changed"."""

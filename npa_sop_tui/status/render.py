@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from npa_sop_tui.status.apply_deadlines import utc_clock
 from npa_sop_tui.status.freshness import view
 from npa_sop_tui.status.model import ClusterStatus, Freshness
 
@@ -128,6 +129,15 @@ def render_status(snap: ClusterStatus, *, interval: float | None = None) -> Rend
             at.add_row(c.name, c.type, Text(c.status or "-", style=style), c.last_run_id or "",
                        notes)  # fmt: skip
         parts.append(at)
+    for w in snap.apply_waits:
+        line = Text("The running deploy's apply waits for ", style="yellow")
+        line.append(w.what)
+        line.append(
+            f": gives up at {utc_clock(w.gives_up_at)} "
+            f"(up to {w.minutes} min from {utc_clock(w.started_at)})",
+            style="bold",
+        )
+        parts.append(line)
     if snap.gpu_validation:
         gv = snap.gpu_validation
         line = Text("GPU creation check (last deploy): ")

@@ -85,7 +85,9 @@ def _partitions(rows: list[list[str]], nodes: list[SlurmNode]) -> list[SlurmPart
             part.nodes_allocated += 1
         else:
             part.nodes_idle += 1
-    return list(out.values())
+    # The default partition first: `sinfo -N` lists a node's partitions in no fixed order
+    # (26.05 printed `hidden` before `main` on some calls), the rest as first listed.
+    return sorted(out.values(), key=lambda p: not p.default)
 
 
 def render_summary(rows: list[list[str]]) -> str:

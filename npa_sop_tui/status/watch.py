@@ -24,9 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from npa_sop_tui.config import DEFAULT_STATUS_INTERVAL
 from npa_sop_tui.spec.model import kube_context
+from npa_sop_tui.status.apply_deadlines import ApplyWaitTracker
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
 from npa_sop_tui.status.kube import KubeCollector, KubeSettings
 from npa_sop_tui.status.model import (
+    ApplyWaitDeadline,
     ClusterStatus,
     Freshness,
     KubeState,
@@ -113,6 +115,8 @@ class StatusWatcher:
         self._closing: set[asyncio.Task[None]] = set()
         self._context: VerdictContext | None = None
         self._sinfo_memo = SinfoMemo()
+        self._apply_waits = ApplyWaitTracker(settings.name)
+        self._apply_now: list[ApplyWaitDeadline] = []
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -192,6 +196,7 @@ class StatusWatcher:
         if self.settings.slurm_enabled:
             await self._poll_slurm()
         self._wake.set()
+        self._apply_now = await asyncio.to_thread(self._apply_waits.update)
         return self.snapshot()
 
     # --- snapshots -----------------------------------------------------------------------
@@ -230,6 +235,8 @@ class StatusWatcher:
         return kube_done and slurm_done
 
     def _snapshot_and_key(self) -> tuple[ClusterStatus, str]:
+        # in a worker thread: reads what the running deploy appended to its log
+        self._apply_now = self._apply_waits.update()
         snap = self.snapshot()
         return snap, snap.content_key()
 
@@ -260,6 +267,7 @@ class StatusWatcher:
             freshness=freshness,
             verdict=verdict,
             gpu_validation=self._gpu_validation,
+            apply_waits=self._apply_now,
         )
 
     # --- kube ----------------------------------------------------------------------------

@@ -126,12 +126,27 @@ class SlurmClusterPanel(Guarded, Static):
         self.update(Content("\n").join(lines))
 
 
+def apply_wait_lines(status: Any) -> list[Content]:
+    """The recipe's long waits a deploy running on this machine is in, with their deadlines
+    (status/apply_deadlines.py); nothing when no deploy runs here."""
+    from npa_sop_tui.status.apply_deadlines import utc_clock
+
+    return [
+        markup(
+            "  [yellow]apply waits for[/] $what: [b]gives up at $at[/]",
+            what=w.what,
+            at=f"{utc_clock(w.gives_up_at)} (up to {w.minutes} min)",
+        )
+        for w in getattr(status, "apply_waits", None) or []
+    ]
+
+
 def checks_lines(status: Any) -> list[Content]:
     """Active checks (what a running apply waits on, failures with per-node reasons) and
     the last deploy's GPU creation check. Nothing when there is neither."""
     from npa_sop_tui.status.active_checks import results_by_node
 
-    lines: list[Content] = []
+    lines: list[Content] = apply_wait_lines(status)
     kube = getattr(status, "kube", None)
     checks = kube.active_checks if kube is not None else []
     if checks:
@@ -371,6 +386,7 @@ class MiniStatus(Guarded, Static):
             lines.append(Content(f"  SlurmCluster: {(sc.phase or '—') if sc else 'not yet'}"))
             if kube.waiting_on:
                 lines.append(Content(f"  apply waits on: {', '.join(kube.waiting_on)}"))
+        lines += apply_wait_lines(status)
         if status.slurm is not None:
             usable = sum(1 for n in status.slurm.nodes if n.usable)
             lines.append(Content(f"  slurm nodes usable: {usable}/{len(status.slurm.nodes)}"))
