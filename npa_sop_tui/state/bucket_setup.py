@@ -17,9 +17,10 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+from npa_sop_tui.cloud.connection import DEFAULT_TIMEOUT
 from npa_sop_tui.errors import OperationError
 
-TIMEOUT = 120.0  # the cloud timeout's default: all calls of one ensure_bucket together
+TIMEOUT = DEFAULT_TIMEOUT  # the cloud timeout's default: all calls of one ensure_bucket together
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class BucketReady:
     name: str
     id: str
     created: bool  # False: it existed already
-    versioning: str  # "enabled" once done
+    versioning: str  # "enabled" once done; "pending" when S3 had not applied it in time
     note: str = ""  # when versioning takes effect, if not at once
     versioning_switched: bool = False  # it was off: S3 applies it later (versioning_wait.py)
 
