@@ -291,7 +291,7 @@ def new_sdk(sign: SignIn, endpoint: str | None) -> Any:
     """The SDK, signed in as `sign` says, calls sent to `endpoint` (None: Nebius)."""
     from npa_sop_tui import __version__
 
-    warming = sys.modules.get("npa_sop_tui.cloud.client")
+    warming = sys.modules.get("npa_sop_tui.cloud.connection")
     if warming is not None:  # never import gRPC beside the cloud package's background import
         warming.wait_for_warm_up()
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC core logs INFO lines otherwise

@@ -7,6 +7,7 @@ import sys
 import time
 from typing import Any
 
+from npa_sop_tui.cli.cloud_cmds import _positive as _positive_seconds
 from npa_sop_tui.cli.common import (
     add_output_flag,
     add_state_bucket_flag,
@@ -41,6 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="NAME",
         help="Nebius CLI profile in ~/.nebius/config.yaml (default: NEBIUS_PROFILE, then the "
         "config's default)",
+    )
+    p.add_argument(
+        "--cloud-timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="S",
+        help="seconds the bucket setup may take, and again for a versioning change to apply "
+        "(default 120)",
     )
     add_output_flag(p)
     p.set_defaults(handler=cmd_init)
@@ -184,8 +193,9 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     import asyncio
+    import dataclasses
 
-    from npa_sop_tui.state.bucket_setup import config_lines, ensure_bucket
+    from npa_sop_tui.state.bucket_setup import TIMEOUT, config_lines, ensure_bucket
     from npa_sop_tui.state.location import _BUCKET_RE, default_endpoint
 
     if not _BUCKET_RE.fullmatch(args.bucket) or ".." in args.bucket:
@@ -200,12 +210,27 @@ def cmd_init(args: argparse.Namespace) -> int:
             "no project to create the bucket in",
             hint="pass --project, export NPA_PROJECT_ID, or set project_id in the npa config",
         )
-    ready = asyncio.run(ensure_bucket(args.bucket, project, profile=settings["profile"]))
+    timeout = args.cloud_timeout or TIMEOUT
+    ready = asyncio.run(
+        ensure_bucket(args.bucket, project, profile=settings["profile"], timeout=timeout)
+    )
     region = settings["state.region"] or settings["region"]
     endpoint = settings["state.endpoint"]
-    from npa_sop_tui.state.conditional import probe_bucket
+    from npa_sop_tui.state.conditional import named_bucket, probe_conditional_writes
 
-    probe_bucket(args.bucket, settings)  # team locking rests on it: refuse before advising it
+    bucket = named_bucket(args.bucket, settings)
+    # Team locking rests on it: refuse before advising the bucket.
+    probe_conditional_writes(bucket, str(bucket.location.prefix))
+    if ready.versioning_switched:
+        from npa_sop_tui.state.versioning_wait import wait_for_versioning
+
+        def progress(line: str) -> None:
+            print(line, file=sys.stderr, flush=True)
+
+        if wait_for_versioning(bucket, timeout, progress):
+            ready = dataclasses.replace(ready, note="")
+        else:
+            ready = dataclasses.replace(ready, versioning="pending")
     if endpoint and region and endpoint == default_endpoint(region):
         endpoint = None
     lines = config_lines(args.bucket, region, endpoint)
@@ -216,7 +241,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     what = "Created" if ready.created else "Found"
     print(f"{what} bucket {ready.name!r} ({ready.id}) with versioning {ready.versioning}.")
     if ready.note:
-        print(ready.note)
+        late = ready.versioning == "pending"
+        print(ready.note + (f" It had not applied after {timeout:g}s." if late else ""))
     print("The bucket enforces conditional writes (If-None-Match, If-Match): locks are safe.")
     print("Add to the npa config (~/.npa/config.yaml) of everyone on the team:\n")
     print(lines)

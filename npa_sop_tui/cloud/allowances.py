@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.cloud.model import CapacityAllowance, CapacityBlockGroup
 
 if TYPE_CHECKING:
-    from npa_sop_tui.cloud.preflight import AllowanceRow, ReservationRow
+    from npa_sop_tui.cloud.preflight_report import AllowanceRow, ReservationRow
 
 LIST_HINT = "see them with `nebius capacity capacity-allowance list --parent-id {project}`"
 
@@ -31,7 +31,7 @@ def check_allowances(
     in_use: dict[str, int] | None = None,
 ) -> tuple[list[AllowanceRow], list[tuple[str, str]]]:
     """Rows and blocking problems (message, hint) for the pools whose group was found."""
-    from npa_sop_tui.cloud.preflight import AllowanceRow
+    from npa_sop_tui.cloud.preflight_report import AllowanceRow
 
     in_use = in_use or {}
     project = project_id or "<project>"

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from npa_sop_tui.cloud.client import CloudError
+from npa_sop_tui.cloud.connection import CloudError
 from npa_sop_tui.cloud.model import PriceQuote, PriceRequest
 
 Call = Callable[[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]], Awaitable[Any]]

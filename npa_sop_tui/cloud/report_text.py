@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from npa_sop_tui.cloud.needs import GIB
-from npa_sop_tui.cloud.preflight import PreflightReport
+from npa_sop_tui.cloud.preflight_report import PreflightReport
 
 
 def _amount(value: int | None, unit: str) -> str:

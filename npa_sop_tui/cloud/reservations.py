@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.cloud.model import CapacityBlockGroup, ResourceAdvice
 
 if TYPE_CHECKING:
-    from npa_sop_tui.cloud.preflight import ReservationRow
+    from npa_sop_tui.cloud.preflight_report import ReservationRow
 
 LIST_HINT = "see them with `nebius capacity capacity-block-group list --parent-id {tenant}`"
 
@@ -61,7 +61,7 @@ def check_reservations(
     are part of the group's usage, so they are credited back.
     """
     in_use = in_use or {}
-    from npa_sop_tui.cloud.preflight import ReservationRow
+    from npa_sop_tui.cloud.preflight_report import ReservationRow
 
     rows: list[ReservationRow] = []
     problems: list[tuple[str, str]] = []

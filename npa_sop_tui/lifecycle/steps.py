@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,8 +219,6 @@ def use_state_backend(ctx: Context, install: Installation) -> None:
     store = ctx.op.store
     state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
     if store.shared:  # Terraform reads the same access key from its environment
-        import os
-
         minted = store.terraform_env()  # a key minted from the Nebius profile, if that is it
         ctx.env.update(minted)
         secrets = [os.environ.get("AWS_SECRET_ACCESS_KEY"), minted.get("AWS_SECRET_ACCESS_KEY")]
@@ -231,19 +230,28 @@ async def init(ctx: Context, install: Installation) -> None:
     if not ctx.op.store.shared:  # a local state cut short by a full disk (recovery.py)
         recovery.restore_state_file(install.dir, ctx.op.warn)
     backend_args = state_backend.init_args(install.dir, ctx.op.store, install.name)
-    from npa_sop_tui.terraform import plugin_cache
+    from npa_sop_tui.terraform import init_fingerprint, plugin_cache
 
     cache = plugin_cache.cache_dir(ctx.environment.settings["plugin_cache_dir"])
     recipe_key = f"{ctx.recipe.root}@{ctx.recipe.ref}"
     async with plugin_cache.guarded_init(cache) as cache_env:
         ctx.env.update(cache_env)  # plan/apply read the providers init linked from it
         plugin_cache.seed_lock_file(cache, install.dir, recipe_key)
-        run = await ctx.runner().run(
-            ["init", "-input=false", "-no-color", *backend_args], cwd=install.dir, json_ui=False
+        args = ["init", "-input=false", "-no-color", *backend_args]
+        run = await init_fingerprint.init_unless_unchanged(
+            install.dir,
+            ctx.binary.version,
+            args,
+            {**os.environ, **ctx.env},
+            lambda: ctx.runner().run(args, cwd=install.dir, json_ui=False),
+            lambda run: run.ok,
         )
-        if run.ok:
+        if run is None:
+            ctx.op.note("terraform init skipped: nothing it depends on changed since the last one")
+        elif run.ok:
             plugin_cache.keep_lock_file(cache, install.dir, recipe_key)
-    if not run.ok:  # name the recipe: init fails on its providers and module sources
+    # Name the recipe on failure: init fails on its providers and module sources.
+    if run is not None and not run.ok:
         bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "init")
         if bucket_down:
             raise bucket_down

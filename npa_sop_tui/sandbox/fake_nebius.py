@@ -68,7 +68,7 @@ class FakeNebius:
         return ",".join(f"{name}={addr}" for name, addr in sorted(self.addresses.items()))
 
     def start(self) -> FakeNebius:
-        from npa_sop_tui.cloud.client import wait_for_warm_up
+        from npa_sop_tui.cloud.connection import wait_for_warm_up
 
         wait_for_warm_up()  # never import gRPC beside the SDK's background import
         os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC core logs INFO lines

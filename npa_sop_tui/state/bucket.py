@@ -176,6 +176,13 @@ class Bucket:
 
         return self.call(f"list {prefix}/", listing)
 
+    def versioning(self) -> str:
+        """The versioning status S3 reports: "Enabled", "Suspended", or "" (never set)."""
+        return self.call(
+            "read its versioning",
+            lambda: str(self.client.get_bucket_versioning(Bucket=self.name).get("Status") or ""),
+        )
+
     def check(self) -> None:
         """Fail now, with a clear error, if the bucket is unreachable or missing."""
         self.call("reach the bucket", lambda: self.client.head_bucket(Bucket=self.name))

@@ -17,9 +17,10 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 
+from npa_sop_tui.cloud.connection import DEFAULT_TIMEOUT
 from npa_sop_tui.errors import OperationError
 
-TIMEOUT = 120.0  # the cloud timeout's default: all calls of one ensure_bucket together
+TIMEOUT = DEFAULT_TIMEOUT  # the cloud timeout's default: all calls of one ensure_bucket together
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,9 @@ class BucketReady:
     name: str
     id: str
     created: bool  # False: it existed already
-    versioning: str  # "enabled" once done
+    versioning: str  # "enabled" once done; "pending" when S3 had not applied it in time
     note: str = ""  # when versioning takes effect, if not at once
+    versioning_switched: bool = False  # it was off: S3 applies it later (versioning_wait.py)
 
 
 async def ensure_bucket(
@@ -37,7 +39,9 @@ async def ensure_bucket(
     """Every call together bounded by `timeout` (the cloud timeout), the SDK's sign-in
     included; see `_ensure`."""
     try:
-        return await asyncio.wait_for(_ensure(name, project_id, profile=profile), timeout)
+        return await asyncio.wait_for(
+            _ensure(name, project_id, profile=profile, timeout=timeout), timeout
+        )
     except TimeoutError:
         raise OperationError(
             f"bucket {name!r}: the Nebius API did not finish within {timeout:g}s",
@@ -46,7 +50,9 @@ async def ensure_bucket(
         ) from None
 
 
-async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> BucketReady:
+async def _ensure(
+    name: str, project_id: str, *, profile: str | None = None, timeout: float = TIMEOUT
+) -> BucketReady:
     """Create bucket `name` in `project_id` with versioning on; an existing one gets
     versioning turned on if it is off. `profile`: the Nebius CLI profile (None: the usual
     order, see nebius_auth.py)."""
@@ -75,10 +81,10 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
                 CreateBucketRequest(
                     metadata=ResourceMetadata(parent_id=project_id, name=name), spec=spec
                 ),
-                timeout=TIMEOUT,
+                timeout=timeout,
                 **fail_fast(),
             )
-            await operation.wait(timeout=TIMEOUT)
+            await operation.wait(timeout=timeout)
             if not operation.successful():
                 raise OperationError(
                     f"creating bucket {name!r} failed: {operation.status()}",
@@ -89,16 +95,16 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
             if _code(exc) != "ALREADY_EXISTS":
                 raise
         bucket = await service.get_by_name(
-            GetBucketByNameRequest(parent_id=project_id, name=name), timeout=TIMEOUT, **fail_fast()
+            GetBucketByNameRequest(parent_id=project_id, name=name), timeout=timeout, **fail_fast()
         )
         if bucket.spec.versioning_policy != VersioningPolicy.ENABLED:
             bucket.spec.versioning_policy = VersioningPolicy.ENABLED
             update = await service.update(
                 UpdateBucketRequest(metadata=bucket.metadata, spec=bucket.spec),
-                timeout=TIMEOUT,
+                timeout=timeout,
                 **fail_fast(),
             )
-            await update.wait(timeout=TIMEOUT)
+            await update.wait(timeout=timeout)
             if not update.successful():
                 raise OperationError(
                     f"turning on versioning of bucket {name!r} failed: {update.status()}",
@@ -110,6 +116,7 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
                 name, bucket.metadata.id, False, "enabled",
                 note="Versioning was off and is now switched on; Nebius applies the change "
                 "within up to 15 minutes, so writes before then may keep no earlier versions.",
+                versioning_switched=True,
             )  # fmt: skip
         return BucketReady(name, bucket.metadata.id, False, "enabled")
     except RequestError as exc:
@@ -124,7 +131,7 @@ async def _ensure(name: str, project_id: str, *, profile: str | None = None) -> 
         raise OperationError(f"bucket {name!r}: {code}: {exc}", hint=hint) from None
     except TimeoutError:
         raise OperationError(
-            f"bucket {name!r}: the Nebius API did not answer within {TIMEOUT:g}s",
+            f"bucket {name!r}: the Nebius API did not answer within {timeout:g}s",
             hint="check the network (and NPA_NEBIUS_ENDPOINT if set)",
         ) from None
     finally:

@@ -59,8 +59,8 @@ def probe_conditional_writes(bucket: Bucket, prefix: str) -> None:
         )
 
 
-def probe_bucket(name: str, settings: Settings) -> None:
-    """Probe bucket `name` where the settings say Object Storage is (state.endpoint, else the
+def named_bucket(name: str, settings: Settings) -> Bucket:
+    """Bucket `name` where the settings say Object Storage is (state.endpoint, else the
     region's), with the access key the state store would use."""
     from npa_sop_tui.state.credentials import key_source
     from npa_sop_tui.state.location import StateLocation, default_endpoint
@@ -69,7 +69,7 @@ def probe_bucket(name: str, settings: Settings) -> None:
     endpoint = settings["state.endpoint"] or (default_endpoint(region) if region else None)
     if not endpoint:
         raise UsageError(
-            "cannot check the bucket's conditional writes: its region is not set",
+            "cannot reach the bucket through S3: its region is not set",
             hint="set region (or state.region / NPA_STATE_REGION), or state.endpoint",
         )
     prefix = str(settings["state.prefix"] or "npa").strip("/")
@@ -77,4 +77,10 @@ def probe_bucket(name: str, settings: Settings) -> None:
         backend="s3", bucket=name, prefix=prefix, endpoint=endpoint.rstrip("/"),
         region=region or "eu-north1", keys=key_source(settings),
     )  # fmt: skip
-    probe_conditional_writes(Bucket(location), prefix)
+    return Bucket(location)
+
+
+def probe_bucket(name: str, settings: Settings) -> None:
+    """Probe bucket `name` (see `named_bucket` for where and with which key)."""
+    bucket = named_bucket(name, settings)
+    probe_conditional_writes(bucket, str(bucket.location.prefix))

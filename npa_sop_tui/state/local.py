@@ -16,7 +16,7 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.inventory import (
+from npa_sop_tui.inventory_records import (
     INVENTORY_FILE,
     SPEC_FILE,
     EventLog,

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.inventory import EventLog, InventoryDamaged, InventoryEntry, parse_entry
+from npa_sop_tui.inventory_records import EventLog, InventoryDamaged, InventoryEntry, parse_entry
 from npa_sop_tui.state.bucket import bucket_for
 from npa_sop_tui.state.errors import (
     StateAccessDenied,

@@ -81,3 +81,43 @@ def test_local_state_is_read_through_the_store_too(tmp_path: Path) -> None:
     (install_dir / "terraform.tfstate").write_text(tfstate("mk8scluster-l1", {"jail": "fs-l1"}))
     owned = owned_resources(store, "local", install_dir)
     assert (owned.cluster_ids, owned.filesystem_ids) == (["mk8scluster-l1"], ["fs-l1"])
+
+
+@pytest.mark.terraform
+async def test_full_destroy_with_s3_state_reports_and_verifies_like_local(
+    bucket_env: dict[str, str],
+    moto: MotoServer,
+    sandbox_in_home: Path,
+    fast_standin: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A whole `destroy` (not only the ID reading) with the state in the bucket: progress for
+    every resource, the Nebius check after Terraform, destroy-incomplete naming what the cloud
+    kept, and a clean second destroy once the cloud lets go."""
+    from npa_sop_tui import inventory, lifecycle
+
+    from testkit.lifecycle import Recorder, make_spec, options
+
+    name = "s3gone"
+    await lifecycle.deploy(make_spec(name, workers=[{"name": "cpu", "size": 1}]), options=options())
+    assert not list(sandbox_in_home.glob(f"**/{name}/terraform.tfstate"))  # the state is remote
+    monkeypatch.setenv("NPA_SANDBOX_SCENARIO", "destroy-leftover")
+    seen = Recorder()
+    with pytest.raises(lifecycle.DestroyIncomplete) as info:
+        await lifecycle.destroy(name, options=options(), on_event=seen)
+    assert any(f"mk8s cluster soperator-{name}" in r for r in info.value.remaining)
+    assert "still present in Nebius after destroy" in info.value.message
+    removed = [e.remove for e in seen.kinds("plan_summary") if e.phase == "destroy"]
+    assert removed and removed[0] > 0
+    deleted = [e.addr for e in seen.kinds("resource_finished") if e.action == "delete"]
+    assert len(deleted) == removed[0], "the destroy itself shows progress per resource"
+    phases = seen.phases()
+    assert phases.index("destroy") < phases.index("verify")
+    assert inventory.require(name).state == "destroy-incomplete"
+
+    monkeypatch.delenv("NPA_SANDBOX_SCENARIO")
+    seen = Recorder()
+    done = await lifecycle.destroy(name, options=options(), on_event=seen)
+    assert done.status == "destroyed"
+    assert any("mk8s cluster and its filesystems are gone" in e.text
+               for e in seen.kinds("log_line"))  # fmt: skip

@@ -32,6 +32,7 @@ class FakeStorage:
         self.lock = threading.Lock()
         self.server: Any = None
         self.port = 0
+        self.delay = 0.0  # seconds each call hangs before answering (a slow or stuck API)
 
     def _done(self, resource_id: str) -> Any:
         from nebius.api.google.rpc import Status
@@ -50,6 +51,10 @@ class FakeStorage:
         from nebius.api.nebius.storage.v1 import Bucket
 
         self._note("Create", request, ctx)
+        if self.delay:
+            import time
+
+            time.sleep(self.delay)
         key = (request.metadata.parent_id, request.metadata.name)
         if key in self.buckets:
             ctx.abort(grpc.StatusCode.ALREADY_EXISTS, f"bucket {key[1]} exists")
@@ -227,3 +232,86 @@ def test_state_init_refuses_a_bucket_that_ignores_conditional_writes(
     assert "stale ETag (If-Match) was accepted" in captured.err
     assert "hint:" in captured.err and "Traceback" not in captured.err
     assert "state:\n  backend: s3" not in captured.out  # no config advised for it
+
+
+def test_state_init_is_bounded_by_the_cloud_timeout(
+    storage: FakeStorage, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    storage.delay = 8.0  # the API hangs longer than the timeout given
+    started = time.monotonic()
+    code = cli(["soperator", "state", "init", "--bucket", "team-state", "--cloud-timeout", "1.5"])
+    elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert code != 0 and "did not finish within 1.5s" in err, err
+    assert elapsed < 7, elapsed
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    from npa_sop_tui.state import versioning_wait
+
+    monkeypatch.setattr(versioning_wait, "INTERVAL", 0.3)
+
+
+def _suspended_bucket(moto: MotoServer, storage: FakeStorage, name: str) -> None:
+    """A bucket that exists in Nebius and in S3 with versioning off."""
+    from nebius.api.nebius.common.v1 import ResourceMetadata
+    from nebius.api.nebius.storage.v1 import Bucket, BucketSpec, VersioningPolicy
+
+    with contextlib.suppress(Exception):
+        moto.make_bucket(name)
+    moto.client().put_bucket_versioning(
+        Bucket=name, VersioningConfiguration={"Status": "Suspended"}
+    )
+    metadata = ResourceMetadata(id="storagebucket-old", parent_id="project-team", name=name)
+    spec = BucketSpec(versioning_policy=VersioningPolicy.SUSPENDED)
+    storage.buckets[("project-team", name)] = Bucket(metadata=metadata, spec=spec)
+
+
+def test_state_init_waits_until_versioning_applies(
+    moto: MotoServer, storage: FakeStorage, quick_polls: None,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    _suspended_bucket(moto, storage, "team-versioned")
+    # S3 applies the change a little after npa first asked, as Nebius does minutes later.
+    from npa_sop_tui.state.bucket import Bucket
+
+    real = Bucket.versioning
+    timers: list[threading.Timer] = []
+
+    def first_read_starts_the_clock(self: Bucket) -> str:
+        if not timers:
+            timers.append(threading.Timer(1.0, lambda: moto.client().put_bucket_versioning(
+                Bucket="team-versioned", VersioningConfiguration={"Status": "Enabled"}
+            )))  # fmt: skip
+            timers[0].start()
+        return real(self)
+
+    monkeypatch.setattr(Bucket, "versioning", first_read_starts_the_clock)
+    try:
+        code = cli(["soperator", "state", "init", "--bucket", "team-versioned", "-o", "json"])
+    finally:
+        for timer in timers:
+            timer.cancel()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["bucket"]["versioning"] == "enabled" and doc["bucket"]["note"] == ""
+    assert "waiting for Nebius to apply versioning on s3://team-versioned" in err
+    assert "S3 reports Suspended" in err
+    assert "versioning of s3://team-versioned is in effect" in err
+
+
+def test_state_init_says_when_versioning_has_not_applied_yet(
+    moto: MotoServer, storage: FakeStorage, quick_polls: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _suspended_bucket(moto, storage, "team-slow")
+    args = ["soperator", "state", "init", "--bucket", "team-slow", "--cloud-timeout", "1"]
+    assert cli(args) == 0
+    out, err = capsys.readouterr()
+    assert "with versioning pending" in out
+    assert "within up to 15 minutes" in out and "had not applied after 1s" in out
+    assert err.count("waiting for Nebius to apply versioning") >= 2
