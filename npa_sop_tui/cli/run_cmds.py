@@ -188,7 +188,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from npa_sop_tui.errors import EXIT_INTERRUPTED
         from npa_sop_tui.jobs import records
 
-        job = await backend.submit(request, pool=args.pool)
+        # a run the user waits for goes through srun (no batch scheduling delay); a
+        # detached job or a batch script through sbatch (jobs/attached.py says why)
+        job = await backend.submit(request, pool=args.pool, attached=not args.detach)
         label = "SANDBOX " if backend.sandbox else ""
         records.save(args.name, job, command=request.command or f"--script {request.script_name}")
         if args.detach:

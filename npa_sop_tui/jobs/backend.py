@@ -14,7 +14,9 @@ from npa_sop_tui.jobs.model import JobInfo, JobRequest
 class JobBackend(Protocol):
     sandbox: bool
 
-    async def submit(self, request: JobRequest, *, pool: str | None = None) -> JobInfo: ...
+    async def submit(
+        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
+    ) -> JobInfo: ...
 
     async def follow(
         self,

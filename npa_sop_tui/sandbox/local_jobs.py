@@ -90,7 +90,10 @@ class LocalJobs:
 
     # -- submitting --------------------------------------------------------------------
 
-    async def submit(self, request: JobRequest, *, pool: str | None = None) -> JobInfo:
+    async def submit(
+        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
+    ) -> JobInfo:
+        """A local job; `attached` changes nothing here (no scheduler to bypass)."""
         from npa_sop_tui.fsutil import ensure_dir
         from npa_sop_tui.jobs.script import job_name
 
