@@ -107,3 +107,26 @@ async def test_first_job_hint_then_gpu_hello_preselected(npa_home: Path) -> None
         job = app.screen
         await wait_for(pilot, lambda: "COMPLETED" in _state(job))
         assert any("cpus=" in line for line in job.query_one(Log).lines)
+
+
+async def test_the_run_dialog_fits_80x24_with_its_run_button_in_view(npa_home: Path) -> None:
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await _dashboard(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+        await pilot.pause()
+        dialog = app.screen
+        screen_region = dialog.region
+        for selector in ("#run-yes", "#run-no", "#run-command", "#run-time", "#run-error"):
+            widget = dialog.query_one(selector)
+            # inside the screen, without scrolling anything
+            assert screen_region.contains_region(widget.region), (selector, widget.region)
+        run = dialog.query_one("#run-yes")
+        assert run.region.height > 0 and run.region.bottom <= SIZE[1]
+        assert all(w.scroll_y == 0 for w in run.ancestors_with_self if hasattr(w, "scroll_y"))
+        await pilot.click("#run-yes")  # clickable where it is: no command yet -> refused
+        await wait_for(
+            pilot, lambda: "type a command" in str(dialog.query_one("#run-error").render())
+        )
+        assert dialog.query_one("#run-yes").region.bottom <= SIZE[1]
