@@ -4,11 +4,10 @@ whether they are a sandbox."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.jobs.model import JobInfo, JobRequest
+from npa_sop_tui.jobs.model import JobInfo, JobRequest, OnOutput, OnState
 
 
 class JobBackend(Protocol):
@@ -23,8 +22,8 @@ class JobBackend(Protocol):
         job: JobInfo,
         *,
         offset: int = 0,
-        on_output: Callable[[bytes], None],
-        on_state: Callable[[JobInfo], None] | None = None,
+        on_output: OnOutput,
+        on_state: OnState | None = None,
         once: bool = False,
     ) -> JobInfo: ...
 

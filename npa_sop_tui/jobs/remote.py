@@ -14,18 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Callable
 from typing import Any
 
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.jobs.attached import launch_command, task_script
-from npa_sop_tui.jobs.model import ACTIVE, JobInfo, JobRequest
+from npa_sop_tui.jobs.model import ACTIVE, JobInfo, JobRequest, OnOutput, OnState
 from npa_sop_tui.jobs.script import JOB_DIR, batch_script, job_name, sbatch_options
 from npa_sop_tui.status.slurm_ops import check_job
 
-OnOutput = Callable[[bytes], None]
 _DOWN = frozenset({"down", "drain", "drng", "fail", "failg", "maint", "inval", "unk", "futr"})
-OnState = Callable[[JobInfo], None]
 
 # The most GPUs of any answering node of the default partition (or $part): `gpu:h100:8(S:0-1)`
 # -> 8, parsed by bash itself (a process costs tens of ms on a busy login node).

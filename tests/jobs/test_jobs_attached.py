@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from .test_jobs_remote import _interrupt_when_running, _npa, _queue, _spawn
+from .test_jobs_remote import _interrupt_when_running, _npa, _queue, _spawn, hold_every_node
 from testkit.gpu_lab import GpuLab
 from testkit.wait import wait_until
 
@@ -34,12 +34,7 @@ def _read_until(proc, marker: str, timeout: float = 60) -> str:  # type: ignore[
 def test_attached_run_pends_for_resources_with_slurms_reason_then_runs(
     lab_queue: GpuLab, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    nodes = str(len(lab_queue.nodes))
-    code, out, _ = _npa(
-        lab_queue, capsysbinary, "run", "--detach", "--nodes", nodes, "--", "sleep 60"
-    )
-    holder = out.decode().strip()
-    assert code == 0
+    holder = hold_every_node(lab_queue, capsysbinary)
     wait_until(
         lambda: [j["state"] for j in _queue(lab_queue, capsysbinary)] == ["RUNNING"],
         timeout=60,
