@@ -59,10 +59,11 @@ t="$$-$RANDOM"; e="$d/.srun-$t.log"; o="$d/.srun-$t.out"
   [ -f "$o" ] && mv -f "$o" "$d/$j.out"
   # one write of a few bytes: readers take the file once it is not empty
   [ -n "$ran" ] && [ -z "$cancelled" ] && printf '%s\n' "$rc" > "$d/$j.exit"
-  find "$d" -maxdepth 1 -name '.srun-*.log' -mmin +1440 -delete 2>/dev/null &
   exit "$rc"
 ) </dev/null >/dev/null 2>&1 &
 pid=$!
+# srun logs older than a day go, while srun asks for its allocation
+find "$d" -maxdepth 1 -name '.srun-*.log' -mmin +1440 -delete </dev/null >/dev/null 2>&1 &
 exec {lf}<"$e" {zz}<> <(:)
 state() {
   s=$(squeue -h -t all -j "$j" -o '%T|%r|%S|%e|%N|%j' 2>/dev/null | head -n1)
@@ -77,12 +78,13 @@ while [ -z "$nodes" ]; do
     fi
   done
   if [ -n "$j" ] && [ -z "$said" ]; then
-    [ -f "$o" ] && mv -f "$o" "$d/$j.out"
+    # a queued job's output gets its name now (no hurry); a running one's below
+    [ -n "$queued" ] && [ -f "$o" ] && mv -f "$o" "$d/$j.out"
     printf 'J %s %s\n' "$j" "$d" >&2; said=1
   fi
   [ -n "$nodes" ] && break
   if ! kill -0 "$pid" 2>/dev/null; then
-    [ -n "$j" ] && break
+    [ -n "$j" ] && { [ -f "$o" ] && mv -f "$o" "$d/$j.out"; break; }
     while IFS= read -r l; do [[ $l == *error* ]] && printf '%s\n' "$l" >&2; done < "$e"
     rm -f "$e" "$o"; exit 98
   fi
@@ -92,7 +94,13 @@ while [ -z "$nodes" ]; do
 done
 if [ -n "$nodes" ]; then
   printf 'S RUNNING|None|%(%Y-%m-%dT%H:%M:%S)T||%s|\n' -1 "$nodes" >&2
-  tail -c +1 -s 0.01 --pid="$pid" -f "$d/$j.out" 2>/dev/null
+  # tail follows the file opened here (its stdin), so the rename to <job id>.out can happen
+  # while the job runs
+  { exec {of}<"$o"; } 2>/dev/null || exec {of}<"$d/$j.out"
+  tail -c +1 -s 0.01 --pid="$pid" -f <&"$of" 2>/dev/null &
+  tp=$!
+  [ -f "$o" ] && mv -f "$o" "$d/$j.out"
+  wait "$tp"
 fi
 wait "$pid" 2>/dev/null
 x="$d/$j.exit"
