@@ -9,16 +9,18 @@ PENDING 0.1-3 s before it ran; an srun allocation ran within ~0.1 s. Someone who
 
 What stays the same as a batch job: the job ID, its output in `~/.npa-jobs/<id>.out`, its
 exit status in `<id>.exit` (written by the launcher from srun's status, as srun returns
-the highest exit code of its tasks), `scancel`, `logs`, `jobs`. srun runs in its own
-session under nohup, so a Ctrl-C that detaches (closing the SSH channel) leaves the job
-running. The trade-off, said in docs/jobs.md: the srun that holds an attached job lives
-on the login node, so a login node restart ends it; `--detach` and `--script` jobs are
-batch jobs, which do not depend on the login node.
+the highest exit code of its tasks), `scancel`, `logs`, `jobs`. srun runs in a session of
+its own (setsid) under a launcher that ignores SIGHUP, so a Ctrl-C that detaches (closing
+the SSH channel) leaves the job running and its exit status still gets written. The
+trade-off, said in docs/jobs.md: the srun that holds an attached job lives on the login
+node, so a login node restart ends it; `--detach` and `--script` jobs are batch jobs,
+which do not depend on the login node.
 
 One SSH channel does everything: the launcher starts srun, waits for srun to name the job
 (`srun -v` prints `jobid N:` once allocated, `job N queued and waiting for resources`
-while pending), says `J <id> <job dir>` on stderr, then runs the follower of remote.py
-with srun's process as the sign of the job's end.
+while pending), says `J <id> <job dir>` on stderr, streams the output until the launcher
+is gone, then says `X <exit status>`; a job that ended without one (cancelled, timed out)
+is followed to its end state by remote.py's follower loop.
 """
 
 from __future__ import annotations
