@@ -1,36 +1,77 @@
-"""`npa soperator run -- true` end to end (submit through the login node, follow the output
+"""`npa soperator run -- true` end to end (launch through the login node, follow the output
 and state until the job ends, read its exit code) against `srun true` run over the same
 reused SSH connection: what npa adds to the plainest way of running a job remotely.
 
-Needs `scripts/substrate.sh start` (the login sshd on 127.0.0.1:2222 and its Slurm).
-Rounds are interleaved, order alternating, and the ratio is the median of per-round ratios.
+Measured on every Slurm the substrate runs (`scripts/substrate.sh start`): the login sshd
+on 127.0.0.1:2222, and the labs with real slurmd nodes, Slurm 22.05 on :2223 and 26.05 on
+:2224 (each held through its lock file, as the tests hold it). A lab that is not running
+is skipped. Rounds are interleaved, order alternating; the ratio is the median of
+per-round ratios. `run --gpus-per-node 0` shows the cost of the default GPU lookup (one
+sinfo on the login node). The batch path (`run --detach`: sbatch, then following) is timed too,
+for information: it waits for Slurm's batch scheduling.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
+import socket
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 from bench import Ratio, paired_ratio
-from bench.bench_status import LAB, _substrate_up
+from bench.bench_status import LAB
+
+# scripts/substrate.sh: where each lab keeps its node behaviour (and the lock tests take)
+_GPU = Path(os.environ.get("NPA_GPU_LAB_DIR") or f"{LAB}-gpu")
+_SID = Path(os.environ.get("NPA_SID_ROOT") or "/var/cache/npa-substrate/sid-root") / "npa-lab"
+SITES = (
+    ("substrate", 2222, None),
+    ("Slurm 22.05 lab", 2223, _GPU / "behaviour" / ".lock"),
+    ("Slurm 26.05 lab", 2224, _SID / "behaviour" / ".lock"),
+)
 
 
-async def _bench(rounds: int) -> list[Ratio]:
+def _up(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return (LAB / "client_ed25519").is_file()
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _held(lock: Path | None) -> Iterator[None]:
+    if lock is None or not lock.parent.is_dir():
+        yield
+        return
+    with lock.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+async def _bench(site: str, port: int, rounds: int) -> list[Ratio]:
     from npa_sop_tui.jobs.model import JobRequest
     from npa_sop_tui.jobs.remote import RemoteJobs
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
-    target = SshTarget("127.0.0.1", 2222, "slurmops", LAB / "client_ed25519")
+    target = SshTarget("127.0.0.1", port, "slurmops", LAB / "client_ed25519")
     session = SshSession(target, policy=HostKeyPolicy.accept_new())
     jobs = RemoteJobs(session)
     codes: list[int] = []
 
-    async def npa_run() -> None:
-        job = await jobs.submit(JobRequest(command="true"))
+    async def npa_run(attached: bool, gpus: int | None = None) -> None:
+        request = JobRequest(command="true", gpus_per_node=gpus)
+        job = await jobs.submit(request, attached=attached)
         job = await jobs.follow(job, on_output=lambda _: None)
         codes.append(job.run_exit_code())
 
@@ -38,43 +79,79 @@ async def _bench(rounds: int) -> list[Ratio]:
         result = await session.run("srun true")
         codes.append(result.exit_status)
 
+    async def attached() -> None:
+        await npa_run(True)
+
+    async def batch() -> None:
+        await npa_run(False)
+
+    async def no_gpus() -> None:  # no sinfo for the default "all GPUs of the node"
+        await npa_run(True, gpus=0)
+
     await srun()  # connect and record the host key before timing
-    await npa_run()
-    steps = {"run -- true": npa_run, "srun true": srun}
+    await attached()
+    steps = {
+        "run -- true": attached,
+        "srun true": srun,
+        "run --gpus 0": no_gpus,
+        "run --detach": batch,
+    }
     times: dict[str, list[float]] = {label: [] for label in steps}
     for i in range(rounds):
         for label in list(steps)[:: 1 if i % 2 else -1]:
+            if label == "run --detach" and i % 4:
+                continue  # the batch path is slow and only informative: every 4th round
             t0 = time.perf_counter()
             await steps[label]()
             times[label].append(time.perf_counter() - t0)
-    await session.close()
+    await jobs.aclose()
     if any(codes):
-        raise SystemExit(f"a job failed: exit codes {codes}")
+        raise SystemExit(f"a job failed on {site}: exit codes {codes}")
     for label, values in times.items():
         print(
-            f"  {label:14s} median {statistics.median(values) * 1000:7.1f} ms   "
-            f"min {min(values) * 1000:7.1f} ms"
+            f"  {site:16s} {label:14s} median {statistics.median(values) * 1000:7.1f} ms   "
+            f"min {min(values) * 1000:7.1f} ms   ({len(values)} runs)"
         )
-    print(f"  connections made: {session.connects}")
+    print(f"  {site:16s} connections made: {session.connects}")
     med = {label: statistics.median(values) * 1000 for label, values in times.items()}
     return [
         Ratio(
             "P5 jobs",
-            "`run -- true` end to end, reused SSH connection",
+            f"`run -- true` end to end, reused SSH connection ({site})",
             med["run -- true"],
             "`srun true` over the same connection",
             med["srun true"],
             target="≤ 1.3",
             paired=paired_ratio(times["run -- true"], times["srun true"]),
-        )
+        ),
+        Ratio(
+            "P5 jobs",
+            f"`run --gpus-per-node 0 -- true` (no GPU lookup) ({site})",
+            med["run --gpus 0"],
+            "`srun true` over the same connection",
+            med["srun true"],
+            paired=paired_ratio(times["run --gpus 0"], times["srun true"]),
+        ),
+        Ratio(
+            "P5 jobs",
+            f"`run --detach -- true` (sbatch) then followed to its end ({site})",
+            med["run --detach"],
+            "`srun true` over the same connection",
+            med["srun true"],
+        ),
     ]
 
 
 def main() -> list[Ratio]:
-    print("-- run -- true vs srun true over SSH (local sshd + Slurm) --")
-    if not _substrate_up():
-        print("skipped: substrate not running (bash scripts/substrate.sh start)")
-        return []
+    print("-- run -- true vs srun true over SSH, on every Slurm the substrate runs --")
+    rounds = int(os.environ.get("NPA_BENCH_ROUNDS", "20"))
+    rows: list[Ratio] = []
     with tempfile.TemporaryDirectory() as home:
         os.environ["NPA_HOME"] = home  # a private known_hosts for the run
-        return asyncio.run(_bench(rounds=int(os.environ.get("NPA_BENCH_ROUNDS", "20"))))
+        for site, port, lock in SITES:
+            if not _up(port):
+                print(f"  {site}: skipped (nothing on 127.0.0.1:{port}; scripts/substrate.sh)")
+                continue
+            with _held(lock):
+                rows += asyncio.run(_bench(site, port, rounds))
+    return rows

@@ -7,6 +7,7 @@ follow callbacks run on the app's loop, so they update widgets directly."""
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 import time
 from pathlib import Path
@@ -93,18 +94,19 @@ class JobScreen(Guarded, OperatorGated, Screen[None]):
             backend = job_backend(ops)
             self.sandbox = backend.sandbox
             if self.request is not None:
-                job = await backend.submit(self.request, pool=self.pool)
-                records.save(self.cluster, job, command=self.request.command or "")
+                # followed at once, as `run` without --detach: srun's start (jobs/attached.py)
+                job = await backend.submit(self.request, pool=self.pool, attached=True)
+                command = self.request.command or ""
+                await asyncio.to_thread(records.save, self.cluster, job, command=command)
             else:
-                job = records.find(self.cluster, self.job_id or "") or JobInfo(
-                    id=self.job_id or "", sandbox=backend.sandbox
-                )
+                found = await asyncio.to_thread(records.find, self.cluster, self.job_id or "")
+                job = found or JobInfo(id=self.job_id or "", sandbox=backend.sandbox)
             self.job = job
             done = await backend.follow(job, on_output=self._output, on_state=self._state)
             self.ended_at = time.monotonic()
             self.job = done
-            if records.find(self.cluster, done.id) is not None:
-                records.save(self.cluster, done)
+            if await asyncio.to_thread(records.find, self.cluster, done.id) is not None:
+                await asyncio.to_thread(records.save, self.cluster, done)
         except NpaError as exc:
             self.error = str(exc)
         finally:

@@ -29,13 +29,18 @@ class RunChoice:
 
 
 class RunDialog(Guarded, ModalScreen[RunChoice | None]):
+    # Fits 80×24 with the buttons in view: two fields a row, no blank lines.
     DEFAULT_CSS = """
-    RunDialog .dialog { width: 76; height: auto; padding: 0 1; }
+    RunDialog { align: center middle; }
+    RunDialog .dialog { width: 78; max-width: 100%; height: auto; max-height: 100%;
+                        padding: 0 1; border: round $accent; }
     RunDialog .row { height: 3; }
-    RunDialog .row Label { width: 14; padding: 1 0 0 0; }
+    RunDialog .row Label { width: 11; padding: 1 0 0 0; }
+    RunDialog .row Label.second { width: 12; padding: 1 0 0 1; }
     RunDialog .row Input { width: 1fr; }
     RunDialog #run-template { width: 1fr; }
     RunDialog #run-error { color: $error; height: auto; }
+    RunDialog .buttons { height: 3; align-horizontal: right; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -66,15 +71,13 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
             with Horizontal(classes="row"):
                 yield Label("Pool")
                 yield Input(self.pool or "", placeholder="any", id="run-pool")
-            with Horizontal(classes="row"):
-                yield Label("Nodes")
-                yield Input(placeholder="1 (template: its own)", id="run-nodes", type="integer")
+                yield Label("Nodes", classes="second")
+                yield Input(placeholder="1 / template's", id="run-nodes", type="integer")
             with Horizontal(classes="row"):
                 yield Label("GPUs/node")
                 yield Input(placeholder="all of the node", id="run-gpus", type="integer")
-            with Horizontal(classes="row"):
-                yield Label("Time limit")
-                yield Input(placeholder="none (e.g. 30, 1:00:00)", id="run-time")
+                yield Label("Time limit", classes="second")
+                yield Input(placeholder="none, e.g. 30", id="run-time")
             yield Static("", id="run-error")
             with Horizontal(classes="buttons"):
                 yield Button("Cancel (esc)", id="run-no")

@@ -217,14 +217,9 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         self._tick_freshness()
         self._nodes_label()
         self.refresh_bindings()
-        if v.state == "ready" and not self._suggested and self._first_job():
+        if v.state == "ready" and not self._suggested:
             self._suggested = True
-            self.notify(
-                "The cluster is READY. Press r to run gpu-hello, a first job: one task per "
-                "GPU node, its GPUs counted against the preset.",
-                title="First job",
-                timeout=15,
-            )
+            self._suggest_first_job()
 
     def _tick_freshness(self) -> None:
         text = Content(f"every {self.interval:g}s")
@@ -317,18 +312,36 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         port_arg = f" -p {port}" if port != 22 else ""
         self.app.push_screen(SshModal(f"ssh{port_arg} {user}@{host}", host))
 
-    def _first_job(self) -> bool:
-        """Whether npa has submitted no job to this cluster yet."""
-        from npa_sop_tui.jobs.records import load
+    @work(thread=True, group="first-job", exit_on_error=False)
+    def _suggest_first_job(self) -> None:
+        """After READY, once a visit: the first-job hint if npa has run no job here yet
+        (jobs.json is read in this worker, not on the event loop)."""
+        from npa_sop_tui.jobs.records import none_yet
 
-        return not load(self.cluster_name)
+        if none_yet(self.cluster_name):
+            self.app.call_from_thread(
+                self.notify,
+                "The cluster is READY. Press r to run gpu-hello, a first job: one task per "
+                "GPU node, its GPUs counted against the preset.",
+                title="First job",
+                timeout=15,
+            )
 
     def action_run(self) -> None:
+        ready = self.status is not None and self.status.verdict.state == "ready"
+        self._open_run(ready, self._selected_pool())
+
+    @work(thread=True, group="first-job", exit_on_error=False)
+    def _open_run(self, ready: bool, pool: str | None) -> None:
+        """The run dialog, gpu-hello preselected on a READY cluster without npa jobs (the
+        records are read in this worker)."""
+        from npa_sop_tui.jobs.records import none_yet
         from npa_sop_tui.screens.run_dialog import open_run
 
-        ready = self.status is not None and self.status.verdict.state == "ready"
-        template = "gpu-hello" if ready and self._first_job() else None
-        open_run(self.app, self.cluster_name, pool=self._selected_pool(), template=template)
+        template = "gpu-hello" if ready and none_yet(self.cluster_name) else None
+        self.app.call_from_thread(
+            open_run, self.app, self.cluster_name, pool=pool, template=template
+        )
 
     def _selected_pool(self) -> str | None:
         """The pool of the focused node group's row, if the node groups table has focus."""

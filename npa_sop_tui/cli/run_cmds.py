@@ -1,5 +1,7 @@
 """`npa soperator run | logs`: run a command or batch script as a Slurm job through the login
-node, stream its output and exit with its exit code; print or follow a job's output.
+node, stream its output and exit with its exit code; print or follow a job's output. A run
+that is followed starts through srun, a detached one or a script through sbatch
+(jobs/attached.py says why).
 
 Ctrl-C while following detaches (the job goes on) and says how to reattach or cancel;
 with --cancel-on-interrupt it cancels the job instead. Exit codes of `run` (and of
@@ -26,9 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "run",
         help="run a command (or batch script) as a Slurm job, stream its output, exit with "
         "its exit code",
-        description="Submit a job through the login node (sbatch), stream its output until it "
-        "ends and exit with its exit code. Ctrl-C detaches (the job goes on). Example: "
-        "npa soperator run --name demo -- nvidia-smi -L",
+        description="Run a job through the login node (srun; sbatch with --detach or "
+        "--script), stream its output until it ends and exit with its exit code. Ctrl-C "
+        "detaches (the job goes on). Example: npa soperator run --name demo -- nvidia-smi -L",
     )
     _add_connection_flags(p)
     p.add_argument("--sandbox", action="store_true", help="a sandbox cluster (local processes)")
@@ -188,7 +190,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from npa_sop_tui.errors import EXIT_INTERRUPTED
         from npa_sop_tui.jobs import records
 
-        job = await backend.submit(request, pool=args.pool)
+        # a run the user waits for goes through srun (no batch scheduling delay); a
+        # detached job or a batch script through sbatch (jobs/attached.py says why)
+        job = await backend.submit(request, pool=args.pool, attached=not args.detach)
         label = "SANDBOX " if backend.sandbox else ""
         records.save(args.name, job, command=request.command or f"--script {request.script_name}")
         if args.detach:

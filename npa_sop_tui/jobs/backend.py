@@ -4,25 +4,26 @@ whether they are a sandbox."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.jobs.model import JobInfo, JobRequest
+from npa_sop_tui.jobs.model import JobInfo, JobRequest, OnOutput, OnState
 
 
 class JobBackend(Protocol):
     sandbox: bool
 
-    async def submit(self, request: JobRequest, *, pool: str | None = None) -> JobInfo: ...
+    async def submit(
+        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
+    ) -> JobInfo: ...
 
     async def follow(
         self,
         job: JobInfo,
         *,
         offset: int = 0,
-        on_output: Callable[[bytes], None],
-        on_state: Callable[[JobInfo], None] | None = None,
+        on_output: OnOutput,
+        on_state: OnState | None = None,
         once: bool = False,
     ) -> JobInfo: ...
 

@@ -4,6 +4,7 @@ processes) reports them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,3 +159,9 @@ class JobInfo:
             "ended": self.ended,
             "sandbox": self.sandbox,
         }
+
+
+# What a backend's follow() calls: with output bytes as the job wrote them, and with the
+# job when its state changes.
+OnOutput = Callable[[bytes], None]
+OnState = Callable[[JobInfo], None]

@@ -75,6 +75,12 @@ def find(cluster: str, job_id: str) -> JobInfo | None:
     return _info(record) if record else None
 
 
+def none_yet(cluster: str) -> bool:
+    """Whether npa has submitted no job to `cluster` yet (reads the file: call it in a
+    worker from the app)."""
+    return not _read(records_path(cluster))
+
+
 def load(cluster: str) -> list[dict[str, Any]]:
     """Every record of `cluster`, oldest first (JobInfo fields plus command, recorded)."""
     return _read(records_path(cluster))

@@ -14,24 +14,25 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Callable
 from typing import Any
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.jobs.model import ACTIVE, JobInfo, JobRequest
+from npa_sop_tui.jobs.attached import launch_command, task_script
+from npa_sop_tui.jobs.model import ACTIVE, JobInfo, JobRequest, OnOutput, OnState
 from npa_sop_tui.jobs.script import JOB_DIR, batch_script, job_name, sbatch_options
 from npa_sop_tui.status.slurm_ops import check_job
 
-OnOutput = Callable[[bytes], None]
 _DOWN = frozenset({"down", "drain", "drng", "fail", "failg", "maint", "inval", "unk", "futr"})
-OnState = Callable[[JobInfo], None]
 
-# The most GPUs of any answering node of the default partition (or $part): `gpu:h100:8(S:0-1)` -> 8.
+# The most GPUs of any answering node of the default partition (or $part): `gpu:h100:8(S:0-1)`
+# -> 8, parsed by bash itself (a process costs tens of ms on a busy login node).
 _GPUS_AUTO = (
-    "g=$(sinfo -h -N --responding -t idle,mix,alloc,comp ${part:+-p \"$part\"} -o '%G' "
-    "2>/dev/null | "
-    "sed -n 's/^gpu:\\([^:,(]*:\\)\\{0,1\\}\\([0-9]\\{1,\\}\\).*/\\2/p' | sort -n | tail -n1)\n"
-    '[ "${g:-0}" -gt 0 ] 2>/dev/null && set -- "$@" --gpus-per-node="$g"\n'
+    "g=0; re='^gpu:([^:,(]*:)?([0-9]+)'\n"
+    "while IFS= read -r l; do\n"
+    '  [[ $l =~ $re ]] && [ "${BASH_REMATCH[2]}" -gt "$g" ] && g=${BASH_REMATCH[2]}\n'
+    'done < <(sinfo -h -N --responding -t idle,mix,alloc,comp ${part:+-p "$part"} '
+    "-o '%G' 2>/dev/null)\n"
+    '[ "$g" -gt 0 ] && set -- "$@" --gpus-per-node="$g"\n'
 )
 
 SUBMIT = (
@@ -42,8 +43,11 @@ SUBMIT = (
     "part=$1; shift\n"
 )
 
-FOLLOW = r"""
-j=$1; p=$2; off=$3; once=$4
+FOLLOW_ARGS = "j=$1; p=$2; off=$3; once=$4\n"
+
+# Expects $j (job), $p (output path without .out), $off and $once (also after an attached
+# run's launcher, jobs/attached.py, when its job ended without an exit status).
+FOLLOW_LOOP = r"""
 [ -n "$p" ] || p="$HOME/.npa-jobs/$j"
 o="$p.out"; x="$p.exit"; last=; n=0; nap=0.05; missing=0
 flush() {
@@ -61,14 +65,14 @@ while :; do
   [ "$once" = 1 ] && break
   case "${s%%|*}" in
     __ACTIVE__) missing=0 ;;
-    "") [ -f "$x" ] && break; missing=$((missing + 1)); [ "$missing" -gt 3 ] && break ;;
+    "") [ -s "$x" ] && break; missing=$((missing + 1)); [ "$missing" -gt 3 ] && break ;;
     *) break ;;
   esac
   n=$((n + 1)); [ "$n" = 40 ] && nap=0.25; [ "$n" = 160 ] && nap=1
   sleep "$nap"
 done
 flush
-if [ -f "$x" ]; then printf 'X %s\n' "$(head -c 16 "$x")" >&2
+if [ -s "$x" ]; then printf 'X %s\n' "$(head -c 16 "$x")" >&2
 else
   a=$(sacct -n -X -P -j "$j" -o State,ExitCode 2>/dev/null | head -n1)
   [ -n "$a" ] && printf 'A %s\n' "$a" >&2
@@ -76,6 +80,7 @@ fi
 [ -z "$s" ] && [ -z "$last" ] && printf 'G\n' >&2
 printf 'E\n' >&2
 """.replace("__ACTIVE__", "|".join(sorted(ACTIVE)))
+FOLLOW = FOLLOW_ARGS + FOLLOW_LOOP
 
 
 class RemoteJobs:
@@ -87,10 +92,16 @@ class RemoteJobs:
     def __init__(self, runner: Any, *, timeout: float = 30.0) -> None:
         self.runner = runner
         self.timeout = timeout
+        self._live: dict[str, _Process] = {}  # attached runs' channels, not yet followed
 
     # -- submitting --------------------------------------------------------------------
 
-    async def submit(self, request: JobRequest, *, pool: str | None = None) -> JobInfo:
+    async def submit(
+        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
+    ) -> JobInfo:
+        """Submit `request` as a batch job; `attached` (a command the caller follows at
+        once) launches it through srun instead, which Slurm starts without the batch
+        scheduling delay (jobs/attached.py)."""
         request = request.checked()
         auto_gpus = request.auto_gpus
         if pool or request.all_nodes:
@@ -100,8 +111,10 @@ class RemoteJobs:
                 request.nodes = max(1, len(nodes))
             if auto_gpus and nodes:
                 request.gpus_per_node, auto_gpus = min(nodes.values()) or None, False
-        script = batch_script(request)
         options = sbatch_options(request)
+        if attached and request.command is not None:
+            return await self._launch(request, options, auto_gpus)
+        script = batch_script(request)
         command = (
             f"{SUBMIT}"
             f"{_GPUS_AUTO if auto_gpus else ''}"
@@ -123,6 +136,37 @@ class RemoteJobs:
             output_path=f"{job_dir}/{job_id}.out",
             name=job_name(request) or request.script_name,
         )
+
+    async def _launch(self, request: JobRequest, options: list[str], auto_gpus: bool) -> JobInfo:
+        program = launch_command(FOLLOW_LOOP, _GPUS_AUTO if auto_gpus else "")
+        line = (
+            f"bash -c {shlex.quote(program)} npa-run {shlex.quote(request.partition or '')} "
+            f"{' '.join(options)}"
+        )
+        proc = await self._start(line, stdin=task_script(request).encode())
+        said: list[str] = []
+        try:
+            async with asyncio.timeout(self.timeout):
+                while raw := await proc.stderr.readline():
+                    text = raw.decode(errors="replace").rstrip("\n")
+                    if text.startswith("J "):
+                        break
+                    said.append(text)
+                else:
+                    status = await proc.finish()
+                    raise _refused("\n".join(said), status)
+        except BaseException:
+            proc.stop()
+            raise
+        _, job_id, job_dir = [*text.split(" ", 2), ""][:3]
+        job = JobInfo(
+            id=check_job(job_id),
+            state="PENDING",
+            output_path=f"{job_dir}/{job_id}.out",
+            name=job_name(request),
+        )
+        self._live[job.id] = proc
+        return job
 
     async def _placement(
         self, pool: str | None, partition: str | None
@@ -177,7 +221,11 @@ class RemoteJobs:
             f"bash -c {shlex.quote(FOLLOW)} npa-follow {job.id} {shlex.quote(prefix)} "
             f"{int(offset)} {int(once)}"
         )
-        proc = await self._start(line)
+        live = self._live.pop(job.id, None)
+        if live is not None and (offset or once):
+            live.stop()
+            live = None
+        proc = live or await self._start(line)
         seen: dict[str, str] = {}
         received = 0
         try:
@@ -212,6 +260,9 @@ class RemoteJobs:
             raise OperationError(f"scancel {job_id} failed: {result.stderr.strip()[:200]}")
 
     async def aclose(self) -> None:
+        for live in self._live.values():
+            live.stop()  # the job goes on: its srun does not hang on this channel
+        self._live.clear()
         close = getattr(self.runner, "close", None)
         if close is not None:
             await close()

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.jobs.model import JobInfo, JobRequest
+from npa_sop_tui.jobs.model import JobInfo, JobRequest, OnOutput, OnState
 from npa_sop_tui.status.slurm_ops import check_job
 
 FOLDER = "sandbox-jobs"
@@ -90,7 +90,10 @@ class LocalJobs:
 
     # -- submitting --------------------------------------------------------------------
 
-    async def submit(self, request: JobRequest, *, pool: str | None = None) -> JobInfo:
+    async def submit(
+        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
+    ) -> JobInfo:
+        """A local job; `attached` changes nothing here (no scheduler to bypass)."""
         from npa_sop_tui.fsutil import ensure_dir
         from npa_sop_tui.jobs.script import job_name
 
@@ -229,8 +232,8 @@ class LocalJobs:
         job: JobInfo,
         *,
         offset: int = 0,
-        on_output: Callable[[bytes], None],
-        on_state: Callable[[JobInfo], None] | None = None,
+        on_output: OnOutput,
+        on_state: OnState | None = None,
         once: bool = False,
     ) -> JobInfo:
         last = None
@@ -282,7 +285,7 @@ def _kill_session(sid: int) -> None:
                 os.kill(int(entry.name), signal.SIGTERM)
 
 
-def _pump(path: Path, offset: int, on_output: Callable[[bytes], None]) -> int:
+def _pump(path: Path, offset: int, on_output: OnOutput) -> int:
     try:
         with path.open("rb") as f:
             f.seek(offset)

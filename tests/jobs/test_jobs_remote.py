@@ -111,15 +111,18 @@ def test_detach_then_logs_follow_and_jobs(
     assert doc["npa_jobs"][0]["exit_code"] == 7 and doc["npa_jobs"][0]["state"] == "FAILED"
 
 
+def hold_every_node(lab: GpuLab, capsys: pytest.CaptureFixture[bytes]) -> str:
+    """A detached job on every node of the lab (sleeping a minute): its ID."""
+    nodes = str(len(lab.nodes))
+    code, out, _ = _npa(lab, capsys, "run", "--detach", "--nodes", nodes, "--", "sleep 60")
+    assert code == 0
+    return out.decode().strip()
+
+
 def test_pending_for_resources_shows_slurms_reason(
     lab_queue: GpuLab, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    nodes = str(len(lab_queue.nodes))
-    code, out, _ = _npa(
-        lab_queue, capsysbinary, "run", "--detach", "--nodes", nodes, "--", "sleep 60"
-    )
-    holder = out.decode().strip()
-    assert code == 0
+    holder = hold_every_node(lab_queue, capsysbinary)
     code, doc = _json(lab_queue, capsysbinary, "run", "--detach", "--", "true")
     assert code == 0
     waiting = doc["job_id"]

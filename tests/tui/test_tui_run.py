@@ -92,11 +92,38 @@ class ReadyBackend(OpsBackend):
             yield status
 
 
-async def test_first_job_hint_then_gpu_hello_preselected(npa_home: Path) -> None:
+def _hints(app: NpaSopApp) -> list[str]:
+    return [n.message for n in app._notifications if n.title == "First job"]
+
+
+def _records_read_in(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The threads that read jobs.json from now on."""
+    import threading
+
+    from npa_sop_tui.jobs import records
+
+    threads: list[str] = []
+    read = records._read
+
+    def reading(path: Path) -> Any:
+        threads.append(threading.current_thread().name)
+        return read(path)
+
+    monkeypatch.setattr(records, "_read", reading)
+    return threads
+
+
+async def test_first_job_hint_then_gpu_hello_preselected(
+    npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    threads = _records_read_in(monkeypatch)
     app = NpaSopApp(ReadyBackend())
     async with app.run_test(size=SIZE) as pilot:
-        dashboard = await _dashboard(pilot, app)
-        assert dashboard._suggested  # READY and no job yet: the hint was shown
+        await _dashboard(pilot, app)
+        await wait_for(pilot, lambda: bool(_hints(app)))  # READY and no job yet
+        assert "gpu-hello" in _hints(app)[0]
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
         dialog = app.screen
@@ -107,3 +134,47 @@ async def test_first_job_hint_then_gpu_hello_preselected(npa_home: Path) -> None
         job = app.screen
         await wait_for(pilot, lambda: "COMPLETED" in _state(job))
         assert any("cpus=" in line for line in job.query_one(Log).lines)
+    # the hint's and the dialog's reads of jobs.json ran in workers, not on the event loop
+    assert len(threads) >= 2
+    assert threading.main_thread().name not in threads
+
+
+async def test_no_first_job_hint_once_npa_ran_a_job(
+    npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npa_sop_tui.jobs import records
+    from npa_sop_tui.jobs.model import JobInfo
+
+    records.save("demo", JobInfo(id="1", state="COMPLETED", exit_code=0), command="true")
+    app = NpaSopApp(ReadyBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        dashboard = await _dashboard(pilot, app)
+        await wait_for(pilot, lambda: dashboard._suggested)
+        await pilot.pause(0.3)
+        assert _hints(app) == []
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+        assert app.screen.query_one("#run-template", Select).value == "command"
+
+
+async def test_the_run_dialog_fits_80x24_with_its_run_button_in_view(npa_home: Path) -> None:
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await _dashboard(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+        await pilot.pause()
+        dialog = app.screen
+        screen_region = dialog.region
+        for selector in ("#run-yes", "#run-no", "#run-command", "#run-time", "#run-error"):
+            widget = dialog.query_one(selector)
+            # inside the screen, without scrolling anything
+            assert screen_region.contains_region(widget.region), (selector, widget.region)
+        run = dialog.query_one("#run-yes")
+        assert run.region.height > 0 and run.region.bottom <= SIZE[1]
+        assert all(w.scroll_y == 0 for w in run.ancestors_with_self if hasattr(w, "scroll_y"))
+        await pilot.click("#run-yes")  # clickable where it is: no command yet -> refused
+        await wait_for(
+            pilot, lambda: "type a command" in str(dialog.query_one("#run-error").render())
+        )
+        assert dialog.query_one("#run-yes").region.bottom <= SIZE[1]
