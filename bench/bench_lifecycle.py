@@ -82,7 +82,7 @@ def main() -> list[Ratio]:
         subnet_id="vpcsubnet-bench",
     )
     extra = {"TF_VAR_standin_sleep_seconds": "0", "TF_VAR_standin_per_node_resources": "true"}
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
 
     opts = lifecycle.LifecycleOptions(
         environment=open_environment(sandbox=True), identity=identity, env=extra

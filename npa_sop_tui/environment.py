@@ -4,15 +4,15 @@ Each front door (CLI, app, SDK, tools, fleet) builds one `Environment` from the 
 and the resolved settings, and passes it down. The core never asks "is this the sandbox?": it
 asks the environment for the recipe, the Terraform binary and the environment Terraform runs
 with, the cluster identity, the root login key, an observer of lifecycle events, and the live
-status feed. `open_environment(sandbox=True)` returns the sandbox's (in `sandbox/`), whose
-simulated cloud and cluster are driven by those same lifecycle events.
+status feed. `environment_choice.open_environment(sandbox=True)` returns the sandbox's (in
+`sandbox/`), whose simulated cloud and cluster are driven by those same lifecycle events.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -364,22 +364,3 @@ def placeholder_identity(partial: Identity) -> Identity:
         "subnet_id": "vpcsubnet-sandbox",
     }
     return Identity(**{key: getattr(partial, key) or value for key, value in placeholders.items()})
-
-
-def open_environment(
-    *,
-    sandbox: bool = False,
-    flags: Mapping[str, Any] | None = None,
-    settings: Settings | None = None,
-    **sandbox_options: Any,
-) -> Environment:
-    """The environment a front door runs in. `flags` are the caller's explicit settings.
-
-    The sandbox's settings are resolved inside its own npa home, so its config never mixes
-    with the user's real one.
-    """
-    if sandbox:
-        from npa_sop_tui.sandbox.environment import SandboxEnvironment
-
-        return SandboxEnvironment(flags=flags, settings=settings, **sandbox_options)
-    return Environment(settings if settings is not None else resolve_settings(flags))

@@ -360,7 +360,7 @@ async def astatus(
     concurrently and degrading independently. Connection settings come from the npa config
     like everywhere else; `fields` override them (`StatusSettings` fields: `kubeconfig`,
     `login_host`, `login_port`, `identity_file`, `slurm_enabled`, …)."""
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
     from npa_sop_tui.sdk_compat import with_contract_status
 
     if sandbox:

@@ -42,7 +42,7 @@ def _sync(coro: Awaitable[T], name: str) -> T:
 async def _with_backend(
     name: str, sandbox: bool, fields: dict[str, Any], work: Callable[[Any], Awaitable[T]]
 ) -> T:
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
     from npa_sop_tui.jobs.backend import job_backend
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
 

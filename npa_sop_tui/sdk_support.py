@@ -41,7 +41,7 @@ async def _options(
     environment (real, or the sandbox with `sandbox=True`) is opened for the call."""
     import dataclasses
 
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
 
     base = options or LifecycleOptions()
     changes: dict[str, Any] = {}

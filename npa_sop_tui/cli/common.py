@@ -145,7 +145,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def open_environment(args: argparse.Namespace, **extra_flags: Any) -> Environment:
     """The command's environment: the sandbox with `--sandbox`, else the real cloud."""
-    from npa_sop_tui.environment import open_environment as open_env
+    from npa_sop_tui.environment_choice import open_environment as open_env
 
     flags = {**cli_flags(args), **{k: v for k, v in extra_flags.items() if v is not None}}
     return open_env(sandbox=bool(getattr(args, "sandbox", False)), flags=flags)

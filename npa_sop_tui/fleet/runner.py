@@ -208,7 +208,7 @@ class FleetRunner:
         self.targets = list(targets)
         self.options = options or FleetRunOptions()
         self.on_event = on_event
-        from npa_sop_tui.environment import open_environment
+        from npa_sop_tui.environment_choice import open_environment
 
         self.environment = self.options.environment or open_environment(
             sandbox=self.options.sandbox

@@ -467,7 +467,7 @@ def run_app(
     open_cluster: str | None = None,
 ) -> int:
     """Build and run the app in its environment; returns the exit code."""
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
     from npa_sop_tui.tui.backend import sandbox_backend
 
     backend = sandbox_backend() if sandbox else Backend(open_environment())

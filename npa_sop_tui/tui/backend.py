@@ -97,7 +97,7 @@ class Backend:
     def environment(self) -> Environment:
         """Where the app's operations run (the real cloud unless given another)."""
         if self._environment is None:
-            from npa_sop_tui.environment import open_environment
+            from npa_sop_tui.environment_choice import open_environment
 
             self._environment = open_environment()
         return self._environment
@@ -397,7 +397,7 @@ class Backend:
 
 def sandbox_backend(*, sleep_seconds: float = 1.0) -> Backend:
     """The app's sandbox: local Terraform at a watchable pace, a live simulated cluster."""
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
 
     return Backend(open_environment(sandbox=True, sleep_seconds=sleep_seconds))
 

@@ -252,7 +252,7 @@ def in_matrix_home(matrix_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _options() -> lifecycle.LifecycleOptions:
     """What the CLI's `--sandbox` uses (placeholder identity), with no sleeps."""
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
 
     return lifecycle.LifecycleOptions(environment=open_environment(sandbox=True, sleep_seconds=0))
 

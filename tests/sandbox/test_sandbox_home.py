@@ -22,7 +22,7 @@ def test_entering_the_sandbox_home_is_idempotent(npa_home: Path) -> None:
 
 
 def test_app_sandbox_backend_does_not_nest_inside_an_entered_sandbox(npa_home: Path) -> None:
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
 
     home_files.enter_sandbox_home()
     environment = open_environment(sandbox=True)

@@ -40,7 +40,7 @@ def make_spec(name: str = "lc", **overrides: Any) -> SoperatorSpec:
 
 def options(sleep: float = 0, **extra: Any) -> LifecycleOptions:
     """Options for the sandbox environment, Terraform sleeping `sleep` s per resource."""
-    from npa_sop_tui.environment import open_environment
+    from npa_sop_tui.environment_choice import open_environment
 
     extra.setdefault("identity", IDENTITY)
     environment = open_environment(sandbox=True, sleep_seconds=sleep)
