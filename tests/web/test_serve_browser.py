@@ -172,6 +172,18 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
             _wait_text(page, "Slurm partitions", since=mark)
             page.keyboard.press("t")
             _wait_text(page, "deploy of demo: ok", "critical path", since=mark)
+
+            # the fleet's node states in one view: back to home (each escape awaited before
+            # the next key, see above), then `f`
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("Escape")
+            _wait_text(page, "Slurm partitions", since=mark)
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("Escape")
+            _wait_text(page, "Last operation", since=mark)
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("f")
+            _wait_text(page, "node states of 1 live cluster", "demo: ", "snapshots", since=mark)
         finally:
             browser.close()
     log = out.read_text()
