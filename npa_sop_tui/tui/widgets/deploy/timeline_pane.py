@@ -110,6 +110,7 @@ class DeployTimelinePane(Guarded, Vertical):
         self._operation_id: str | None = None
         self._dirty = False
         self._before_expand: Widget | None = None
+        self._drawn_at = float("-inf")  # monotonic time of the last rebuild
 
     def compose(self) -> ComposeResult:
         yield Static(summary_line(None, now=0, expanded=False), id="tl-pane-summary")
@@ -131,6 +132,9 @@ class DeployTimelinePane(Guarded, Vertical):
                 self._operation_id = event.operation_id
             self._builder.add(event)
             self._dirty = True
+        # the first batch after a quiet second is drawn at once; a flood waits for the timer
+        if time.monotonic() - self._drawn_at >= REDRAW_SECONDS:
+            self._redraw()
 
     def redraw_now(self) -> None:
         """Rebuild at once (the timer does it otherwise; tests and a finished deploy)."""
@@ -146,6 +150,7 @@ class DeployTimelinePane(Guarded, Vertical):
         now = self.clock if self.clock is not None else time.time()
         if self._dirty:
             self._dirty = False
+            self._drawn_at = time.monotonic()
             chart.clock = self.clock
             chart.timeline = self._builder.build()
         else:
