@@ -103,7 +103,7 @@ def _screen(page: object) -> str:
     return ANSI.sub("", page.evaluate("window.__screen"))  # type: ignore[attr-defined]
 
 
-def _wait_text(page: object, *texts: str, timeout: float = 60, since: int = 0) -> str:
+def _wait_text(page: object, *texts: str, timeout: float = 180, since: int = 0) -> str:
     """What the app has drawn (after the first `since` characters) once all `texts` are in."""
     deadline = time.monotonic() + timeout
     while True:
