@@ -35,6 +35,7 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     ResourceTable,
     log_lines,
 )
+from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
 from npa_sop_tui.tui.widgets.footer import AppFooter
 from npa_sop_tui.tui.widgets.status.panels import MiniStatus
 
@@ -136,6 +137,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
                 yield MiniStatus(
                     "Live status starts once the Kubernetes cluster exists.", id="mini-status"
                 )
+        yield DeployTimelinePane(id="deploy-timeline")
         yield Static("", id="op-result")
         yield AppFooter()
 
@@ -182,6 +184,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         bar.done = counts["done"] + counts["failed"]
         self.query_one(EventLog).add_lines(log_lines(events))
         self.query_one(DiagnosticsPanel).add(events)
+        self.query_one(DeployTimelinePane).add(events)
 
     # -- plan ------------------------------------------------------------------------------
 
@@ -380,10 +383,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         self.app.push_screen(LogViewerScreen(f"Operation log of {self.spec.name}", lines, path))
 
     def action_timeline(self) -> None:
-        """This operation's resources as bars, growing as the log does."""
-        from npa_sop_tui.screens.timeline import TimelineScreen
-
-        self.app.push_screen(TimelineScreen(self.spec.name, operation_id=self._operation_id))
+        """Enlarge the timeline pane over the body (or put it back)."""
+        self.query_one(DeployTimelinePane).toggle()
 
     def _to_dashboard(self) -> None:
         if self.is_current:

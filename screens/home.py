@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
+from npa_sop_tui.screens.fleet_node_states import fleet_binding
 from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
 from npa_sop_tui.tui.read_only import OperatorGated, offers
@@ -74,6 +75,7 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         Binding("s", "status", "Status", id="home.status"),
         Binding("x", "destroy", "Destroy", id="home.destroy"),
         timeline_binding("home"),
+        fleet_binding(),
         Binding("b", "sandbox", "Sandbox", id="home.sandbox"),
         # the list reloads on its own when you come back; the key stays for the impatient
         Binding("r", "reload", "Reload", show=False, id="home.reload"),
@@ -242,6 +244,13 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
 
         if self.selected:
             self.app.push_screen(TimelineScreen(self.selected))
+
+    def action_fleet(self) -> None:
+        """Node states of every live cluster in one view."""
+        from npa_sop_tui.screens.fleet_node_states import LIVE_STATES, FleetNodeStatesScreen
+
+        live = [row.name for row in self.rows if row.state in LIVE_STATES]
+        self.app.push_screen(FleetNodeStatesScreen(live))
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         if self.selected:

@@ -101,6 +101,22 @@ def _error_document(exc: NpaError) -> dict[str, Any]:
     return doc
 
 
+def add_switch(
+    parser: argparse.ArgumentParser,
+    dest: str,
+    *,
+    off: tuple[str, str],
+    on: tuple[str, str],
+    default: bool = False,
+) -> None:
+    """Two mutually exclusive flags that set one boolean `dest`: `off` = (flag, help) sets
+    it False, `on` sets it True; `default` when neither is given."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(off[0], dest=dest, action="store_false", help=off[1])
+    group.add_argument(on[0], dest=dest, action="store_true", help=on[1])
+    parser.set_defaults(**{dest: default})
+
+
 def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--recipe-ref",

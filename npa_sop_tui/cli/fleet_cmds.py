@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, add_switch, emit_json, wants_json
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, OperationError, UsageError
 
 T = TypeVar("T")
@@ -36,20 +36,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = commands.add_parser("deploy", help="deploy every selected target")
     _common(p, concurrency=True)
     p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--continue-on-error",
-        dest="fail_fast",
-        action="store_false",
-        help="keep deploying the other targets when one fails (default)",
+    add_switch(
+        p,
+        "fail_fast",
+        off=("--continue-on-error", "keep deploying the other targets when one fails (default)"),
+        on=("--fail-fast", "start no new target after the first failure"),
     )
-    mode.add_argument(
-        "--fail-fast",
-        dest="fail_fast",
-        action="store_true",
-        help="start no new target after the first failure",
-    )
-    p.set_defaults(fail_fast=False)
     p.add_argument(
         "--allow-destructive",
         action="store_true",

@@ -13,6 +13,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from npa_sop_tui.cli.common import add_switch
 from npa_sop_tui.errors import UsageError
 
 DESCRIPTION = (
@@ -37,20 +38,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine)"
     )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8080)")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--read-only",
-        dest="operator",
-        action="store_false",
-        help="watch only (the default): no action that changes a cluster or a file",
+    add_switch(
+        parser,
+        "operator",
+        off=("--read-only", "watch only (the default): no action that changes a cluster or a file"),
+        on=("--operator", "offer every action, deploy and destroy too, to whoever has the URL"),
     )
-    mode.add_argument(
-        "--operator",
-        dest="operator",
-        action="store_true",
-        help="offer every action, deploy and destroy included, to whoever has the URL",
-    )
-    parser.set_defaults(operator=False)
     parser.add_argument("--name", metavar="CLUSTER", help="open this cluster's dashboard")
     parser.add_argument(
         "--sandbox", action="store_true", help="serve the sandbox (state under NPA_HOME/sandbox)"

@@ -22,6 +22,7 @@ from npa_sop_tui.jobs.model import JobRequest
 from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
+from npa_sop_tui.screens.fleet_node_states import FleetNodeStatesScreen
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.jobs import JobsScreen, JobsTable
 from npa_sop_tui.screens.log_viewer import LogViewerScreen
@@ -40,6 +41,7 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.timeline import TimelineScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
+from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
 from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 
 from .test_tui_operator import OpsBackend, _base
@@ -241,6 +243,7 @@ async def test_home_keys(npa_home: Path) -> None:
             "s": opens(pilot, app, "s", StatusScreen),
             "x": opens(pilot, app, "x", DestroyScreen),
             "t": opens(pilot, app, "t", TimelineScreen),
+            "f": opens(pilot, app, "f", FleetNodeStatesScreen),
             "r": reloads,
             "q": lambda: asyncio.sleep(0),  # checked last: it ends the app
             "b": sandbox,  # after the others: it swaps the backend
@@ -501,6 +504,19 @@ async def _noop() -> None:
 # -- deploy and destroy -------------------------------------------------------------------
 
 
+def enlarges_timeline(pilot: Any, deploy: DeployScreen) -> Check:
+    """`t` on the deploy screen enlarges its timeline pane over the body; `t` puts it back."""
+
+    async def check() -> None:
+        pane = deploy.query_one(DeployTimelinePane)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: pane.expanded and deploy.has_class("-timeline-max"))
+        await pilot.press("t")
+        await wait_for(pilot, lambda: not pane.expanded)
+
+    return check
+
+
 async def test_deploy_keys_per_stage(npa_home: Path) -> None:
     app = NpaSopApp(BindingsBackend())
     async with app.run_test(size=(120, 40)) as pilot:
@@ -521,7 +537,7 @@ async def test_deploy_keys_per_stage(npa_home: Path) -> None:
             **common(pilot, app),
             "tab": lambda: _tab_moves_focus(pilot, app),
             "l": opens(pilot, app, "l", LogViewerScreen),
-            "t": opens(pilot, app, "t", TimelineScreen),
+            "t": enlarges_timeline(pilot, deploy),
             "q": lambda: asyncio.sleep(0),
             "esc": _noop,  # leaves: checked after a failed plan and after the wizard's d
             "a": applies,  # last: it starts the apply
@@ -541,7 +557,7 @@ async def test_deploy_keys_per_stage(npa_home: Path) -> None:
             **common(pilot, app),
             "tab": lambda: _tab_moves_focus(pilot, app),
             "l": opens(pilot, app, "l", LogViewerScreen),
-            "t": opens(pilot, app, "t", TimelineScreen),
+            "t": enlarges_timeline(pilot, deploy),
             "s": opens(pilot, app, "s", StatusScreen),
             "q": lambda: asyncio.sleep(0),
             "c": cancels,  # last: it ends the apply
@@ -592,7 +608,7 @@ async def test_failure_modal_keys_retry_and_log(npa_home: Path) -> None:
                 **common(pilot, app),
                 "tab": lambda: _tab_moves_focus(pilot, app),
                 "l": opens(pilot, app, "l", LogViewerScreen),
-                "t": opens(pilot, app, "t", TimelineScreen),
+                "t": enlarges_timeline(pilot, deploy),
                 "s": opens(pilot, app, "s", StatusScreen),
                 "q": lambda: asyncio.sleep(0),
                 "r": retries(pilot, app, lambda: FailingPlan.plans),

@@ -4,6 +4,7 @@ and the pure drawing functions' shapes."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +111,10 @@ def test_stacked_column_and_legend() -> None:
     for status in _session():
         history.add(status)
     assert history.pools() == ["cpu", "gpu"]
-    text = "\n".join(line.plain for line in node_state_lines(history, 80))
-    assert "cpu  ░ idle 1  █ allocated 0  ▒ drained 1  × down 0" in text
-    assert "gpu  ░ idle 3  █ allocated 0  ▒ drained 0  × down 1" in text
+    lines = [line.plain for line in node_state_lines(history, 80)]
+    assert lines[0] == "░ idle  █ allocated  ▒ drained  × down"
+    assert "cpu ░1 █0 ▒1 ×0" in lines and "gpu ░3 █0 ▒0 ×1" in lines
+    assert lines[-1] == "30 snapshots, 29 min, newest right"
     assert not history.add(_session()[0])  # older than the newest: not a new sample
 
 
@@ -134,3 +136,66 @@ async def test_home_shows_cost_so_far_of_running_clusters() -> None:
         await wait_for(pilot, lambda: bool(chart.costs) and chart.display)
         text = str(chart.render())
         assert "demo" in text and "usd/h" in text and "train" not in text
+
+
+def test_narrow_chart_buckets_the_whole_session_and_keeps_an_outage() -> None:
+    """20 columns for 30 snapshots: 2 a column, aligned to the newest; a down node seen in
+    one snapshot only still shows, because a column is the worst snapshot of its run."""
+    session = _session()
+    blip = session[3]
+    assert blip.slurm is not None
+    nodes = [
+        n.model_copy(update={"state": "down", "flags": ["NOT_RESPONDING"]})
+        if n.name == "cpu-0"
+        else n
+        for n in blip.slurm.nodes
+    ]
+    session[3] = blip.model_copy(update={"slurm": blip.slurm.model_copy(update={"nodes": nodes})})
+    history = NodeStateHistory()
+    for status in session:
+        history.add(status)
+    lines = node_state_lines(history, 20, rows=2)
+    assert all(len(line.plain) <= 20 for line in lines)
+    cpu = lines.index(next(line for line in lines if line.plain.startswith("cpu ")))
+    top = lines[cpu + 1].plain
+    assert len(top) == 15  # 30 snapshots, 2 a column
+    assert top[1] == "×"  # snapshots 2-3 (0-based): the down one wins its column
+    assert top.count("×") == 1
+    assert [line.plain for line in lines[-3:]] == [
+        "30 snapshots, 29 min",
+        "newest right",
+        "2 per column (worst)",
+    ]
+
+
+async def test_dashboard_shows_node_states_at_80x24() -> None:
+    from textual.containers import VerticalScroll
+
+    from npa_sop_tui.screens.status import StatusScreen
+
+    class Session(FixedBackend):
+        async def status_snapshots(self, name: str, **_: Any) -> Any:
+            await asyncio.sleep(0.5)  # the screen composed first, as over a real network
+            for status in _session(60):
+                yield status
+                await asyncio.sleep(0.01)
+            await asyncio.Event().wait()
+
+    app = NpaSopApp(Session())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.show_status("demo")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+        await wait_for(pilot, lambda: app.screen.query(NodeStatesChart))
+        chart = app.screen.query_one(NodeStatesChart)
+        await wait_for(pilot, lambda: len(chart.history.samples) == 60)
+        left = app.screen.query_one("#status-left", VerticalScroll)
+        left.scroll_to_widget(chart, animate=False)
+        await pilot.pause()
+        assert chart.display and chart.region.height > 0
+        assert 20 <= chart.region.width < 40  # the left column of an 80-column dashboard
+        text = [line.plain for line in chart.render().split()]
+        assert all(len(line) <= chart.region.width for line in text)
+        assert "cpu ░1 █0 ▒1 ×0" in text and "gpu ░3 █0 ▒0 ×1" in text
+        # 60 snapshots in the ~25 columns: every one of them counts, the newest at the right
+        assert any(line.startswith("60 snapshots, 59 min") for line in text)
+        assert text[-1] == "3 per column (worst)"

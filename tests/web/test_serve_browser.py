@@ -103,7 +103,7 @@ def _screen(page: object) -> str:
     return ANSI.sub("", page.evaluate("window.__screen"))  # type: ignore[attr-defined]
 
 
-def _wait_text(page: object, *texts: str, timeout: float = 60, since: int = 0) -> str:
+def _wait_text(page: object, *texts: str, timeout: float = 180, since: int = 0) -> str:
     """What the app has drawn (after the first `since` characters) once all `texts` are in."""
     deadline = time.monotonic() + timeout
     while True:
@@ -172,6 +172,18 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
             _wait_text(page, "Slurm partitions", since=mark)
             page.keyboard.press("t")
             _wait_text(page, "deploy of demo: ok", "critical path", since=mark)
+
+            # the fleet's node states in one view: back to home (each escape awaited before
+            # the next key, see above), then `f`
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("Escape")
+            _wait_text(page, "Slurm partitions", since=mark)
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("Escape")
+            _wait_text(page, "Last operation", since=mark)
+            mark = len(page.evaluate("window.__screen"))
+            page.keyboard.press("f")
+            _wait_text(page, "node states of 1 live cluster", "demo: ", "snapshots", since=mark)
         finally:
             browser.close()
     log = out.read_text()

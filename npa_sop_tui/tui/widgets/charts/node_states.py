@@ -1,7 +1,8 @@
 """Node states over time: per pool, a stacked column per status snapshot (oldest left),
 idle `░` at the bottom, then allocated `█`, drained `▒`, down `×` on top, scaled to the
-pool's size; a legend with the latest counts. Glyphs differ per state, so the picture
-reads the same without colour."""
+pool's size, under the pool's latest counts. A session longer than the width is put in
+time buckets (each column the worst snapshot of its run), so the chart reads at 80 columns
+as at 200. Glyphs differ per state, so the picture reads the same without colour."""
 
 from __future__ import annotations
 
@@ -42,22 +43,57 @@ def column(counts: dict[NodeBucket, int], rows: int) -> list[tuple[str, str]]:
     return cells
 
 
+def bucketed(samples: list[Sample], columns: int) -> tuple[list[Sample], int]:
+    """At most `columns` samples standing for the whole session, oldest first, and how many
+    snapshots one column stands for. A column shows the worst snapshot of its run (most
+    down, then most drained), so a short outage stays visible however narrow the chart."""
+    columns = max(1, columns)
+    per = max(1, -(-len(samples) // columns))  # ceiling division
+    if per == 1:
+        return samples, 1
+    # runs end at the newest snapshot: the right edge is always "now"
+    runs = [samples[max(0, end - per) : end] for end in range(len(samples), 0, -per)][::-1]
+    return [max(run, key=_badness) for run in runs], per
+
+
+def _badness(sample: Sample) -> tuple[int, int, float]:
+    down = sum(c["down"] for c in sample.counts.values())
+    drained = sum(c["drained"] for c in sample.counts.values())
+    return down, drained, sample.at
+
+
+def legend_line(width: int) -> Text:
+    """The glyph key, once above the pools."""
+    line = Text()
+    for bucket in BUCKETS:
+        glyph, style = GLYPH[bucket]
+        if line:
+            line.append("  ")
+        line.append(glyph, style=style)
+        line.append(f" {bucket}")
+    line.truncate(width)
+    return line
+
+
 def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS) -> list[Text]:
-    """The chart as lines (pure: tests and the widget call it)."""
+    """The chart as lines of at most `width` cells (pure: tests and the widget call it):
+    the glyph key, then per pool its latest counts and its stacked columns."""
     if not history.samples:
         return [Text("Node states over time: waiting for Slurm data…", style="dim")]
-    samples: list[Sample] = list(history.samples)[-max(1, width) :]
-    lines: list[Text] = []
+    width = max(8, width)
+    all_samples: list[Sample] = list(history.samples)
+    samples, per = bucketed(all_samples, width)
+    lines: list[Text] = [legend_line(width)]
     for pool in history.pools():
-        latest = samples[-1].pool(pool)
-        legend = Text(pool, style="bold")
+        latest = all_samples[-1].pool(pool)
+        counts = Text(pool, style="bold")
         for bucket in BUCKETS:
             glyph, style = GLYPH[bucket]
-            legend.append("  ")
-            legend.append(glyph, style=style)
-            legend.append(f" {bucket} {latest[bucket]}")
-        legend.truncate(width)
-        lines.append(legend)
+            counts.append(" ")
+            counts.append(glyph, style=style)
+            counts.append(str(latest[bucket]))
+        counts.truncate(width)
+        lines.append(counts)
         columns = [column(s.pool(pool), rows) for s in samples]
         for row in range(rows):
             line = Text()
@@ -65,12 +101,23 @@ def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS)
                 glyph, style = cells[row]
                 line.append(glyph, style=style)
             lines.append(line)
-    first, last = samples[0].at, samples[-1].at
-    minutes = (last - first) / 60
-    lines.append(
-        Text(f"{len(samples)} snapshots over {minutes:.0f} min, newest right", style="dim")
-    )
+    minutes = (all_samples[-1].at - all_samples[0].at) / 60
+    parts = [f"{len(all_samples)} snapshots", f"{minutes:.0f} min", "newest right"]
+    if per > 1:
+        parts.append(f"{per} per column (worst)")
+    lines.extend(_wrapped(parts, width))
     return lines
+
+
+def _wrapped(parts: list[str], width: int) -> list[Text]:
+    """`parts` joined by commas, broken between parts to fit `width` (a narrow column)."""
+    out: list[str] = []
+    for part in parts:
+        if out and len(out[-1]) + 2 + len(part) <= width:
+            out[-1] += ", " + part
+        else:
+            out.append(part)
+    return [Text(line[:width], style="dim") for line in out]
 
 
 class NodeStatesChart(Guarded, Widget):
