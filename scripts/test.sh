@@ -73,7 +73,8 @@ echo "==> import rules (lint-imports; contracts in pyproject.toml)"
 
 echo "==> pytest"
 set +e
-NPA_REQUIRE_SUBSTRATE=1 NPA_NO_SKIPS=1 .venv/bin/pytest "$@"
+# --durations: every CI log names the slowest tests (where CI time goes)
+NPA_REQUIRE_SUBSTRATE=1 NPA_NO_SKIPS=1 .venv/bin/pytest --durations=25 "$@"
 rc=$?
 set -e
 if [[ $rc -eq 5 ]]; then
