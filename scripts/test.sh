@@ -73,7 +73,14 @@ echo "==> import rules (lint-imports; contracts in pyproject.toml)"
 
 echo "==> pytest"
 set +e
-NPA_REQUIRE_SUBSTRATE=1 NPA_NO_SKIPS=1 .venv/bin/pytest "$@"
+# --durations: every CI log names the slowest tests (where CI time goes).
+# -n: worker processes (pytest-xdist). Most tests wait on subprocesses, SSH and Terraform
+# rather than compute; one worker a core (NPA_TEST_WORKERS overrides,
+# 0: one process). --dist loadgroup keeps the tests that share one piece of the substrate
+# (each Slurm lab, the :2222 slurmctld) in one worker, one after another (tests/conftest.py).
+WORKERS=${NPA_TEST_WORKERS:-$(nproc)}
+NPA_REQUIRE_SUBSTRATE=1 NPA_NO_SKIPS=1 .venv/bin/pytest -n "$WORKERS" --dist loadgroup \
+  --durations=25 "$@"
 rc=$?
 set -e
 if [[ $rc -eq 5 ]]; then

@@ -136,9 +136,14 @@ def drained_node(substrate: Substrate) -> Iterator[tuple[str, str]]:
         assert "node_problem" not in out, f"could not undrain {node}: {out}"
 
 
+# tryfirst: the groups must be marked before pytest-xdist reads them (its own hook of the
+# same name turns each `xdist_group` into a node-id suffix in every worker; each worker
+# collects and sorts the same way, so the order below is the order work is handed out).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that reaches the substrate without the `slurm` marker would run (and skip or
-    fail) under `-m "not slurm"`: refuse the run and name it."""
+    fail) under `-m "not slurm"`: refuse the run and name it. Then group the tests that share
+    one piece of the substrate, for parallel runs (`pytest -n N --dist loadgroup`)."""
     unmarked = [
         item.nodeid
         for item in items
@@ -150,6 +155,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "these tests use the Slurm/sshd substrate but are not marked "
             "@pytest.mark.slurm:\n  " + "\n  ".join(unmarked)
         )
+    for item in items:
+        group = substrate_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    if getattr(config.option, "numprocesses", None):
+        # Long work first, so no worker is left with a several-minute test at the end while
+        # the others idle: the Slurm lab groups, then tests marked `slow` (a stable sort:
+        # the order within each kind stays the collection order).
+        items.sort(key=lambda item: 0 if substrate_group(item) else 1 if slow(item) else 2)
+
+
+def slow(item: pytest.Item) -> bool:
+    return item.get_closest_marker("slow") is not None
+
+
+def substrate_group(item: pytest.Item) -> str | None:
+    """Which shared piece of the substrate a test changes, so that under `--dist loadgroup`
+    all its tests run one after another in one worker process:
+
+    - `gpu-lab-<version>`: one Slurm lab (its nodes' behaviour, queue and drain states; the
+      lab's lock would make a second worker wait, and two labs run side by side);
+    - `substrate`: every other `slurm` test (the :2222 slurmctld, its fake nodes that
+      `drained_node` drains, the shared login sshd).
+
+    Everything else only uses its own temporary folders and free ports, and may run anywhere.
+    """
+    callspec = getattr(item, "callspec", None)
+    site = callspec.params.get("gpu_lab") if callspec is not None else None
+    if isinstance(site, LabSite):
+        return f"gpu-lab-{site.slurm_version}"
+    if item.get_closest_marker("slurm") is not None:
+        return "substrate"
+    return None
 
 
 # --- the fake Kubernetes API server ------------------------------------------------------
