@@ -114,6 +114,9 @@ def test_stacked_column_and_legend() -> None:
     assert "cpu  ░ idle 1  █ allocated 0  ▒ drained 1  × down 0" in text
     assert "gpu  ░ idle 3  █ allocated 0  ▒ drained 0  × down 1" in text
     assert not history.add(_session()[0])  # older than the newest: not a new sample
+    narrow = [line.plain for line in node_state_lines(history, 40)]
+    assert all(len(line) <= 40 for line in narrow)  # the legend wraps, never cuts
+    assert "× down 1" in "\n".join(narrow) and "× down 0" in "\n".join(narrow)
 
 
 async def test_home_shows_cost_so_far_of_running_clusters() -> None:

@@ -50,13 +50,15 @@ def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS)
     lines: list[Text] = []
     for pool in history.pools():
         latest = samples[-1].pool(pool)
+        # the legend wraps rather than cuts: a cut "× dow" hides the one count that matters
         legend = Text(pool, style="bold")
         for bucket in BUCKETS:
             glyph, style = GLYPH[bucket]
-            legend.append("  ")
-            legend.append(glyph, style=style)
-            legend.append(f" {bucket} {latest[bucket]}")
-        legend.truncate(width)
+            item = Text.assemble((glyph, style), f" {bucket} {latest[bucket]}")
+            if legend.cell_len + 2 + item.cell_len > width and legend.plain.strip():
+                lines.append(legend)
+                legend = Text(" ")
+            legend.append_text(Text("  ").append_text(item) if legend.plain.strip() else item)
         lines.append(legend)
         columns = [column(s.pool(pool), rows) for s in samples]
         for row in range(rows):
