@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
-from npa_sop_tui.screens.timeline import timeline_binding
+from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup, plain, regex_problem
 from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
