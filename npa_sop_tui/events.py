@@ -63,6 +63,15 @@ class PoolChange(BaseModel):
     size_after: int | None = None
     resources: list[str] = Field(default_factory=list)
 
+    def describe(self) -> str:
+        """`worker pool gpu: resize (size 2 → 4)`: the line the CLI and the app show."""
+        sizes = ""
+        if self.size_before is not None or self.size_after is not None:
+            before = "-" if self.size_before is None else self.size_before
+            after = "-" if self.size_after is None else self.size_after
+            sizes = f" (size {before} → {after})"
+        return f"worker pool {self.pool}: {self.change}{sizes}"
+
 
 class PlanSummary(_Event):
     kind: Literal["plan_summary"] = "plan_summary"

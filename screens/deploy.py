@@ -216,24 +216,33 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         box = self.query_one("#plan-summary", Static)
         text = (
             f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
-            f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/]."
+            f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/].$pools"
         )
+        pools = "".join(f"\n  {p.describe()}" for p in plan.pools)  # as `npa … plan` says
         if plan.destructive:
             text += "\n[b red]⚠ destructive:[/] these are deleted or replaced: $destructive"
             box.set_class(True, "-destructive")
         if self.npa.sandbox:
             text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
-        text += "\nPress [b]a[/b] to apply this plan."
-        box.update(markup(text, name=self.spec.name, destructive=", ".join(plan.destructive)))
+        empty = plan.total == 0
+        text += (
+            "\nNothing to apply: the cluster already matches the spec. Press esc to go back."
+            if empty
+            else "\nPress [b]a[/b] to apply this plan."
+        )
+        box.update(
+            markup(text, name=self.spec.name, pools=pools, destructive=", ".join(plan.destructive))
+        )
         apply = self.query_one("#apply", Button)
-        apply.disabled = False
-        apply.focus()
+        apply.disabled = empty  # applying an empty plan would only look like progress
+        if not empty:
+            apply.focus()
 
     # -- apply -----------------------------------------------------------------------------
 
     @on(Button.Pressed, "#apply")
     def action_apply(self) -> None:
-        if self.stage != OperationStage.PLANNED or self.plan is None:
+        if self.stage != OperationStage.PLANNED or self.plan is None or not self.plan.total:
             return
         from npa_sop_tui.screens.modals import ConfirmModal
 

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
 from npa_sop_tui.screens.fleet_node_states import fleet_binding
-from npa_sop_tui.screens.timeline import timeline_binding
+from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
 from npa_sop_tui.tui.read_only import OperatorGated, offers
 from npa_sop_tui.tui.safety import Guarded
@@ -101,7 +101,9 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         yield AppFooter()
 
     def on_mount(self) -> None:
-        self.reload()
+        # after the first frame: the inventory's modules (pydantic models, YAML, the state
+        # store) load in the worker's thread, and would otherwise hold up that frame
+        self.call_after_refresh(self.reload)
 
     def on_screen_resume(self) -> None:
         self.npa.cluster = self.selected

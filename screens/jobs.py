@@ -23,7 +23,10 @@ COLUMNS = (("Job", 9), ("State", 10), ("Name", 18), ("User", 10), ("Time", 9), (
 
 
 class JobsTable(PlainTable):
-    """Jobs, one row each (fixed column widths: no re-measuring on refresh)."""
+    """Jobs, one row each (fixed column widths: no re-measuring on refresh). At 80 columns
+    the user column gives way first (a cluster's jobs are mostly one's own)."""
+
+    KEEP = ("job", "state", "name", "nodes", "time", "user")
 
     def on_mount(self) -> None:
         for label, width in COLUMNS:

@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Header, Input, Label, Static
 
-from npa_sop_tui.screens.timeline import timeline_binding
+from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup, plain, regex_problem
 from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
@@ -106,6 +106,8 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         self.cluster_name = name
         self._initial_interval = interval
         self._suggested = False  # the first-job hint shows once per visit
+        self._cost: Any = None
+        """history.cost.CostSoFar of this cluster, None while unknown (no quoted price)."""
 
     @property
     def npa(self) -> NpaSopApp:
@@ -150,6 +152,14 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
     def _load_capacity(self) -> None:
         capacity = self.npa.backend.pool_capacity(self.cluster_name)
         self.app.call_from_thread(self._set_capacity, capacity)
+        # cost so far and per hour: the home screen's figures (history.cost), for this one
+        cost = self.npa.backend.cluster_costs([self.cluster_name]).get(self.cluster_name)
+        self.app.call_from_thread(self._set_cost, cost)
+
+    def _set_cost(self, cost: Any) -> None:
+        self._cost = cost
+        if self.status is not None:
+            self._show_verdict(self.status)
 
     def _set_capacity(self, capacity: dict[str, str]) -> None:
         table = self.query_one(NodeGroupsTable)
@@ -205,21 +215,27 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         self.query_one(NodeStatesChart).add(status)
         self.query_one(VerdictPanel).show(status)
         v = status.verdict
-        colour = VERDICT_COLOURS.get(v.state, "")
-        self.query_one("#verdict", Static).update(
-            # reversed and bold: readable under NO_COLOR's monochrome too
-            markup(
-                f"[b]$name[/b]  [b reverse {colour}] {v.state.upper()} [/]  "
-                f"{len(v.hints)} hint(s) below",
-                name=status.name,
-            )
-        )
+        self._show_verdict(status)
         self._tick_freshness()
         self._nodes_label()
         self.refresh_bindings()
         if v.state == "ready" and not self._suggested:
             self._suggested = True
             self._suggest_first_job()
+
+    def _show_verdict(self, status: Any) -> None:
+        v = status.verdict
+        colour = VERDICT_COLOURS.get(v.state, "")
+        cost = "  $cost" if self._cost is not None else ""
+        self.query_one("#verdict", Static).update(
+            # reversed and bold: readable under NO_COLOR's monochrome too
+            markup(
+                f"[b]$name[/b]  [b reverse {colour}] {v.state.upper()} [/]  "
+                f"{len(v.hints)} hint(s) below{cost}",
+                name=status.name,
+                cost=self._cost.short_text(time.time()) if self._cost is not None else "",
+            )
+        )
 
     def _tick_freshness(self) -> None:
         text = Content(f"every {self.interval:g}s")

@@ -18,24 +18,14 @@ from textual.screen import Screen
 from textual.widgets import Header, Static
 
 from npa_sop_tui.history.timeline import Timeline
+from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.safety import Guarded, plain
 from npa_sop_tui.tui.widgets.charts.timeline import TimelineChart, seconds_text
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
 RELOAD_SECONDS = 3.0
 
-
-def timeline_binding(screen_id: str) -> Binding:
-    """The `t` key of the screens that open a timeline (in help and the palette; the
-    footers keep their room for the keys used every minute)."""
-    return Binding(
-        "t",
-        "timeline",
-        "Timeline",
-        tooltip="The operation's resources as bars, critical path marked",
-        show=False,
-        id=f"{screen_id}.timeline",
-    )
+__all__ = ["TimelineScreen", "timeline_binding"]  # the key lives in timeline_key
 
 
 class TimelineScreen(Guarded, Screen[None]):

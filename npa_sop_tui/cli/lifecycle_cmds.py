@@ -265,11 +265,7 @@ def _print_plan(changes: Any, name: str) -> None:
         counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
         print(f"  {module}: {counts}")
     for pool in changes.pools:
-        sizes = ""
-        if pool.size_before is not None or pool.size_after is not None:
-            sizes = f" (size {pool.size_before if pool.size_before is not None else '-'}"
-            sizes += f" → {pool.size_after if pool.size_after is not None else '-'})"
-        print(f"  worker pool {pool.pool}: {pool.change}{sizes}")
+        print(f"  {pool.describe()}")
     if changes.destructive:
         print("  deletes or replaces:")
         for addr in changes.destructive:

@@ -28,6 +28,10 @@ class CostSoFar:
     def total(self, now: float) -> Decimal:
         return (self.hourly * Decimal(str(round(self.hours(now), 6)))).quantize(Decimal("0.01"))
 
+    def short_text(self, now: float) -> str:
+        """`12.30 USD so far · 4.10 USD/h`: the dashboard's one-line cost."""
+        return f"{self.total(now)} {self.currency} so far · {self.hourly} {self.currency}/h"
+
 
 def quoted_hourly(log: Path) -> tuple[Decimal, str] | None:
     """(total hourly price, currency) of the last preflight in an operation log."""

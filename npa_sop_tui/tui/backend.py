@@ -104,7 +104,9 @@ class Backend:
 
     @property
     def sandbox(self) -> bool:
-        return self.environment.is_sandbox
+        # not opened yet means the default, the real cloud: known without reading the
+        # config (which imports pydantic), so the first frame does not wait for it
+        return self._environment is not None and self._environment.is_sandbox
 
     # -- identity and inventory ------------------------------------------------------------
 

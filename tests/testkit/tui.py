@@ -96,6 +96,14 @@ def cut_off(screen: Any) -> list[str]:
         where = f"{type(widget).__name__}#{widget.id or '?'}"
         inner = widget.content_region
         shown = screen.region
+        if isinstance(widget, DataTable | LazyTable):
+            # wherever it sits: columns wider than the table cut a header ("Capa", "Prob")
+            room = widget.scrollable_content_region.width
+            if widget.virtual_size.width > room:
+                problems.append(
+                    f"{where}: columns need {widget.virtual_size.width} of {room} columns: "
+                    f"headers {_headers(widget)!r} are cut"
+                )
         scrolled = any(isinstance(a, ScrollableContainer) for a in widget.ancestors)
         if scrolled:  # scrolled into view on demand: its own region may extend past the edge
             if isinstance(widget, Button) and widget.region.width < _label_width(widget):
@@ -130,6 +138,14 @@ def cut_off(screen: Any) -> list[str]:
                 text = str(widget.render())[:60]
                 problems.append(f"{where}: {need} lines of text in {inner.height}: {text!r}")
     return problems
+
+
+def _headers(table: Any) -> list[str]:
+    from textual.widgets import DataTable
+
+    if isinstance(table, DataTable):
+        return [str(c.label) for c in table.columns.values()]
+    return [c.label for c in table.shown_columns]
 
 
 def _label_width(button: Any) -> int:

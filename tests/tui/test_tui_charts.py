@@ -116,6 +116,9 @@ def test_stacked_column_and_legend() -> None:
     assert "cpu ░1 █0 ▒1 ×0" in lines and "gpu ░3 █0 ▒0 ×1" in lines
     assert lines[-1] == "30 snapshots, 29 min, newest right"
     assert not history.add(_session()[0])  # older than the newest: not a new sample
+    narrow = [line.plain for line in node_state_lines(history, 40)]
+    assert all(len(line) <= 40 for line in narrow)  # the legend wraps, never cuts
+    assert "× down 1" in "\n".join(narrow) and "× down 0" in "\n".join(narrow)
 
 
 async def test_home_shows_cost_so_far_of_running_clusters() -> None:

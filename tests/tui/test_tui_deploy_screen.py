@@ -90,3 +90,57 @@ async def test_retry_clears_the_old_failure_panel() -> None:
         panel.reset()
         await pilot.pause()
         assert not panel.has_class("-has") and not panel.items and panel.first_error is None
+
+
+class PlannedAs(FixedBackend):
+    """Plans what it is given; a deploy must not start from an empty plan."""
+
+    def __init__(self, summary: Any) -> None:
+        super().__init__()
+        self.summary = summary
+        self.deploys = 0
+
+    async def plan(self, spec: Any, sink: Any) -> Any:
+        return self.summary
+
+    async def deploy(self, spec: Any, sink: Any, *, allow_destructive: bool) -> Any:
+        self.deploys += 1
+        await asyncio.Event().wait()
+
+
+async def _planned(tmp_path: Path, summary: Any) -> tuple[str, bool, int]:
+    """The plan box's text, whether Apply is enabled, and deploys started after `a`."""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(CPU_SPEC)
+    backend = PlannedAs(summary)
+    app = NpaSopApp(backend)
+    async with app.run_test(size=(80, 24)) as pilot:
+        spec, _ = app.backend.check(app.backend.load_spec(path))
+        app.deploy(spec)
+        await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
+        await pilot.pause()
+        text = str(screen.query_one("#plan-summary", Static).render())
+        enabled = not screen.query_one("#apply").disabled
+        if not enabled:
+            await pilot.press("a")
+            await pilot.pause()
+    return text, enabled, backend.deploys
+
+
+async def test_plan_shows_pool_changes_and_an_empty_plan_says_so(tmp_path: Path) -> None:
+    from npa_sop_tui.events import PlanSummary, PoolChange
+
+    resize = PoolChange(pool="gpu", change="resize", size_before=2, size_after=4)
+    text, enabled, _ = await _planned(
+        tmp_path,
+        PlanSummary(operation_id="op", phase="plan", add=2, change=1, remove=0, pools=[resize]),
+    )
+    assert "worker pool gpu: resize (size 2 → 4)" in text  # the CLI's line
+    assert "Press a to apply" in text and enabled
+    empty = PlanSummary(operation_id="op", phase="plan", add=0, change=0, remove=0)
+    text, enabled, deploys = await _planned(tmp_path, empty)
+    assert "Nothing to apply: the cluster already matches the spec" in text
+    assert "Press a to apply" not in text
+    assert not enabled and deploys == 0  # neither the button nor the key starts anything

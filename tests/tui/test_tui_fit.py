@@ -5,6 +5,7 @@ column, table columns that lag their content, widgets drawn past the screen's ed
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,23 @@ async def _check(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
     problems = cut_off(pilot.app.screen)
     if problems:
         found[where] = problems
+
+
+def _legend_whole(screen: Any, found: dict[str, list[str]]) -> None:
+    """The node-state chart, where shown, names every state with its count for each pool
+    (its own code sizes its lines, so only the words can tell a legend was cut)."""
+    from npa_sop_tui.history.node_states import BUCKETS
+    from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
+
+    chart = screen.query_one(NodeStatesChart)
+    if not chart.display or not chart.parent.display:
+        return
+    lines = [line.plain for line in chart.render().split()]
+    text = "\n".join(lines)
+    missing = [b for b in BUCKETS if not re.search(rf"\b{b} \d+", text)]
+    wide = [line for line in lines if len(line) > chart.content_region.width]
+    if missing or wide:
+        found["dashboard chart"] = [f"legend lacks {missing}", *wide]
 
 
 async def _with_help(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
@@ -70,6 +88,7 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
         status = app.screen
         await wait_for(pilot, lambda: status.status is not None)
         await _with_help(pilot, "dashboard", found)
+        _legend_whole(status, found)
         status.action_ssh()
         await _check(pilot, "ssh dialog", found)
         app.pop_screen()

@@ -162,6 +162,9 @@ async def test_help_says_where_the_logs_are(npa_home: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await home_loaded(pilot)
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        # pushed is not yet composed: wait for the note itself
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, TextModal) and app.screen.query("#text-note")
+        )
         note = str(app.screen.query_one("#text-note", Static).render())
         assert "tui-errors.log" in note and "npa-debug.log" in note and "operations" in note

@@ -16,7 +16,7 @@ from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 from npa_sop_tui.tui.widgets.status.panels import SlurmNodesTable
 
-from testkit.tui import click, wait_for
+from testkit.tui import click, cut_off, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -222,3 +222,27 @@ async def test_host_key_consent_is_a_modal_and_only_an_explicit_yes_trusts() -> 
         await wait_for(pilot, lambda: len(answers) == 2)
         await task
     assert answers == [False, True]
+
+
+async def test_dashboard_shows_the_clusters_cost(npa_home: Path) -> None:
+    """Cost so far and per hour, from the same record the home screen's cost chart reads."""
+    import time
+    from decimal import Decimal
+
+    from npa_sop_tui.history.cost import CostSoFar
+
+    from .test_tui_operator import OpsBackend, _dashboard
+
+    class Priced(OpsBackend):
+        def cluster_costs(self, names: list[str]) -> dict[str, Any]:
+            since = time.time() - 2 * 3600
+            return {n: CostSoFar(Decimal("4.10"), "USD", since) for n in names}
+
+    app = NpaSopApp(Priced())
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _dashboard(pilot, app)
+        verdict = screen.query_one("#verdict")
+        await wait_for(pilot, lambda: "so far" in str(verdict.render()))
+        text = str(verdict.render())
+        assert "8.20 USD so far · 4.10 USD/h" in text and "DEGRADED" in text
+        assert not cut_off(screen)

@@ -13,6 +13,7 @@ from npa_sop_tui.screens.home import ClusterTable
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import ClusterRow
+from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
 from npa_sop_tui.tui.widgets.table import PlainTable
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolList, PoolTable
 
@@ -93,3 +94,53 @@ async def test_home_list_columns_follow_content() -> None:
 
 def _row(name: str, state: str, last: str) -> ClusterRow:
     return ClusterRow(name=name, state=state, region="eu-north1", last_operation=last)
+
+
+class _Kept(PlainTable):
+    KEEP = ("name", "state", "notes", "role")
+
+
+class _KeptLazy(LazyTable):
+    KEEP = ("name", "state", "cpus", "reason")
+
+
+class _NarrowApp(App[None]):
+    CSS = "#t { width: 24; } #l { width: 34; }"
+
+    def compose(self) -> ComposeResult:
+        yield _Kept(id="t")
+        yield _KeptLazy(id="l")
+
+
+async def test_a_narrow_table_shows_whole_columns_only() -> None:
+    """Narrower than its columns, a KEEP table shows the columns that fit whole (preferring
+    KEEP's order), names the rest in its tooltip, and shows them again once there is room."""
+    app = _NarrowApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(_Kept)
+        for label in ("Name", "Role", "State", "Notes"):
+            table.add_column(label, key=label.lower())
+        table.sync({"a": ("alpha", "worker", "ready", "ok"), "b": ("b", "system", "ready", "")})
+        lazy = app.query_one(_KeptLazy)
+        lazy.set_columns(
+            [Column("name", "Name", 6), Column("reason", "Reason", 28), Column("cpus", "Cpus", 9),
+             Column("state", "State", 10)]
+        )  # fmt: skip
+        lazy.show_rows(["n1"], key=str, cells=lambda n: (n, "a reason", "0/8", "idle"))
+        await pilot.pause()
+        assert [str(c.label) for c in table.columns.values()] == ["Name", "State", "Notes"]
+        assert [table.get_row_at(i) for i in range(2)] == [
+            [Text("alpha"), Text("ready"), Text("ok")],
+            [Text("b"), Text("ready"), Text("")],
+        ]
+        assert "Role" in str(table.tooltip)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        assert [c.label for c in lazy.shown_columns] == ["Name", "Cpus", "State"]
+        assert "Reason" in str(lazy.tooltip)
+        assert lazy.virtual_size.width <= lazy.scrollable_content_region.width
+        assert not column_misfits(table)
+        table.styles.width = lazy.styles.width = 80
+        await pilot.pause()
+        await pilot.pause()
+        assert len(table.columns) == 4 and table.tooltip is None
+        assert len(lazy.shown_columns) == 4 and lazy.tooltip is None

@@ -6,7 +6,8 @@ cells up front (a Row object, a `Text` per cell, its width measured) and any cha
 every visible row through Rich. Here the table holds the items themselves, in order, plus a
 function that turns one item into its cells; `render_line` calls it only for the rows on
 screen, so a paint costs the same for 40 rows or 10,000, and a refresh is just "the items
-changed". Columns have fixed widths: nothing is measured.
+changed". Columns have fixed widths: nothing is measured. A table that sets `KEEP` shows
+only the columns that fit whole into its width (preferring those keys), never a cut header.
 
 Cells are `str` or `rich.text.Text` (whose one style colours the whole cell) and are shown
 as text, never markup; control characters (ESC too) are dropped. Only the focused table shows its
@@ -111,12 +112,18 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
         def control(self) -> LazyTable:
             return self.table
 
+    KEEP: ClassVar[tuple[str, ...]] = ()
+    """Column keys, most important first. Empty: every column is shown (the table scrolls
+    sideways). Set: only the columns that fit whole are shown, preferring these."""
+
     def __init__(self, *, zebra_stripes: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.zebra_stripes = zebra_stripes
         self.show_cursor = False
         self.cursor_row = 0
-        self._columns: list[Column] = []
+        self._all_columns: list[Column] = []
+        self._columns: list[Column] = []  # the shown ones
+        self._shown: list[int] = []  # their indexes into a row's cells
         self._items: Sequence[Any] = ()
         self._keys: list[str] = []
         self._index: dict[str, int] | None = None  # key → row, built when first asked
@@ -126,17 +133,58 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
 
     @property
     def columns(self) -> dict[str, Column]:
-        return {c.key: c for c in self._columns}
+        """Every column, shown or not (a row's cells are in this order)."""
+        return {c.key: c for c in self._all_columns}
+
+    @property
+    def shown_columns(self) -> list[Column]:
+        return list(self._columns)
+
+    @property
+    def hidden_columns(self) -> list[str]:
+        """Labels of the columns not shown at this width."""
+        shown = set(self._shown)
+        return [c.label for i, c in enumerate(self._all_columns) if i not in shown]
 
     def set_columns(self, columns: Sequence[Column]) -> None:
-        self._columns = list(columns)
-        self._resize()
+        self._all_columns = list(columns)
+        self._fit_columns()
 
     def set_column_width(self, key: str, width: int) -> None:
-        self._columns = [
-            Column(c.key, c.label, width) if c.key == key else c for c in self._columns
+        self._all_columns = [
+            Column(c.key, c.label, width) if c.key == key else c for c in self._all_columns
         ]
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        columns = self._all_columns
+        room = self.scrollable_content_region.width
+        shown = list(range(len(columns)))
+        if self.KEEP and room > 0:
+            order = [c.key for c in columns]
+            used, kept = 0, set()
+            for key in [*self.KEEP, *(k for k in order if k not in self.KEEP)]:
+                if key not in order:
+                    continue
+                need = columns[order.index(key)].width + 2 * PADDING
+                if used + need <= room:
+                    kept.add(key)
+                    used += need
+            shown = [i for i, c in enumerate(columns) if c.key in kept]
+        self._shown = shown
+        self._columns = [columns[i] for i in shown]
+        if self.KEEP:
+            hidden = self.hidden_columns
+            self.tooltip = (
+                f"Not shown at this width: {', '.join(hidden)} (a wider terminal shows them)"
+                if hidden
+                else None
+            )
         self._resize()
+
+    def on_resize(self) -> None:
+        if self.KEEP:
+            self._fit_columns()
 
     def show_rows(
         self,
@@ -246,7 +294,7 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
         base = self.rich_style
         if y == 0:
             header = base + self.get_component_rich_style("lazy-table--header")
-            cells: Sequence[Any] = [c.label for c in self._columns]
+            cells: Sequence[Any] = [c.label for c in self._all_columns]
             return self._strip(cells, header, header, width)
         row = round(self.scroll_y) + y - 1
         if row >= len(self._items):
@@ -265,6 +313,8 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
         """One line: each cell padded to its column; `over` (the cursor) wins over colours."""
         pad = " " * PADDING
         segments: list[Segment] = []
+        if len(self._shown) < len(self._all_columns):
+            cells = [cells[i] for i in self._shown if i < len(cells)]
         for column, cell in zip(self._columns, cells, strict=False):
             text, style = _text(cell)
             style = row_style + style + over if over is not None else row_style + style

@@ -9,12 +9,15 @@
 - A column without a fixed width always fits its content after any change: a changed cell
   re-measures its column (growing or shrinking it), and `clear()` shrinks every column back
   to its label, so rows and header line up after a removal.
+- A table that sets `KEEP` never shows a cut column: when its columns are wider than the
+  table, it shows the columns that fit whole, in `KEEP`'s order of importance, and names the
+  others in its tooltip (a half-shown header such as "Capa" reads as nothing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events
@@ -30,12 +33,20 @@ def _cell(value: Any) -> Any:
 class PlainTable(Guarded, DataTable[Any]):
     """A DataTable with text-only cells, a cursor only while focused, and keyed syncs."""
 
+    KEEP: ClassVar[tuple[str, ...]] = ()
+    """Column keys, most important first. Empty: every column is always shown (the table
+    scrolls sideways). Set: only columns that fit whole are shown, preferring these."""
+
     def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("cursor_type", "row")
         super().__init__(**kwargs)
         self.show_cursor = False
         self._synced: dict[str, Sequence[Any]] = {}
         """The rows of the last sync, to skip rows whose cells are the same objects."""
+        self._specs: list[tuple[str, Any, int | None]] = []
+        """Every column as added (key, label, fixed width), shown or not."""
+        self._all_rows: Mapping[str, Sequence[Any]] = {}
+        """The last sync's rows with the cells of every column, shown or not."""
 
     def _on_focus(self, event: events.Focus) -> None:
         self.show_cursor = True
@@ -50,6 +61,8 @@ class PlainTable(Guarded, DataTable[Any]):
     def add_column(
         self, label: Any, *, width: int | None = None, key: str | None = None, **kw: Any
     ):  # type: ignore[no-untyped-def, override]
+        if key is not None and self.KEEP:
+            self._specs.append((key, label, width))
         return super().add_column(_cell(label), width=width, key=key, **kw)
 
     def add_row(self, *cells: Any, **kwargs: Any):  # type: ignore[no-untyped-def, override]
@@ -74,8 +87,61 @@ class PlainTable(Guarded, DataTable[Any]):
         except Exception:  # the cursor is past the end after a clear
             return None
 
+    # -- columns that fit ---------------------------------------------------------------
+
+    @property
+    def hidden_columns(self) -> list[str]:
+        """Labels of the columns not shown at this width (KEEP tables only)."""
+        shown = {c.value for c in self.columns}
+        return [str(label) for key, label, _ in self._specs if key not in shown]
+
+    def _fitting(self, rows: Mapping[str, Sequence[Any]]) -> list[str]:
+        """The keys of the columns that fit whole into the table's width, in column order."""
+        room = self.scrollable_content_region.width
+        keys = [key for key, _, _ in self._specs]
+        if room <= 0:  # not laid out yet: nothing to measure against
+            return keys
+        need: dict[str, int] = {}
+        for index, (key, label, width) in enumerate(self._specs):
+            if width is None:
+                cells = [_cell(r[index]) for r in rows.values() if index < len(r)]
+                width = max([_cell(label).cell_len, *(c.cell_len for c in cells)])
+            need[key] = width + 2 * self.cell_padding
+        kept: set[str] = set()
+        used = 0
+        for key in [*self.KEEP, *(k for k in keys if k not in self.KEEP)]:
+            if key in need and used + need[key] <= room:
+                kept.add(key)
+                used += need[key]
+        return [key for key in keys if key in kept]
+
+    def _show_columns(self, keys: list[str]) -> None:
+        super().clear(columns=True)
+        self._synced = {}
+        for key, label, width in self._specs:
+            if key in keys:
+                super().add_column(_cell(label), width=width, key=key)
+        hidden = self.hidden_columns
+        self.tooltip = (
+            f"Not shown at this width: {', '.join(hidden)} (a wider terminal shows them)"
+            if hidden
+            else None
+        )
+
+    def on_resize(self) -> None:
+        if self.KEEP and self._specs:
+            self.sync(self._all_rows)
+
     def sync(self, rows: Mapping[str, Sequence[Any]]) -> None:
         """Hold exactly `rows` in this order; change only what differs; keep the selection."""
+        if self.KEEP and self._specs:
+            self._all_rows = rows
+            keys = self._fitting(rows)
+            if keys != [c.value for c in self.columns]:
+                self._show_columns(keys)
+            index = [i for i, (key, _, _) in enumerate(self._specs) if key in keys]
+            if len(index) < len(self._specs):
+                rows = {k: tuple(r[i] for i in index if i < len(r)) for k, r in rows.items()}
         selected = self.selected_key()
         last = self._synced
         current = list(last) if len(last) == self.row_count else [k.value for k in self.rows]

@@ -42,6 +42,8 @@ VERDICT_COLOURS = {
 class NodeGroupsTable(PlainTable):
     """Kubernetes nodes grouped by Soperator nodeset: ready/total, capacity mode, conditions."""
 
+    KEEP = ("node group", "ready", "capacity", "notes", "role")
+
     capacity: dict[str, str]
     """Capacity mode per worker pool from the deployed spec (the state's, when known, wins)."""
 
@@ -72,6 +74,8 @@ class NodeGroupsTable(PlainTable):
 
 class ComponentsTable(PlainTable):
     """Soperator pods by component, with waiting reasons (Pending, image pull errors…)."""
+
+    KEEP = ("component", "ready", "problems")
 
     def on_mount(self) -> None:
         for label in ("Component", "Ready", "Problems"):
@@ -183,6 +187,8 @@ def checks_lines(status: Any) -> list[Content]:
 class PartitionsTable(PlainTable):
     """Slurm partitions with node counts by state."""
 
+    KEEP = ("partition", "avail", "nodes", "idle", "alloc", "other")
+
     def on_mount(self) -> None:
         for label in ("Partition", "Avail", "Nodes", "Alloc", "Idle", "Other"):
             self.add_column(label, key=label.lower())
@@ -215,7 +221,11 @@ class SlurmNodesTable(LazyTable):
 
     Built for 10,000 nodes: a LazyTable, so only the rows on screen are turned into cells
     (each node's cells built once and reused while the node is unchanged), and a refresh
-    costs a filter and a sort of the node list, never a row-by-row table update."""
+    costs a filter and a sort of the node list, never a row-by-row table update.
+    Narrower than its columns, it keeps name and state, then what fits whole (Enter on a
+    node shows every field; the tooltip names the columns left out)."""
+
+    KEEP = ("name", "state", "reason", "cpus", "memory", "gres", "partitions")
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=True, **kwargs)

@@ -68,6 +68,8 @@ class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
         self.catalog = catalog
         self.taken_names = taken_names
         self.title_text = title
+        self._refused = False
+        """A save was refused: from then on the error shown follows the form."""
 
     def compose(self) -> ComposeResult:
         pool = self.pool
@@ -255,11 +257,25 @@ class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
             pool["docker_cache"] = False
         return pool, ""
 
+    @on(Input.Changed)
+    @on(Select.Changed)
+    @on(RadioSet.Changed)
+    @on(Switch.Changed)
+    def _recheck(self) -> None:
+        """Once a save was refused, every change checks the form again: a fixed field's
+        error goes at once (the next problem, if any, takes its place)."""
+        if self._refused:
+            self._show_problem(self.build()[1])
+
+    def _show_problem(self, problem: str) -> None:
+        self.query_one("#pool-error", Static).update(problem)
+
     @on(Button.Pressed, "#pool-save")
     def action_save(self) -> None:
         pool, problem = self.build()
         if pool is None:
-            self.query_one("#pool-error", Static).update(problem)
+            self._refused = True
+            self._show_problem(problem)
             # put the cursor on the field that needs fixing
             field = PROBLEM_FIELDS.get(problem.split(":", 1)[0])
             if field is not None:
