@@ -49,7 +49,14 @@ def _legend_whole(screen: Any, found: dict[str, list[str]]) -> None:
         return
     lines = [line.plain for line in chart.render().split()]
     text = "\n".join(lines)
-    missing = [b for b in BUCKETS if not re.search(rf"\b{b} \d+", text)]
+    # each pool's line: its name, then a glyph and a count for every state
+    counts = [
+        i for i, line in enumerate(lines) if re.fullmatch(rf"\S+( \S\d+){{{len(BUCKETS)}}}", line)
+    ]
+    key = "\n".join(lines[: counts[0]] if counts else lines)  # the glyph key, above the pools
+    missing = [b for b in BUCKETS if not re.search(rf"\b{b}\b", key)]
+    if not counts:
+        missing.append("the pools' counts")
     wide = [line for line in lines if len(line) > chart.content_region.width]
     if missing or wide:
         found["dashboard chart"] = [f"legend lacks {missing}", *wide]

@@ -62,17 +62,24 @@ def _badness(sample: Sample) -> tuple[int, int, float]:
     return down, drained, sample.at
 
 
-def legend_line(width: int) -> Text:
-    """The glyph key, once above the pools."""
-    line = Text()
+def legend_lines(width: int) -> list[Text]:
+    """The glyph key, once above the pools; it wraps rather than cuts (a cut "× dow" would
+    hide the key of the state that matters most)."""
+    lines = [Text()]
     for bucket in BUCKETS:
         glyph, style = GLYPH[bucket]
+        # bold like the state cells of the tables, so NO_COLOR still sets the key apart
+        item = Text.assemble((glyph, style), " ", (bucket, "bold"))
+        line = lines[-1]
+        if line and line.cell_len + 2 + item.cell_len > width:
+            line = Text()
+            lines.append(line)
         if line:
             line.append("  ")
-        line.append(glyph, style=style)
-        line.append(f" {bucket}")
-    line.truncate(width)
-    return line
+        line.append_text(item)
+    for line in lines:
+        line.truncate(width)
+    return lines
 
 
 def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS) -> list[Text]:
@@ -83,7 +90,7 @@ def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS)
     width = max(8, width)
     all_samples: list[Sample] = list(history.samples)
     samples, per = bucketed(all_samples, width)
-    lines: list[Text] = [legend_line(width)]
+    lines: list[Text] = legend_lines(width)
     for pool in history.pools():
         latest = all_samples[-1].pool(pool)
         counts = Text(pool, style="bold")
