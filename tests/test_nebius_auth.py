@@ -13,8 +13,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from npa_sop_tui import nebius_auth
 from npa_sop_tui.errors import UsageError
@@ -32,24 +30,12 @@ from npa_sop_tui.nebius_auth import (
     sign_in_from_env,
 )
 
+from testkit.nebius_keys import key_file
+
 FEDERATION = (
     "    auth-type: federation\n    federation-endpoint: auth.example.invalid\n"
     "    federation-id: federation-t\n"
 )
-
-
-def _key_file(path: Path) -> Path:
-    """A service-account credentials file as `nebius iam auth-public-key generate` writes it."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    subject = {"alg": "RS256", "private-key": private, "kid": "publickey-t"}
-    subject |= {"iss": "serviceaccount-t", "sub": "serviceaccount-t"}
-    path.write_text(json.dumps({"subject-credentials": {"type": "JWT", **subject}}))
-    return path
 
 
 def _cli_config(folder: Path, body: str, *, name: str = "t", parent: str | None = None) -> Path:
@@ -82,7 +68,7 @@ def test_a_key_file_goes_before_the_environment_token(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(nebius_auth.TOKEN_ENV, "env-token")
-    path = _key_file(tmp_path / "sa.json")
+    path = key_file(tmp_path / "sa.json", None)
     sign = sign_in(credentials_file=path)
     from nebius.base.service_account.credentials_file import Reader
 
@@ -210,7 +196,7 @@ def test_the_profile_s_project_is_its_parent_id(tmp_path: Path) -> None:
 def test_sign_in_from_env_takes_the_key_file_and_profile_variables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = _key_file(tmp_path / "sa.json")
+    path = key_file(tmp_path / "sa.json", None)
     monkeypatch.setenv(nebius_auth.SA_CREDENTIALS_ENV, f" {path} ")
     assert sign_in_from_env().source == f"key file {path}"
     monkeypatch.delenv(nebius_auth.SA_CREDENTIALS_ENV)
