@@ -13,7 +13,9 @@ tests that call them) takes hours. This runs one module at a time instead:
 A test left out can only kill more mutants, never fewer, so the score printed here is a lower
 bound of the all-tests score. Usage (from the repository root; `scripts/mutation.sh --module
 PATH` wraps it): `python scripts/mutation_module.py npa_sop_tui/status/hostlist.py [--jobs N]
-[--list]` (`--list` prints the chosen test files and stops).
+[--list] [--no-slurm]` (`--list` prints the chosen test files and stops; `--no-slurm` also
+leaves out the tests on the shared Slurm labs, which wait for a free lab per test: still a
+lower bound).
 """
 
 from __future__ import annotations
@@ -51,11 +53,22 @@ def tests_reaching(module_path: str) -> list[str]:
     return [str(t) for t in tests if _imported_modules(t, graph.modules) & near]
 
 
+def _marker_expression(args: list[str]) -> str:
+    """The configured `-m` expression ("" → every test)."""
+    marks = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-m"]
+    return marks[-1] if marks else "not slurm or slurm"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="a path listed in [tool.mutmut] only_mutate")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--list", action="store_true", help="print the test files and stop")
+    parser.add_argument(
+        "--no-slurm",
+        action="store_true",
+        help="leave out the tests on the shared Slurm labs (they wait for a lab per test)",
+    )
     args = parser.parse_args(argv)
 
     listed = tomllib.loads(Path("pyproject.toml").read_text("utf-8"))["tool"]["mutmut"]
@@ -72,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     cfg = config()
     cfg.only_mutate = [args.module]
     cfg.pytest_add_cli_args_test_selection = tests
+    if args.no_slurm:  # a later -m replaces the configured one
+        marks = _marker_expression(cfg.pytest_add_cli_args)
+        cfg.pytest_add_cli_args = [*cfg.pytest_add_cli_args, "-m", f"({marks}) and not slurm"]
     print(f"==> {args.module}: {len(tests)} test files", flush=True)
     mutmut_cli.cli(["run", "--max-children", str(args.jobs)])
     return 0
