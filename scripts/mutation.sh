@@ -15,21 +15,23 @@
 # survivors are not re-tested), --jobs N sets the worker count (default 2), --module PATH
 # mutates that listed module alone, judged by the tests that import it or a direct importer
 # of it (scripts/mutation_module.py: minutes instead of hours; a lower bound of the score),
-# --no-slurm (with --module) leaves out the tests on the shared Slurm labs.
+# --no-slurm (with --module) leaves out the tests on the shared Slurm labs, --direct keeps
+# only the test files importing the module itself (a module every lifecycle test reaches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
 jobs=2
 module=""
-no_slurm=()
+narrow=()
 while (($#)); do
   case "$1" in
     --keep) keep=1 ;;
     --jobs) jobs="$2"; shift ;;
     --module) module="$2"; shift ;;
-    --no-slurm) no_slurm=(--no-slurm) ;;
-    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--module PATH [--no-slurm]]" >&2
+    --no-slurm) narrow+=(--no-slurm) ;;
+    --direct) narrow+=(--direct) ;;
+    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--module PATH [--no-slurm] [--direct]]" >&2
        exit 2 ;;
   esac
   shift
@@ -48,7 +50,7 @@ echo "==> mutmut run on ${jobs} workers (nice 10; results in ./mutants, browse w
 TIMEFORMAT="    done in %0lR wall; CPU %0lU user + %0lS system"
 status=0
 run=(.venv/bin/mutmut run --max-children "$jobs")
-[[ -z "$module" ]] || run=(.venv/bin/python scripts/mutation_module.py "$module" --jobs "$jobs" "${no_slurm[@]}")
+[[ -z "$module" ]] || run=(.venv/bin/python scripts/mutation_module.py "$module" --jobs "$jobs" "${narrow[@]}")
 { time nice -n 10 "${run[@]}" >mutants.log 2>&1; } 2>mutants.time || status=$?
 if ((status)); then
   tail -c 3000 mutants.log | tr '\r' '\n' | tail -n 30 >&2  # the spinner rewrites one line

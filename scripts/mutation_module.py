@@ -40,15 +40,16 @@ def _imported_modules(path: Path, known: set[str]) -> set[str]:
     return found & known
 
 
-def tests_reaching(module_path: str) -> list[str]:
-    """Test files importing the module or one of its direct importers."""
+def tests_reaching(module_path: str, *, direct: bool = False) -> list[str]:
+    """Test files importing the module or one of its direct importers (`direct`: the
+    module itself only)."""
     import grimp
 
     graph = grimp.build_graph(PACKAGE, cache_dir=None)
     module = module_path.removesuffix(".py").replace("/", ".")
     if module not in graph.modules:
         raise SystemExit(f"{module_path}: not a module of {PACKAGE}")
-    near = graph.find_modules_that_directly_import(module) | {module}
+    near = {module} if direct else graph.find_modules_that_directly_import(module) | {module}
     tests = sorted(Path("tests").rglob("test_*.py"))
     return [str(t) for t in tests if _imported_modules(t, graph.modules) & near]
 
@@ -69,12 +70,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="leave out the tests on the shared Slurm labs (they wait for a lab per test)",
     )
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="only the test files that import the module itself (for a module every "
+        "lifecycle test reaches, such as redact.py)",
+    )
     args = parser.parse_args(argv)
 
     listed = tomllib.loads(Path("pyproject.toml").read_text("utf-8"))["tool"]["mutmut"]
     if args.module not in listed["only_mutate"]:
         raise SystemExit(f"{args.module} is not listed in [tool.mutmut] only_mutate")
-    tests = tests_reaching(args.module)
+    tests = tests_reaching(args.module, direct=args.direct)
     if args.list or not tests:
         print("\n".join(tests) or f"no test imports {args.module}")
         return 0 if tests else 1
