@@ -115,8 +115,11 @@ def test_sensitive_variables_reads_each_block_up_to_the_next(tmp_path: Path) -> 
         'variable "region" {\n  type = string\n}\n'
     )
     (tmp_path / "c.tf").write_text('variable "key" {\n  sensitive   =   true\n}\n')
+    (tmp_path / "d.tf").write_text(  # the block before the last one ends where the last begins
+        'variable "plain" {\n  type = string\n}\nvariable "hidden" {\n  sensitive = true\n}\n'
+    )
     (tmp_path / "notes.txt").write_text('variable "x" {\n  sensitive = true\n}\n')
-    assert sensitive_variables(tmp_path) == {"password", "key"}
+    assert sensitive_variables(tmp_path) == {"password", "key", "hidden"}
 
 
 def test_a_capacity_id_is_everything_after_the_pool_s_first_equals_sign() -> None:
