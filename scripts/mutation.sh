@@ -12,17 +12,27 @@
 # Prints `mutation score <module>: <killed>/<total> = <pct>%` per module and exits 1 when one
 # is below 90 %. Not part of CI: it takes hours on 2 cores (`bash scripts/mutation.sh`, README).
 # Options: --keep reuses ./mutants from the last run (only changed functions are re-mutated;
-# survivors are not re-tested), --jobs N sets the worker count (default 2).
+# survivors are not re-tested), --jobs N sets the worker count (default 2), --module PATH
+# mutates that listed module alone, judged by the tests that import it or a direct importer
+# of it (scripts/mutation_module.py: minutes instead of hours; a lower bound of the score),
+# --no-slurm (with --module) leaves out the tests on the shared Slurm labs, --direct keeps
+# only the test files importing the module itself (a module every lifecycle test reaches).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
 jobs=2
+module=""
+narrow=()
 while (($#)); do
   case "$1" in
     --keep) keep=1 ;;
     --jobs) jobs="$2"; shift ;;
-    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N]" >&2; exit 2 ;;
+    --module) module="$2"; shift ;;
+    --no-slurm) narrow+=(--no-slurm) ;;
+    --direct) narrow+=(--direct) ;;
+    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--module PATH [--no-slurm] [--direct]]" >&2
+       exit 2 ;;
   esac
   shift
 done
@@ -39,8 +49,9 @@ echo "==> mutmut run on ${jobs} workers (nice 10; results in ./mutants, browse w
 # beside the wall time because a loaded machine stretches the latter.
 TIMEFORMAT="    done in %0lR wall; CPU %0lU user + %0lS system"
 status=0
-{ time nice -n 10 .venv/bin/mutmut run --max-children "$jobs" >mutants.log 2>&1; } 2>mutants.time ||
-  status=$?
+run=(.venv/bin/mutmut run --max-children "$jobs")
+[[ -z "$module" ]] || run=(.venv/bin/python scripts/mutation_module.py "$module" --jobs "$jobs" "${narrow[@]}")
+{ time nice -n 10 "${run[@]}" >mutants.log 2>&1; } 2>mutants.time || status=$?
 if ((status)); then
   tail -c 3000 mutants.log | tr '\r' '\n' | tail -n 30 >&2  # the spinner rewrites one line
   echo "mutmut run failed (exit ${status}); full log: mutants.log" >&2
@@ -49,4 +60,4 @@ fi
 mv mutants.log mutants/run.log
 cat mutants.time && rm mutants.time
 
-.venv/bin/python scripts/mutation_report.py --survivors mutants/survivors.txt
+.venv/bin/python scripts/mutation_report.py --survivors mutants/survivors.txt ${module:+--module "$module"}

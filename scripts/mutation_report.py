@@ -91,7 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--survivors", type=Path, help="write the counted survivors' diffs here")
     parser.add_argument("--target", type=float, default=TARGET)
+    parser.add_argument("--module", help="score only this listed path (a per-module run)")
     args = parser.parse_args(argv)
+    paths = [args.module] if args.module else module_paths()
+    prefixes = tuple(p.removesuffix(".py").replace("/", ".") + "." for p in paths)
 
     equivalents = load_equivalents(EQUIVALENT_FILE) if EQUIVALENT_FILE.exists() else []
     by_name = {e.mutant: e for e in equivalents}
@@ -99,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     problems: list[str] = []
     survivor_diffs: list[str] = []
     ok = True
-    for source_path in module_paths():
+    for source_path in paths:
         codes = exit_codes(source_path)
         module = source_path.removesuffix(".py").replace("/", ".")
         tally: Counter[str] = Counter()
@@ -135,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    ({', '.join(details)})")
         ok &= pct >= args.target
     for entry in equivalents:
-        if entry.mutant not in used:
+        if entry.mutant not in used and entry.mutant.startswith(prefixes):
             problems.append(
                 f"{EQUIVALENT_FILE}:{entry.lineno}: {entry.mutant} is not a mutant of this run"
             )
@@ -144,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     count = sum(1 for e in equivalents if e.mutant in used)
-    print(f"equivalent mutants listed: {len(equivalents)} ({EQUIVALENT_FILE}), applied: {count}")
+    mine = sum(1 for e in equivalents if e.mutant.startswith(prefixes))
+    print(f"equivalent mutants listed: {mine} ({EQUIVALENT_FILE}), applied: {count}")
     if not ok:
         print(f"below target: every module needs {args.target:g}%", file=sys.stderr)
     return 0 if ok and not problems else 1

@@ -7,7 +7,6 @@ address, the SDK's token exchange), so stderr is exactly what a user sees.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,8 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from npa_sop_tui.cloud import CloudSettings, connect
 from npa_sop_tui.nebius_auth import SignInFailed
@@ -24,6 +21,7 @@ from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 
 from .conftest import PROJECT, REGION, TENANT, TOKEN
+from testkit.nebius_keys import key_file
 
 NPA = Path(sys.executable).parent / "npa"
 SPEC = (
@@ -31,28 +29,6 @@ SPEC = (
     "  - {name: gpu, platform: gpu-h100-sxm, preset: 8gpu-128vcpu-1600gb, fabric: fabric-3,"
     " size: 1}\n"
 )
-
-
-def key_file(path: Path, state: FakeCloudState | None, *, kid: str = "publickey-ci") -> Path:
-    """A service-account credentials file in the format `nebius iam auth-public-key generate`
-    writes; its public key registered with the server when `state` is given."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    account = "serviceaccount-ci"
-    if state is not None:
-        state.public_keys[kid] = (account, public)
-    subject = {"alg": "RS256", "private-key": private, "kid": kid, "iss": account, "sub": account}
-    path.write_text(json.dumps({"subject-credentials": {"type": "JWT", **subject}}))
-    return path
 
 
 def run_preflight(tmp_path: Path, fake: FakeNebius, env: dict[str, str]) -> tuple[int, str, float]:

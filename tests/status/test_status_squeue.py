@@ -31,3 +31,19 @@ def test_an_ended_job_is_not_active(state: str) -> None:
 
 def test_the_active_table_is_exactly_the_active_states() -> None:
     assert frozenset(ACTIVE) == ACTIVE_STATES
+
+
+@pytest.mark.parametrize(
+    ("release", "command"),
+    [
+        ("25.11.3", "squeue -a --json=v0.0.44"),  # Soperator 4.1.x answers in v0.0.44
+        ("22.05.8", "squeue -a --json"),  # Debian 12: --json takes no argument
+        (None, "squeue -a --json"),
+    ],
+)
+def test_the_squeue_command_asks_for_the_format_the_release_speaks(
+    release: str | None, command: str
+) -> None:
+    from npa_sop_tui.status.squeue import jobs_json_command
+
+    assert jobs_json_command(release) == command
