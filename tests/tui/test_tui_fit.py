@@ -48,7 +48,6 @@ def _legend_whole(screen: Any, found: dict[str, list[str]]) -> None:
     if not chart.display or not chart.parent.display:
         return
     lines = [line.plain for line in chart.render().split()]
-    text = "\n".join(lines)
     # each pool's line: its name, then a glyph and a count for every state
     counts = [
         i for i, line in enumerate(lines) if re.fullmatch(rf"\S+( \S\d+){{{len(BUCKETS)}}}", line)
