@@ -30,7 +30,9 @@ class CostSoFar:
 
     def short_text(self, now: float) -> str:
         """`12.30 USD so far · 4.10 USD/h`: the dashboard's one-line cost."""
-        return f"{self.total(now)} {self.currency} so far · {self.hourly} {self.currency}/h"
+        hourly = self.hourly.quantize(Decimal("0.01"))  # the quote keeps the price list's digits
+        unit = self.currency.upper()
+        return f"{self.total(now)} {unit} so far · {hourly} {unit}/h"
 
 
 def quoted_hourly(log: Path) -> tuple[Decimal, str] | None:

@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from npa_sop_tui import inventory
-from npa_sop_tui.history.cost import cost_so_far, quoted_hourly
+from npa_sop_tui.history.cost import CostSoFar, cost_so_far, quoted_hourly
 from npa_sop_tui.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.tui.widgets.charts.cost import cost_lines
 
@@ -68,3 +68,11 @@ def test_no_cost_when_not_up_or_not_priced(npa_home: Path) -> None:
     _entry(npa_home, _op("deploy", 0, 100, None))
     assert cost_so_far("demo") is None
     assert cost_so_far("nope") is None
+
+
+def test_the_dashboard_line_rounds_the_quote_to_cents_in_upper_case_currency() -> None:
+    # a preflight quote keeps the price list's six digits ("23.857600", "usd"); a person
+    # reads cents, and the same currency code as the home screen's chart
+    cost = CostSoFar(hourly=Decimal("23.857600"), currency="usd", since=0.0)
+    assert cost.short_text(3600.0) == "23.86 USD so far · 23.86 USD/h"
+    assert cost.short_text(1800.0) == "11.93 USD so far · 23.86 USD/h"
