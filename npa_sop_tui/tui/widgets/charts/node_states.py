@@ -109,7 +109,8 @@ def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS)
                 line.append(glyph, style=style)
             lines.append(line)
     minutes = (all_samples[-1].at - all_samples[0].at) / 60
-    parts = [f"{len(all_samples)} snapshots", f"{minutes:.0f} min", "newest right"]
+    count = len(all_samples)
+    parts = [f"{count} snapshot{'' if count == 1 else 's'}", f"{minutes:.0f} min", "newest right"]
     if per > 1:
         parts.append(f"{per} per column (worst)")
     lines.extend(_wrapped(parts, width))
