@@ -238,7 +238,7 @@ async def test_close_stops_every_watch_thread(fake_kube: FakeKubeServer, kubecon
     # The watches were cut at close, not left to run out their 30 s timeout.
     await eventually(
         lambda: not any(t.name.startswith("kube-") and t.is_alive() for t in threading.enumerate()),
-        timeout=3,
+        timeout=10,  # well under the 30 s a watch would otherwise run on
         what="kube threads to end",
     )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -47,9 +48,16 @@ def test_app_and_cli_agree_on_verdict_and_jobs(
     _cli(capsys, "drain", "--node", "cpu-1", "--reason", "parity check", "--yes")
     submitted = _cli(capsys, "run", "--detach", "-J", "parity", "--", "sleep 300")
     status = _cli(capsys, "status")
-    jobs = _cli(capsys, "jobs")
-    cli_jobs = {(j["id"], j["name"], j["state"]) for j in jobs["jobs"]}
-    assert submitted["job_id"] in {j[0] for j in cli_jobs}  # something to compare
+    # compare a settled queue: the job leaves PENDING on its own, so both sides read it
+    # once it runs (it sleeps for minutes)
+    deadline = time.monotonic() + 60
+    while True:
+        jobs = _cli(capsys, "jobs")
+        cli_jobs = {(j["id"], j["name"], j["state"]) for j in jobs["jobs"]}
+        if (submitted["job_id"], "parity", "RUNNING") in cli_jobs:
+            break
+        assert time.monotonic() < deadline, f"the job never ran: {cli_jobs}"
+        time.sleep(0.5)
 
     asyncio.run(_app_agrees(status, jobs["jobs"], cli_jobs))
 

@@ -19,6 +19,8 @@ from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
+from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
+from npa_sop_tui.tui.widgets.log_view import LogView
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
 from .fakes import ADDRS, FixedBackend
@@ -136,6 +138,11 @@ def test_snapshot_deploy(snap_compare: Any, size: tuple[int, int], tmp_path: Pat
         await wait_for(pilot, lambda: table.cursor_row == len(ADDRS) - 1)
         mini = screen.query_one("#mini-status")
         await wait_for(pilot, lambda: "verdict" in str(mini.render()))
+        # the timeline pane draws a flood of events on its timer: draw the last batch now,
+        # so the picture does not depend on how fast this machine got here
+        screen.query_one(DeployTimelinePane).redraw_now()
+        view = screen.query_one(LogView)  # the log follows its tail, when the machine lets it
+        await wait_for(pilot, lambda: view.max_scroll_y > 0 and view.scroll_y >= view.max_scroll_y)
         await _settle(pilot)
 
     assert snap_compare(_app(tmp_path), terminal_size=size, run_before=before)

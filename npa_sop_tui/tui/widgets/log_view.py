@@ -43,6 +43,19 @@ class LogView(Guarded, ScrollView, can_focus=True):
         self.highlight: re.Pattern[str] | None = None
         """Matches of this pattern are shown reversed (the log viewer's search)."""
         self._widest = 0
+        self._following = True
+        """Whether new lines scroll the view: true until the reader scrolls up, and again
+        once they scroll back to the end."""
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._following = new_value >= self.max_scroll_y
+
+    def on_resize(self) -> None:
+        # lines written before the first layout (or while the pane was hidden) had no end to
+        # scroll to yet
+        if self._following:
+            self.scroll_end(animate=False)
 
     def clear(self) -> None:
         self.lines.clear()
@@ -54,8 +67,9 @@ class LogView(Guarded, ScrollView, can_focus=True):
         new = list(lines)
         if not new:
             return
-        # not laid out yet (no height): follow, like a view that is at its end
-        follow = not self.size.height or self.scroll_y >= self.max_scroll_y
+        # Not "is it at its end now": two batches in one frame come before the first one's
+        # scroll to the end has happened, and the view would stop following for good.
+        follow = self._following or self.scroll_y >= self.max_scroll_y
         self._widest = max(self._widest, max(len(text) for _, text in new))
         self.lines.extend(new)
         self._resize(follow=follow)
