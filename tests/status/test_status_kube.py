@@ -228,16 +228,22 @@ async def test_missing_context_is_reported(tmp_path: Path, fake_kube: FakeKubeSe
 async def test_close_stops_every_watch_thread(fake_kube: FakeKubeServer, kubeconfig: Path) -> None:
     import threading
 
+    def kube_threads() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("kube-")}
+
+    # only this watcher's threads: earlier tests in the same worker process may still own some
+    before = kube_threads()
     settings = StatusSettings(
         name="demo", kubeconfig=kubeconfig, slurm_enabled=False, watch_timeout=30
     )
     async with StatusWatcher(settings) as watcher:
         await watcher.refresh()
         await eventually(lambda: len(watches(fake_kube, "pods")) >= 1, what="watching")
-        assert any(t.name.startswith("kube-") for t in threading.enumerate())
+        mine = kube_threads() - before
+        assert mine
     # The watches were cut at close, not left to run out their 30 s timeout.
     await eventually(
-        lambda: not any(t.name.startswith("kube-") and t.is_alive() for t in threading.enumerate()),
+        lambda: not any(t.is_alive() for t in mine),
         timeout=10,  # well under the 30 s a watch would otherwise run on
         what="kube threads to end",
     )
