@@ -1,5 +1,5 @@
-"""Validate objects against the real CRDs' `openAPIV3Schema`: Soperator's own CRDs
-(nebius/soperator tag 4.1.6, config/crd/bases/), copied unchanged into this repository.
+"""Validate objects against the real CRDs' `openAPIV3Schema`: Soperator's own CRD files
+(the nebius/soperator repository at tag 4.1.6), copied unchanged into tests/data here.
 
 The OpenAPI subset Kubernetes uses becomes JSON Schema for the `jsonschema` package:
 `nullable` adds `null` to the type, `x-kubernetes-int-or-string` allows both, and an object
