@@ -73,7 +73,8 @@ async def test_drain_keeps_the_reason_and_its_author_until_resume(
     assert listed[node].reason == reason  # the table's %E: no [who@when]
     assert listed[node].state == "drained" and listed[gpu_lab.nodes[0]].reason is None
     by_json = {n.name: n for n in (await collect_json(ops.runner, host="lab")).nodes}
-    assert by_json[node].reason == reason and by_json[node].flags == ["DRAIN"]
+    # a busy machine may also mark the node NOT_RESPONDING for a ping or two
+    assert by_json[node].reason == reason and "DRAIN" in by_json[node].flags
     await ops.resume(node)
 
     async def resumed() -> bool:

@@ -10,6 +10,7 @@ import pytest
 
 from npa_sop_tui.paths import known_hosts_path
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
+from npa_sop_tui.status.model import SlurmNode
 from npa_sop_tui.status.sinfo_json import nodes_json_command, parse_sinfo_json
 from npa_sop_tui.status.sinfo_summary import SUMMARY_CMD, VERSION_CMD
 from npa_sop_tui.status.slurm import NODES_DELIMITED_CMD, SlurmCommandFailed, parse_nodes_delimited
@@ -69,9 +70,10 @@ async def test_json_and_delimited_agree_on_the_live_cluster(
             )
             by_json = sorted(parse_sinfo_json(js.stdout).nodes, key=lambda n: n.name)
             by_text = sorted(parse_nodes_delimited(txt.stdout), key=lambda n: n.name)
-            if by_json == by_text:
+            if _unordered(by_json) == _unordered(by_text):
                 break
-        assert [n.model_dump() for n in by_json] == [n.model_dump() for n in by_text]
+        # a node's partitions come in no fixed order from one sinfo call to the next
+        assert _unordered(by_json) == _unordered(by_text)
         assert any("DRAIN" in n.flags for n in by_json)
     finally:
         await s.close()
@@ -460,3 +462,7 @@ async def test_slurm26_drained_node_shows_its_reason_and_a_hint(gpu_lab: GpuLab)
     finally:
         await s.run(f"scontrol update nodename={node} state=resume")
         await s.close()
+
+
+def _unordered(nodes: list[SlurmNode]) -> list[dict[str, object]]:
+    return [{**n.model_dump(), "partitions": sorted(n.partitions)} for n in nodes]
