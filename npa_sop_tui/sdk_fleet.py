@@ -16,7 +16,8 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fleet import FleetError, LoadedFleet, load_fleet, parse_fleet_text, select_targets
-from npa_sop_tui.fleet.runner import FleetReport, FleetRunner, FleetRunOptions
+from npa_sop_tui.fleet.outcomes import FleetReport
+from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
 from npa_sop_tui.fleet.status import FleetStatusTable
 
 FleetLike = LoadedFleet | Mapping[str, Any] | str | os.PathLike[str]

@@ -27,7 +27,7 @@ class FleetDeployInput(BaseModel):
 
 
 def output_model() -> type[BaseModel]:
-    from npa_sop_tui.fleet.runner import FleetReport
+    from npa_sop_tui.fleet.outcomes import FleetReport
 
     return FleetReport
 

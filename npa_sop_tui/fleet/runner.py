@@ -10,15 +10,12 @@ before the first one starts.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui import inventory
 from npa_sop_tui.errors import NpaError, UsageError
@@ -27,71 +24,30 @@ from npa_sop_tui.fleet import network as net
 from npa_sop_tui.fleet.aggregate import aggregate, cluster_entry
 from npa_sop_tui.fleet.loader import LoadedFleet
 from npa_sop_tui.fleet.model import FleetTarget
+from npa_sop_tui.fleet.outcomes import (
+    FleetReport,
+    Operation,
+    TargetOutcome,
+    error_extra,
+    target_outcome,
+    unexpected_error,
+)
+from npa_sop_tui.fleet.ownership import (
+    check_owned,
+    deployed_in_project,
+    require_soperator,
+    target_dir,
+    target_identity,
+    write_marker,
+)
 from npa_sop_tui.fleet.state import TargetRecord, TargetState, fleet_lock, load_state, save_state
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import cluster_dir
 
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
-    from npa_sop_tui.settings import Settings
 
-Operation = Literal["plan", "deploy", "destroy"]
-Outcome = Literal[
-    "planned",
-    "deployed",
-    "destroyed",
-    "absent",
-    "failed",
-    "interrupted",
-    "destroy-incomplete",
-    "not-run",
-]
-SUCCESS: frozenset[str] = frozenset({"planned", "deployed", "destroyed", "absent"})
-MARKER = "target.json"
+__all__ = ["FleetReport", "FleetRunOptions", "FleetRunner", "TargetOutcome"]
 
 FleetEventSink = Callable[[FleetTarget, Event], None]
-
-
-class TargetOutcome(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    project_key: str
-    name: str
-    backend: str
-    status: Outcome
-    ok: bool
-    message: str = ""
-    started: float | None = None
-    finished: float | None = None
-    kube_context: str | None = None
-    subnet_id: str | None = None
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
-
-
-class FleetReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    fleet: str
-    operation: Operation
-    source: str
-    concurrency: int
-    ok: bool
-    succeeded: int
-    failed: int
-    not_run: int
-    targets: list[TargetOutcome]
-    networks: list[net.NetworkRecord] = Field(default_factory=list)
-    # npa's aggregate (fleet/aggregate.py); `failed` above is shared with it.
-    name: str = ""
-    tenant_id: str = ""
-    region: str = ""
-    project_prefix: str = ""
-    profile: str = ""
-    clusters: list[dict[str, Any]] = Field(default_factory=list)
-    deployed: int = 0
-    backend_counts: dict[str, int] = Field(default_factory=dict)
 
 
 @dataclass
@@ -110,90 +66,6 @@ class FleetRunOptions:
     network_provider: net.NetworkProvider | None = None
     timeout_minutes: float | None = None  # --timeout: each Terraform plan/apply (None: 90)
     profile: str | None = None  # --profile: Nebius CLI profile (else the fleet file's)
-
-
-def target_dir(target: FleetTarget) -> Path:
-    return net.project_root(target.fleet, target.project_key) / target.name
-
-
-def read_marker(target: FleetTarget) -> dict[str, Any] | None:
-    try:
-        data = json.loads((target_dir(target) / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing or damaged: not a marker this fleet can trust
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _write_marker(target: FleetTarget, subnet_id: str | None) -> None:
-    data = {
-        "fleet": target.fleet,
-        "project_key": target.project_key,
-        "name": target.name,
-        "backend": target.backend,
-        "subnet_id": subnet_id,
-        "inventory": str(cluster_dir(target.name)),
-        "created": time.time(),
-    }
-    atomic_write_text(
-        target_dir(target) / MARKER, json.dumps(data, indent=2) + "\n", mode=SECRET_MODE
-    )
-
-
-def _check_owned(target: FleetTarget) -> None:
-    """A cluster of the same name that this fleet target did not create is not ours."""
-    entry = inventory.get(target.name)
-    if entry is None or entry.state == "destroyed":
-        return  # the name is free
-    marker = read_marker(target)
-    if marker is None or marker.get("fleet") != target.fleet:
-        raise UsageError(
-            f"{target.key}: a cluster named {target.name!r} already exists in the local "
-            "inventory and was not created by this fleet target",
-            hint="soperator names (and kube contexts) are global; rename the target or "
-            "destroy the other cluster first",
-        )
-
-
-def _require_soperator(targets: Sequence[FleetTarget], operation: str) -> None:
-    other = [t for t in targets if t.backend != "soperator"]
-    if other:
-        listed = ", ".join(f"{t.key} (backend {t.backend}, {t.path})" for t in other)
-        raise UsageError(
-            f"cannot {operation} {listed}: npa-sop-tui runs soperator targets only",
-            hint="narrow the selection with --select backend=soperator, or use the mk8s "
-            "fleet tool for those targets",
-        )
-
-
-def _identity(target: FleetTarget, settings: Settings, subnet_id: str | None) -> Any:
-    """Identity from the fleet envelope; settings fill tenant/region only (never project)."""
-    from npa_sop_tui.config import IDENTITY_PREFIX, Identity
-
-    values = {
-        "tenant_id": target.tenant_id or settings["tenant_id"],
-        "region": target.region or settings["region"],
-        "project_id": target.project_id,
-        "subnet_id": subnet_id,
-    }
-    where = {
-        "tenant_id": "the fleet's tenant_id (or tenant_id in ~/.npa/config.yaml)",
-        "region": f"projects[{target.project_index}].region or the fleet's region",
-        "project_id": f"projects[{target.project_index}].project_id "
-        "(this tool does not create projects)",
-        "subnet_id": f"projects[{target.project_index}].subnet_id",
-    }
-    problems = [f"{k} is not set: add {where[k]}" for k, v in values.items() if not v]
-    problems += [
-        f"{k} {values[k]!r} must start with {prefix!r}"
-        for k, prefix in IDENTITY_PREFIX.items()
-        if values.get(k) and not str(values[k]).startswith(prefix)
-    ]
-    if problems:
-        raise UsageError(
-            f"{target.key}: identity is incomplete:\n  " + "\n  ".join(problems),
-            hint="identity of fleet targets comes from the project and fleet envelope",
-        )
-    return Identity(**values)
 
 
 class FleetRunner:
@@ -305,7 +177,7 @@ class FleetRunner:
         async def one(target: FleetTarget) -> None:
             async with semaphore:
                 if stop.is_set():
-                    outcomes[target.key] = self._outcome(
+                    outcomes[target.key] = target_outcome(
                         target, "not-run", "not started: an earlier target failed (--fail-fast)"
                     )
                     return
@@ -313,21 +185,21 @@ class FleetRunner:
                 try:
                     outcome = await work(target)
                 except asyncio.CancelledError:
-                    outcomes[target.key] = self._outcome(
+                    outcomes[target.key] = target_outcome(
                         target, "interrupted", "interrupted", started=started
                     )
                     self._record(outcomes[target.key], operation, target)
                     raise
                 except NpaError as exc:
-                    outcome = self._outcome(
+                    outcome = target_outcome(
                         target,
                         "destroy-incomplete" if operation == "destroy" else "failed",
                         exc.message,
                         started=started,
-                        error={**exc.to_dict(), **_extra(exc)},
+                        error={**exc.to_dict(), **error_extra(exc)},
                     )
                 except Exception as exc:  # one target's surprise is its own entry, not the run's
-                    outcome = self._outcome(
+                    outcome = target_outcome(
                         target,
                         "destroy-incomplete" if operation == "destroy" else "failed",
                         f"unexpected error: {type(exc).__name__}: {exc}",
@@ -377,44 +249,16 @@ class FleetRunner:
             **aggregate(self.loaded, clusters),
         )
 
-    @staticmethod
-    def _outcome(
-        target: FleetTarget,
-        status: Outcome,
-        message: str,
-        *,
-        started: float | None = None,
-        error: dict[str, Any] | None = None,
-        result: dict[str, Any] | None = None,
-        kube_context: str | None = None,
-        subnet_id: str | None = None,
-    ) -> TargetOutcome:
-        return TargetOutcome(
-            key=target.key,
-            project_key=target.project_key,
-            name=target.name,
-            backend=target.backend,
-            status=status,
-            ok=status in SUCCESS,
-            message=message,
-            started=started,
-            finished=time.time() if started is not None else None,
-            kube_context=kube_context,
-            subnet_id=subnet_id,
-            result=result,
-            error=error,
-        )
-
     # -- operations ----------------------------------------------------------------------
 
     async def plan(self) -> FleetReport:
         from npa_sop_tui import lifecycle
 
-        _require_soperator(self.targets, "plan")
+        require_soperator(self.targets, "plan")
         settings = self.environment.settings
         provider = self._provider()
         identities = {
-            t.key: _identity(
+            t.key: target_identity(
                 t,
                 settings,
                 net.planned_subnet(t.fleet, t.project_key, t.project_id, t.subnet_id, provider),
@@ -431,7 +275,7 @@ class FleetRunner:
                 on_event=self._sink(target),
             )
             c = result.changes
-            return self._outcome(
+            return target_outcome(
                 target,
                 "planned",
                 f"{c.add} to add, {c.change} to change, {c.remove} to destroy",
@@ -444,12 +288,12 @@ class FleetRunner:
     async def deploy(self) -> FleetReport:
         from npa_sop_tui import lifecycle
 
-        _require_soperator(self.targets, "deploy")
+        require_soperator(self.targets, "deploy")
         settings = self.environment.settings
         provider = self._provider()
         for target in self.targets:  # everything checkable, before anything runs
-            _check_owned(target)
-            _identity(
+            check_owned(target)
+            target_identity(
                 target,
                 settings,
                 net.planned_subnet(
@@ -471,15 +315,15 @@ class FleetRunner:
             async def work(target: FleetTarget) -> TargetOutcome:
                 assert target.spec is not None
                 subnet = records[target.project_key].subnet_id
-                identity = _identity(target, settings, subnet)
-                _write_marker(target, subnet)
+                identity = target_identity(target, settings, subnet)
+                write_marker(target, subnet)
                 result = await lifecycle.deploy(
                     target.spec,
                     options=self._lifecycle_options(identity),
                     on_event=self._sink(target),
                     allow_destructive=self.options.allow_destructive,
                 )
-                return self._outcome(
+                return target_outcome(
                     target,
                     "deployed",
                     f"{result.resources} resources",
@@ -493,9 +337,9 @@ class FleetRunner:
     async def destroy(self) -> FleetReport:
         from npa_sop_tui import lifecycle
 
-        _require_soperator(self.targets, "destroy")
+        require_soperator(self.targets, "destroy")
         for target in self.targets:
-            _check_owned(target)
+            check_owned(target)
         provider = self._provider()
         with fleet_lock(self.loaded.name, "destroy"):
 
@@ -503,14 +347,14 @@ class FleetRunner:
                 entry = inventory.get(target.name)
                 if entry is None or entry.state == "destroyed":
                     shutil.rmtree(target_dir(target), ignore_errors=True)
-                    return self._outcome(target, "absent", "nothing deployed")
+                    return target_outcome(target, "absent", "nothing deployed")
                 result = await lifecycle.destroy(
                     target.name,
                     options=self._lifecycle_options(None),
                     on_event=self._sink(target),
                 )
                 shutil.rmtree(target_dir(target), ignore_errors=True)
-                return self._outcome(
+                return target_outcome(
                     target,
                     "destroyed",
                     f"{result.destroyed} resources removed",
@@ -533,37 +377,3 @@ class FleetRunner:
                 if r is not None
             ]
             return report
-
-
-def deployed_in_project(fleet: str, project_key: str) -> list[str]:
-    """Cluster names the fleet ran in `project_key` that the inventory still holds (in any
-    state but destroyed): a network is only released when this is empty."""
-    names = {
-        record.name
-        for record in load_state(fleet).targets.values()
-        if record.project_key == project_key
-    }
-    root = net.project_root(fleet, project_key)
-    if root.is_dir():
-        names |= {marker.parent.name for marker in root.glob(f"*/{MARKER}")}
-    remaining = []
-    for name in sorted(names):
-        try:
-            entry = inventory.get(name)
-        except Exception:  # an unreadable record may still be a deployed cluster: keep the net
-            remaining.append(name)
-            continue
-        if entry is not None and entry.state != "destroyed":
-            remaining.append(name)
-    return remaining
-
-
-def unexpected_error(exc: BaseException) -> dict[str, Any]:
-    """The `error` entry for an exception we did not foresee (no traceback, no secrets
-    beyond what its message says)."""
-    return {"error": "unexpected", "type": type(exc).__name__, "message": str(exc)}
-
-
-def _extra(exc: NpaError) -> dict[str, Any]:
-    extra = getattr(exc, "json_extra", None)
-    return extra() if callable(extra) else {}
