@@ -166,7 +166,7 @@ async def _validate(args: ValidateInput, on_event: EventSink) -> BaseModel:
     try:
         spec = _spec(args)
     except sdk.SpecError as exc:
-        return sdk.ValidationResult(ok=False, source=source, findings=sdk._findings(exc.findings))
+        return sdk.ValidationResult(ok=False, source=source, findings=list(exc.findings))
     return sdk.validate(spec).model_copy(update={"source": source})
 
 

@@ -38,28 +38,6 @@ def test_public_surface_matches_the_anchor_names() -> None:
     assert set(soperator.__all__) <= set(dir(soperator))
 
 
-def test_validate_is_typed_and_positions_come_from_the_file(tmp_path: Path) -> None:
-    ok = soperator.validate(spec_mapping())
-    assert isinstance(ok, soperator.ValidationResult) and ok.ok
-    assert ok.kube_context == "nebius-sdk-demo-slurm"
-    assert ok.workers[0].capacity_mode == "on-demand"
-    json.dumps(ok.model_dump(mode="json"))
-
-    path = tmp_path / "cluster.yaml"
-    path.write_text("apiVersion: npa.soperator/v0.0.1\nname: sdk-demo\nworkers:\n  - nme: cpu\n")
-    bad = soperator.validate(path)
-    assert not bad.ok
-    by_path = {f.path: f for f in bad.findings}
-    assert set(by_path) == {"workers[0].name", "workers[0].nme"}
-    assert all((f.file, f.line) == (str(path), 4) for f in bad.findings)
-    assert by_path["workers[0].nme"].hint == "did you mean 'name'?"
-    with pytest.raises(soperator.SoperatorSpecError) as info:
-        soperator.plan(path, sandbox=True)
-    assert info.value.findings[0].file == str(path)
-    assert info.value.findings[0].line == 4
-    assert info.value.exit_code == 2
-
-
 @pytest.mark.terraform
 def test_plan_deploy_list_destroy_typed_with_ordered_events(identity: Any) -> None:
     events: list[Event] = []
