@@ -3,12 +3,13 @@ cluster deployed by the CLI (real Terraform on the stand-in recipe)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from npa_sop_tui.cli import main
+
+from testkit.sandbox_cli import cli_json, deploy_in_sandbox
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
@@ -22,11 +23,7 @@ workers:
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
-    command = list(args[args.index("--") :]) if "--" in args else []
-    options = list(args[: len(args) - len(command)])
-    code = main(["soperator", *options, "--name", "ops", "--sandbox", "-o", "json", *command])
-    lines = capsys.readouterr().out.strip().splitlines()
-    return code, json.loads(lines[-1])
+    return cli_json(capsys, "ops", *args)
 
 
 def test_operator_actions_on_a_sandbox_cluster(
@@ -35,12 +32,7 @@ def test_operator_actions_on_a_sandbox_cluster(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
-    monkeypatch.setenv("HOME", str(tmp_path / "user"))
-    spec = tmp_path / "cluster.yaml"
-    spec.write_text(SPEC)
-    assert main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes"]) == 0
-    capsys.readouterr()
+    deploy_in_sandbox(SPEC, tmp_path, monkeypatch, capsys)
 
     code, doc = _run(capsys, "nodes")
     assert code == 0 and [n["name"] for n in doc["nodes"]] == ["cpu-0", "cpu-1"]

@@ -6,18 +6,17 @@ stand-in recipe); the app reads it through the sandbox backend the `--sandbox` a
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
 from npa_sop_tui.screens.jobs import JobsScreen, JobsTable
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import sandbox_backend
 
+from testkit.sandbox_cli import cli_json, deploy_in_sandbox
 from testkit.tui import home_loaded, wait_for
 
 pytestmark = [pytest.mark.tui, pytest.mark.terraform, pytest.mark.slow]
@@ -26,10 +25,7 @@ SPEC = "apiVersion: npa.soperator/v0.0.1\nname: par\nworkers:\n  - name: cpu\n  
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
-    command = list(args[args.index("--") :]) if "--" in args else []
-    options = list(args[: len(args) - len(command)])
-    main(["soperator", *options, "--name", "par", "--sandbox", "-o", "json", *command])
-    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    return cli_json(capsys, "par", *args)[1]
 
 
 def test_app_and_cli_agree_on_verdict_and_jobs(
@@ -38,12 +34,7 @@ def test_app_and_cli_agree_on_verdict_and_jobs(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
-    monkeypatch.setenv("HOME", str(tmp_path / "user"))
-    spec = tmp_path / "cluster.yaml"
-    spec.write_text(SPEC)
-    assert main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes"]) == 0
-    capsys.readouterr()
+    deploy_in_sandbox(SPEC, tmp_path, monkeypatch, capsys)
     # a state worth comparing: a drained node (a hint) and a job in the queue
     _cli(capsys, "drain", "--node", "cpu-1", "--reason", "parity check", "--yes")
     submitted = _cli(capsys, "run", "--detach", "-J", "parity", "--", "sleep 300")
