@@ -29,6 +29,17 @@ from testkit.substrate import Substrate
 NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
 
 
+def _status(kubeconfig: Path, *flags: str) -> list[str]:
+    """`npa soperator status` of the cluster `demo` through the fake API's kubeconfig."""
+    return ["soperator", "status", "--name", "demo", "--kubeconfig", str(kubeconfig), *flags]
+
+
+def _login(port: int, user: str, key: Path) -> list[str]:
+    """SSH to a login node on loopback, its host key accepted on first use."""
+    address = ["--login-port", str(port), "--login-user", user]
+    return [*address, "-i", str(key), "--accept-new-host-key"]
+
+
 def ready_cluster(srv: FakeKubeServer, login_ip: str = "203.0.113.5") -> None:
     srv.add("nodes", make_node("sys-0", nodeset="system"))
     srv.add("nodes", make_node("w0", pool="worker", gpu=True))
@@ -43,19 +54,7 @@ def test_status_json_is_a_superset_of_npa(
     fake_kube: FakeKubeServer, kubeconfig: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ready_cluster(fake_kube)
-    rc = main(
-        [
-            "soperator",
-            "status",
-            "--name",
-            "demo",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--no-slurm",
-            "--output",
-            "json",
-        ]
-    )
+    rc = main(_status(kubeconfig, "--no-slurm", "--output", "json"))
     out = capsys.readouterr().out
     assert rc == 0
     lines = out.strip().splitlines()
@@ -150,19 +149,7 @@ def test_status_exit_code_1_when_degraded_and_workers_from_tfstate(
             }
         )
     )
-    rc = main(
-        [
-            "soperator",
-            "status",
-            "--name",
-            "demo",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--no-slurm",
-            "-o",
-            "json",
-        ]
-    )
+    rc = main(_status(kubeconfig, "--no-slurm", "-o", "json"))
     doc = json.loads(capsys.readouterr().out)
     assert rc == 1
     assert doc["verdict"]["state"] == "failed"
@@ -226,24 +213,8 @@ def test_watch_ndjson_against_fake_kube_and_real_slurm(
     ready_cluster(fake_kube, login_ip="127.0.0.1")  # login IP from the Service
     cmd = [
         *NPA,
-        "soperator",
-        "status",
-        "--name",
-        "demo",
-        "--kubeconfig",
-        str(kubeconfig),
-        "--login-port",
-        str(substrate.port),
-        "--login-user",
-        substrate.user,
-        "-i",
-        str(substrate.key),
-        "--accept-new-host-key",
-        "--watch",
-        "--interval",
-        "1",
-        "-o",
-        "json",
+        *_status(kubeconfig, *_login(substrate.port, substrate.user, substrate.key)),
+        *("--watch", "--interval", "1", "-o", "json"),
     ]
     env = {**os.environ, "NPA_HOME": str(npa_home)}
     proc = subprocess.Popen(
@@ -345,25 +316,7 @@ def test_status_json_reads_slurm26_through_the_login_service(
     """One `status -o json` against a Slurm 26.05 login node found through the Service: the
     release, both partitions (`hidden` too) and the nodes as 26.05 prints them."""
     ready_cluster(fake_kube, login_ip=gpu_lab.host)
-    rc = main(
-        [
-            "soperator",
-            "status",
-            "--name",
-            "demo",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--login-port",
-            str(gpu_lab.port),
-            "--login-user",
-            gpu_lab.user,
-            "-i",
-            str(gpu_lab.key),
-            "--accept-new-host-key",
-            "-o",
-            "json",
-        ]
-    )
+    rc = main(_status(kubeconfig, *_login(gpu_lab.port, gpu_lab.user, gpu_lab.key), "-o", "json"))
     out = json.loads(capsys.readouterr().out)
     assert rc in (0, 1) and out["login"]["source"] == "service"
     slurm = out["slurm"]
