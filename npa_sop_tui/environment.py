@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus
-    from npa_sop_tui.status.watch import StatusSettings
+    from npa_sop_tui.status.watch_settings import StatusSettings
     from npa_sop_tui.terraform.runner import TerraformBinary
 
 EventObserver = Callable[["Event"], None]

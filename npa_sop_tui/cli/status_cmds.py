@@ -23,7 +23,7 @@ from npa_sop_tui.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Operation
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
     from npa_sop_tui.status.model import ClusterStatus
-    from npa_sop_tui.status.watch import StatusSettings
+    from npa_sop_tui.status.watch_settings import StatusSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

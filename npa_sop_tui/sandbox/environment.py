@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus, SlurmState
-    from npa_sop_tui.status.watch import StatusSettings
+    from npa_sop_tui.status.watch_settings import StatusSettings
 
 
 class SandboxEnvironment(Environment):

@@ -22,7 +22,7 @@ from npa_sop_tui.status.kube import LOGIN_SERVICE
 from npa_sop_tui.status.kube import NAMESPACE as LOGIN_NAMESPACE
 
 if TYPE_CHECKING:
-    from npa_sop_tui.status.watch import StatusSettings
+    from npa_sop_tui.status.watch_settings import StatusSettings
 
 WHAT_TO_SET = (
     "set login.host in the npa config (login: {host: <address>}) or pass --login-host "

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.settings import Settings
-from npa_sop_tui.status.watch import StatusSettings
+from npa_sop_tui.status.watch_settings import StatusSettings
 
 
 def _where(settings: Settings, key: str, flag: str) -> str:

@@ -17,13 +17,8 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from npa_sop_tui.config import DEFAULT_STATUS_INTERVAL
-from npa_sop_tui.spec.model import kube_context
 from npa_sop_tui.status.apply_deadlines import ApplyWaitTracker
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
 from npa_sop_tui.status.kube import KubeCollector, KubeSettings
@@ -42,39 +37,17 @@ from npa_sop_tui.status.slurm_poll import collect_slurm
 from npa_sop_tui.status.ssh import Backoff, SshSession, SshTarget, SshUnavailable, backoff_cap
 from npa_sop_tui.status.verdict import compute_verdict
 from npa_sop_tui.status.verdict_context import HintPolicy, VerdictContext
+from npa_sop_tui.status.watch_settings import (
+    StatusSettings,
+    last_validation,
+    verdict_context_for,
+)
 
 Source = Literal["kube", "slurm"]
 
 SlurmSource = Callable[[], Awaitable[SlurmState]]
 """Where Slurm state comes from when not over SSH (the sandbox's simulated Slurm): polled
 on the same rhythm as sinfo would be, so its freshness is real and snapshots keep coming."""
-
-
-class StatusSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    context: str | None = None  # default nebius-<name>-slurm
-    kubeconfig: Path | None = None
-    kube_enabled: bool = True
-    login_host: str | None = None  # None: the login Service's address
-    login_port: int = 22
-    login_user: str = "root"
-    login_source: Literal["flag", "config", "service", "none"] = "none"
-    identity_file: Path | None = None
-    known_hosts: Path | None = None  # default npa_home()/known_hosts
-    slurm_enabled: bool = True
-    slurm_format: Literal["auto", "json", "delimited"] = "auto"
-    slurm_interval: float = Field(default=DEFAULT_STATUS_INTERVAL, gt=0)
-    kube_coalesce: float = Field(default=0.5, ge=0)  # merge bursts of watch events
-    watch_timeout: int = Field(default=60, ge=1)
-    ssh_backoff_max: float = Field(default=30.0, gt=0)
-    command_timeout: float = Field(default=30.0, gt=0)
-    terraform_dir: Path | None = None
-
-    @property
-    def kube_context(self) -> str:
-        return self.context or kube_context(self.name)
 
 
 class StatusWatcher:
@@ -137,7 +110,7 @@ class StatusWatcher:
             capacity_for, self.settings.name, self.settings.terraform_dir
         )
         self._capacity_status = "applied" if status == "applied" else "unknown"
-        self._gpu_validation = await asyncio.to_thread(_last_validation, self.settings.name)
+        self._gpu_validation = await asyncio.to_thread(last_validation, self.settings.name)
         self._context = await asyncio.to_thread(
             verdict_context_for, self.settings, self.hint_policy
         )
@@ -414,34 +387,3 @@ class StatusWatcher:
         self._slurm_fresh = Freshness(
             state="stale", updated_at=prev.updated_at, stale_since=since, error=message
         )
-
-
-def _last_validation(name: str) -> dict[str, object] | None:
-    """The last deploy's GPU creation check result from the inventory (None if none)."""
-    from npa_sop_tui import inventory
-
-    try:
-        entry = inventory.get(name)
-    except Exception:  # a damaged record is reported by `list`; status goes on without it
-        return None
-    return entry.validation if entry is not None else None
-
-
-def verdict_context_for(
-    settings: StatusSettings, hint_policy: HintPolicy | None = None
-) -> VerdictContext:
-    """The inventory's record of the cluster (state, last operation), with the environment's
-    way of wording hints."""
-    from npa_sop_tui import inventory
-
-    try:
-        entry = inventory.get(settings.name)
-    except Exception:  # a damaged inventory must not stop status: it reports that itself
-        entry = None
-    last = entry.last_operation if entry is not None else None
-    return VerdictContext(
-        state=entry.state if entry is not None else None,
-        last_operation=last.kind if last is not None else None,
-        last_message=(last.summary if last is not None else "")[:200],
-        hint_policy=hint_policy,
-    )
