@@ -77,7 +77,8 @@ def seed_key(install_dir: Path, terraform_version: str, env: Mapping[str, str]) 
         add("cli config", Path(config).read_bytes() if config else b"")
     except OSError:
         add("<unreadable cli config>")
-    for key, folder in module_dirs(install_dir):
+    # sorted: `init` and `get` list the same modules in different orders
+    for key, folder in sorted(module_dirs(install_dir)):
         add("module", key)
         try:
             names = sorted(os.listdir(folder))
@@ -187,9 +188,9 @@ async def _backend_alone(
 def _link_providers(install_dir: Path, cache: Path, providers: list[str]) -> None:
     root = install_dir / ".terraform" / "providers"
     for rel in providers:
-        target = (cache / rel).resolve()
+        target = cache.resolve() / rel  # into the cache, like Terraform's own links
         link = root / rel
-        if link.is_symlink() and link.resolve() == target:
+        if link.is_symlink() and link.resolve() == target.resolve():
             continue  # the backend init installed it for a resource in the cluster's state
         link.parent.mkdir(parents=True, exist_ok=True)
         link.symlink_to(target, target_is_directory=True)
