@@ -220,10 +220,15 @@ async def init_from_seed(
         (install_dir / ".terraform").mkdir(exist_ok=True)
         # Modules and backend are independent (different files under .terraform): one Terraform
         # start each, side by side, is most of what a seeded init costs.
-        got, backend = await asyncio.gather(
+        both = await asyncio.gather(
             run(["get", "-no-color"], install_dir, {}),
             _backend_alone(install_dir, init_args, run, succeeded),
+            return_exceptions=True,  # both have ended before anything is cleaned up
         )
+        for outcome in both:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        got, backend = both
         if not succeeded(got):
             raise NotSeeded("terraform get failed")
         if backend is not None and not succeeded(backend):
