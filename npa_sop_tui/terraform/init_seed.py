@@ -44,13 +44,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.terraform import init_fingerprint, plugin_cache
 from npa_sop_tui.terraform.init_fingerprint import module_dirs
+from npa_sop_tui.terraform.plugin_cache import LOCK_FILE
+from npa_sop_tui.terraform.state import STATE_FILE
 
 SEEDS = "npa-init-seeds"
-LOCK_FILE = ".terraform.lock.hcl"
+# The per-cluster backend file npa writes for the s3 store (state/backend.py uses this name).
 BACKEND_OVERRIDE = "terraform_backend_override.tf.json"
 STUB = ".npa-init-backend"
-STATE_FILE = "terraform.tfstate"
 _BACKEND = re.compile(r'\bbackend\s*"|"backend"\s*:')
 _R = TypeVar("_R")
 Run = Callable[[list[str], Path, Mapping[str, str]], Awaitable[_R]]
@@ -282,10 +284,6 @@ async def init_with_cache(
     lock (held by the caller): skipped when its fingerprint is unchanged, from a seed for a
     never-initialised folder, else a full `init` whose providers and lock file then seed the
     next folder. None when skipped. `run(args, cwd, extra_env)` runs Terraform."""
-    import asyncio
-
-    from npa_sop_tui.terraform import init_fingerprint, plugin_cache
-
     args = ["init", *init_args]
 
     async def seeded_or_full() -> _R:
