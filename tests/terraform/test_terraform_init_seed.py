@@ -171,3 +171,24 @@ async def test_two_new_clusters_at_once_are_both_initialised(tmp_path: Path) -> 
         assert _backend_record(folder)["config"]["path"] == f"{folder.name}.tfstate"  # type: ignore[index]
         assert machine.terraform(folder, "plan", "-input=false", "-no-color").returncode == 0
     assert sum("providers linked from the plugin cache" in n for n in machine.notes) == 2
+
+
+@pytest.mark.terraform
+async def test_terraform_itself_rejects_a_seeded_folder_that_no_longer_matches(
+    tmp_path: Path,
+) -> None:
+    """The checks that keep a seeded folder honest are Terraform's own: a changed provider
+    package fails the lock file's checksums, another backend fails the backend record."""
+    machine = Machine(tmp_path)
+    await machine.init(machine.folder("a"))
+    b, c = machine.folder("b"), machine.folder("c")
+    await asyncio.gather(machine.init(b), machine.init(c))
+    backend = {"terraform": {"backend": {"local": {"path": "elsewhere.tfstate"}}}}
+    (c / init_seed.BACKEND_OVERRIDE).write_text(json.dumps(backend))
+    moved = machine.terraform(c, "plan", "-input=false", "-no-color")
+    assert moved.returncode != 0 and "Backend configuration changed" in moved.stderr
+    binary = next((b / NULL_LINK).resolve().iterdir())
+    binary.write_bytes(binary.read_bytes() + b"\0")
+    changed = machine.terraform(b, "plan", "-input=false", "-no-color")
+    assert changed.returncode != 0
+    assert "does not match any of the checksums" in " ".join(changed.stderr.split())
