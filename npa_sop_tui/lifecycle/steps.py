@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,12 +62,12 @@ class Context:
     def settings(self) -> Settings:
         return self.environment.settings
 
-    def runner(self) -> TerraformRunner:
+    def runner(self, extra_env: Mapping[str, str] | None = None) -> TerraformRunner:
         return TerraformRunner(
             self.binary.path,
             operation_id=self.op.id,
             on_event=self.op.emit,
-            env=self.env,
+            env={**self.env, **(extra_env or {})},
             text_filter=self.op.redactor.text,
             lock=self.op.lock,  # a Terraform that outlives npa keeps the cluster locked
         )
@@ -230,26 +231,24 @@ async def init(ctx: Context, install: Installation) -> None:
     if not ctx.op.store.shared:  # a local state cut short by a full disk (recovery.py)
         recovery.restore_state_file(install.dir, ctx.op.warn)
     backend_args = state_backend.init_args(install.dir, ctx.op.store, install.name)
-    from npa_sop_tui.terraform import init_fingerprint, plugin_cache
+    from npa_sop_tui.terraform import init_seed, plugin_cache
 
     cache = plugin_cache.cache_dir(ctx.environment.settings["plugin_cache_dir"])
-    recipe_key = f"{ctx.recipe.root}@{ctx.recipe.ref}"
     async with plugin_cache.guarded_init(cache) as cache_env:
         ctx.env.update(cache_env)  # plan/apply read the providers init linked from it
-        plugin_cache.seed_lock_file(cache, install.dir, recipe_key)
-        args = ["init", "-input=false", "-no-color", *backend_args]
-        run = await init_fingerprint.init_unless_unchanged(
+        run = await init_seed.init_with_cache(
             install.dir,
+            cache,
             ctx.binary.version,
-            args,
+            f"{ctx.recipe.root}@{ctx.recipe.ref}",
+            ["-input=false", "-no-color", *backend_args],
             {**os.environ, **ctx.env},
-            lambda: ctx.runner().run(args, cwd=install.dir, json_ui=False),
+            lambda args, cwd, extra: ctx.runner(extra).run(args, cwd=cwd, json_ui=False),
             lambda run: run.ok,
+            ctx.op.note,
         )
         if run is None:
             ctx.op.note("terraform init skipped: nothing it depends on changed since the last one")
-        elif run.ok:
-            plugin_cache.keep_lock_file(cache, install.dir, recipe_key)
     # Name the recipe on failure: init fails on its providers and module sources.
     if run is not None and not run.ok:
         bucket_down = state_backend.explain_failure(install.dir, ctx.op.store, "init")

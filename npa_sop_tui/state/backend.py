@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.fsutil import atomic_write_text
 from npa_sop_tui.state.errors import StateBackendMismatch, StateUnreachable
 from npa_sop_tui.state.store import StateStore
+from npa_sop_tui.terraform.init_seed import BACKEND_OVERRIDE
 from npa_sop_tui.terraform.state import STATE_FILE, instances, read_state
 
 if TYPE_CHECKING:
     from npa_sop_tui.terraform.runner import TerraformRunner
 
-OVERRIDE_FILE = "terraform_backend_override.tf.json"
+OVERRIDE_FILE = BACKEND_OVERRIDE  # a seeded first init (terraform/init_seed.py) reads it too
 BACKEND_RECORD = Path(".terraform") / "terraform.tfstate"
 ERRORED_STATE = "errored.tfstate"
 

@@ -35,18 +35,25 @@ _ENV_KEYS = ("TF_PLUGIN_CACHE_DIR", "TF_CLI_CONFIG_FILE")
 _R = TypeVar("_R")
 
 
-def _module_dirs(install_dir: Path) -> list[Path]:
-    """The root module and every module `init` recorded (local and downloaded)."""
-    dirs = [install_dir]
+def module_dirs(install_dir: Path) -> list[tuple[str, Path]]:
+    """(key, folder) of the root module ("") and of every module `init`/`get` recorded."""
+    dirs = [("", install_dir)]
     try:
         doc = json.loads((install_dir / ".terraform/modules/modules.json").read_text("utf-8"))
     except (OSError, ValueError):
         return dirs
     for module in doc.get("Modules") or []:
-        folder = module.get("Dir") if isinstance(module, dict) else None
-        if isinstance(folder, str) and folder:
-            dirs.append((install_dir / folder).resolve())
+        if not isinstance(module, dict):
+            continue
+        key, folder = module.get("Key"), module.get("Dir")
+        if isinstance(key, str) and key and isinstance(folder, str) and folder:
+            dirs.append((key, (install_dir / folder).resolve()))
     return dirs
+
+
+def _module_dirs(install_dir: Path) -> list[Path]:
+    """The root module and every module `init` recorded (local and downloaded)."""
+    return [folder for _, folder in module_dirs(install_dir)]
 
 
 def _config_files(install_dir: Path) -> Iterable[tuple[str, bytes]]:
