@@ -70,9 +70,10 @@ t="$$-$RANDOM"; e="$d/.srun-$t.log"; o="$d/.srun-$t.out"
   exit "$rc"
 ) </dev/null 3>&1 >/dev/null 2>&1 &
 pid=$!
-# srun logs older than a day go (one run in 16 looks: a process less on most runs)
+# srun logs older than a day go (one run in 16 looks: a process less on most runs; the
+# braces keep the test out of the background subshell)
 ((RANDOM % 16)) ||
-  find "$d" -maxdepth 1 -name '.srun-*.log' -mmin +1440 -delete </dev/null >/dev/null 2>&1 &
+  { find "$d" -maxdepth 1 -name '.srun-*.log' -mmin +1440 -delete </dev/null >/dev/null 2>&1 & }
 exec {lf}<"$e" {zz}<> <(:)
 state() {
   s=$(squeue -h -t all -j "$j" -o '%T|%r|%S|%e|%N|%j' 2>/dev/null | head -n1)
