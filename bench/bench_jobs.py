@@ -6,9 +6,16 @@ Measured on every Slurm the substrate runs (`scripts/substrate.sh start`): the l
 on 127.0.0.1:2222, and the labs with real slurmd nodes, Slurm 22.05 on :2223 and 26.05 on
 :2224 (each held through its lock file, as the tests hold it). A lab that is not running
 is skipped. Rounds are interleaved, order alternating; the ratio is the median of
-per-round ratios. `run --gpus-per-node 0` shows the cost of the default GPU lookup (one
-sinfo on the login node). The batch path (`run --detach`: sbatch, then following) is timed too,
-for information: it waits for Slurm's batch scheduling.
+per-round ratios.
+
+`run -- true` does what the CLI does for a cluster npa deployed: the default "all GPUs of
+the node" comes from the deployed spec (jobs/spec_gpus.py). Each site gets the one-pool
+spec that describes it (SPECS: the substrate's answering node has no GPUs, the labs' nodes
+8 H100s), and the bench first checks that the spec agrees with what the login node's
+Slurm says, so the figure is never taken with a default Slurm would not give. For
+information: the same run without a spec (Slurm asked on the login node, one sinfo), and
+the batch path (`run --detach`: sbatch, then following), which waits for Slurm's batch
+scheduling.
 """
 
 from __future__ import annotations
@@ -35,6 +42,15 @@ SITES = (
     ("Slurm 22.05 lab", 2223, _GPU / "behaviour" / ".lock"),
     ("Slurm 26.05 lab", 2224, _SID / "behaviour" / ".lock"),
 )
+_POOL = "apiVersion: npa.soperator/v0.0.1\nname: bench\nregion: eu-north1\nworkers:\n  - {}\n"
+SPECS = {
+    "substrate": _POOL.format("{name: cpu, platform: cpu-d3, preset: 16vcpu-64gb, size: 1}"),
+    "lab": _POOL.format(
+        "{name: h100, platform: gpu-h100-sxm, preset: 8gpu-128vcpu-1600gb, size: 2}"
+    ),
+}
+# the most GPUs of an answering node of the default partition: what Slurm gives as default
+_SLURM_GPUS = "sinfo -h -N --responding -t idle,mix,alloc,comp -o '%G'"
 
 
 def _up(port: int) -> bool:
@@ -60,7 +76,8 @@ def _held(lock: Path | None) -> Iterator[None]:
 
 async def _bench(site: str, port: int, rounds: int) -> list[Ratio]:
     from npa_sop_tui.jobs.model import JobRequest
-    from npa_sop_tui.jobs.remote import RemoteJobs
+    from npa_sop_tui.jobs.remote import RemoteJobs, gpu_count
+    from npa_sop_tui.jobs.spec_gpus import fill_default_gpus
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.ssh import SshSession, SshTarget
 
@@ -69,8 +86,11 @@ async def _bench(site: str, port: int, rounds: int) -> list[Ratio]:
     jobs = RemoteJobs(session)
     codes: list[int] = []
 
-    async def npa_run(attached: bool, gpus: int | None = None) -> None:
-        request = JobRequest(command="true", gpus_per_node=gpus)
+    spec = SPECS["substrate" if port == 2222 else "lab"]
+
+    async def npa_run(attached: bool, spec_yaml: str | None = spec) -> None:
+        request = JobRequest(command="true")
+        fill_default_gpus(request, spec_yaml, pool=None)  # as cmd_run does
         job = await jobs.submit(request, attached=attached)
         job = await jobs.follow(job, on_output=lambda _: None)
         codes.append(job.run_exit_code())
@@ -85,15 +105,21 @@ async def _bench(site: str, port: int, rounds: int) -> list[Ratio]:
     async def batch() -> None:
         await npa_run(False)
 
-    async def no_gpus() -> None:  # no sinfo for the default "all GPUs of the node"
-        await npa_run(True, gpus=0)
+    async def no_spec() -> None:  # the default "all GPUs of the node" from sinfo
+        await npa_run(True, spec_yaml=None)
 
     await srun()  # connect and record the host key before timing
+    said = await session.run(_SLURM_GPUS)
+    slurm_gpus = max((gpu_count(g) for g in said.stdout.split()), default=0)
+    probe = JobRequest(command="true")
+    fill_default_gpus(probe, spec, pool=None)
+    if probe.gpus_per_node != slurm_gpus:
+        raise SystemExit(f"{site}: the spec says {probe.gpus_per_node} GPUs, Slurm {slurm_gpus}")
     await attached()
     steps = {
         "run -- true": attached,
         "srun true": srun,
-        "run --gpus 0": no_gpus,
+        "run, no spec": no_spec,
         "run --detach": batch,
     }
     times: dict[str, list[float]] = {label: [] for label in steps}
@@ -126,11 +152,11 @@ async def _bench(site: str, port: int, rounds: int) -> list[Ratio]:
         ),
         Ratio(
             "P5 jobs",
-            f"`run --gpus-per-node 0 -- true` (no GPU lookup) ({site})",
-            med["run --gpus 0"],
+            f"`run -- true` without a spec (GPUs from sinfo on the login node) ({site})",
+            med["run, no spec"],
             "`srun true` over the same connection",
             med["srun true"],
-            paired=paired_ratio(times["run --gpus 0"], times["srun true"]),
+            paired=paired_ratio(times["run, no spec"], times["srun true"]),
         ),
         Ratio(
             "P5 jobs",

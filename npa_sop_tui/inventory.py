@@ -70,6 +70,11 @@ def save_spec(name: str, spec_yaml: str, *, store: StateStore | None = None) -> 
     _store(store).save_spec(name, spec_yaml)
 
 
+def read_spec(name: str, *, store: StateStore | None = None) -> str | None:
+    """The spec of `name`'s last deploy as YAML text, or None if there is none."""
+    return _store(store).read_spec(name)
+
+
 # What a record left `running` by a dead process becomes, and what to do next.
 _AFTER_DEATH: dict[str, ClusterState] = {
     "deploying": "interrupted",

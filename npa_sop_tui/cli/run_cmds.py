@@ -190,6 +190,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         from npa_sop_tui.errors import EXIT_INTERRUPTED
         from npa_sop_tui.jobs import records
 
+        # the default "all GPUs of the node" from the deployed spec when it decides it
+        # (no sinfo before the job starts; jobs/spec_gpus.py), else Slurm is asked
+        if request.auto_gpus:
+            from npa_sop_tui.jobs.spec_gpus import deployed_spec, fill_default_gpus
+
+            spec_yaml = await asyncio.to_thread(deployed_spec, args.name)
+            fill_default_gpus(request, spec_yaml, pool=args.pool)
         # a run the user waits for goes through srun (no batch scheduling delay); a
         # detached job or a batch script through sbatch (jobs/attached.py says why)
         job = await backend.submit(request, pool=args.pool, attached=not args.detach)

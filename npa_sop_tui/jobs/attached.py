@@ -16,11 +16,12 @@ trade-off, said in docs/jobs.md: the srun that holds an attached job lives on th
 node, so a login node restart ends it; `--detach` and `--script` jobs are batch jobs,
 which do not depend on the login node.
 
-One SSH channel does everything: the launcher starts srun, waits for srun to name the job
-(`srun -v` prints `jobid N:` once allocated, `job N queued and waiting for resources`
-while pending), says `J <id> <job dir>` on stderr, streams the output until the launcher
-is gone, then says `X <exit status>`; a job that ended without one (cancelled, timed out)
-is followed to its end state by remote.py's follower loop.
+One SSH channel does everything: the launcher starts srun, whose output a `tee` writes to
+the job's file and to the channel as it comes; the channel's program waits for srun to
+name the job (`srun -v` prints `jobid N:` once allocated, `job N queued and waiting for
+resources` while pending), says `J <id> <job dir>` on stderr, waits for the launcher to
+end, then says `X <exit status>`; a job that ended without one (cancelled, timed out) is
+followed to its end state by remote.py's follower loop.
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from npa_sop_tui.jobs.script import JOB_DIR
 
 # The channel's program up to the job's end. Few processes start on the way (each costs
 # tens of ms on a busy login node): srun's log is read line by line from an open
-# descriptor, waiting is `read -t` on a pipe nobody writes, and the output is streamed by
-# one `tail --pid`, which exits once srun's launcher is gone and the file is read.
+# descriptor, waiting for srun to name the job is `read -t` on a pipe nobody writes, and
+# the output reaches the channel through the launcher's tee, so the end of the job needs
+# no polling: this program waits for the launcher (`wait`), then reads its exit file.
 LAUNCH = r"""
 umask 077
 d="$HOME/__JOB_DIR__"
@@ -47,10 +49,14 @@ t="$$-$RANDOM"; e="$d/.srun-$t.log"; o="$d/.srun-$t.out"
 # closing this channel (Ctrl-C detaches) leaves the job running; it writes the exit status
 # beside the output. A step that Slurm cancelled (scancel, time limit), or a job that never
 # ran, gets no exit file, as a batch job gets none: its state says why it ended.
+# The output goes through `tee -p` to the file and to this channel (descriptor 3) as srun
+# writes it: no polling, and the stream ends the moment srun does. -p: a channel closed by a
+# detach makes tee go on writing the file, not die (and srun with it).
 (
   trap '' HUP
-  setsid srun -v "$@" bash -c "$task" >"$o" 2>>"$e" </dev/null
-  rc=$?
+  setsid srun -v "$@" bash -c "$task" 2>>"$e" </dev/null | tee -p "$o" >&3 2>/dev/null
+  rc=${PIPESTATUS[0]}
+  exec 3>&-
   j=; ran=; cancelled=
   while IFS= read -r l; do
     [[ $l =~ ^srun:\ job(id)?\ ([0-9]+)[:\ ] ]] && j=${j:-${BASH_REMATCH[2]}}
@@ -58,14 +64,16 @@ t="$$-$RANDOM"; e="$d/.srun-$t.log"; o="$d/.srun-$t.out"
     [[ $l == *"CANCELLED AT"* ]] && cancelled=1
   done < "$e"
   [ -n "$j" ] || exit "$rc"
-  [ -f "$o" ] && mv -f "$o" "$d/$j.out"
+  [ -f "$o" ] && mv -f "$o" "$d/$j.out" 2>/dev/null
   # one write of a few bytes: readers take the file once it is not empty
   [ -n "$ran" ] && [ -z "$cancelled" ] && printf '%s\n' "$rc" > "$d/$j.exit"
   exit "$rc"
-) </dev/null >/dev/null 2>&1 &
+) </dev/null 3>&1 >/dev/null 2>&1 &
 pid=$!
-# srun logs older than a day go, while srun asks for its allocation
-find "$d" -maxdepth 1 -name '.srun-*.log' -mmin +1440 -delete </dev/null >/dev/null 2>&1 &
+# srun logs older than a day go (one run in 16 looks: a process less on most runs; the
+# braces keep the test out of the background subshell)
+((RANDOM % 16)) ||
+  { find "$d" -maxdepth 1 -name '.srun-*.log' -mmin +1440 -delete </dev/null >/dev/null 2>&1 & }
 exec {lf}<"$e" {zz}<> <(:)
 state() {
   s=$(squeue -h -t all -j "$j" -o '%T|%r|%S|%e|%N|%j' 2>/dev/null | head -n1)
@@ -81,7 +89,7 @@ while [ -z "$nodes" ]; do
   done
   if [ -n "$j" ] && [ -z "$said" ]; then
     # a queued job's output gets its name now (no hurry); a running one's below
-    [ -n "$queued" ] && [ -f "$o" ] && mv -f "$o" "$d/$j.out"
+    [ -n "$queued" ] && [ -f "$o" ] && mv -f "$o" "$d/$j.out" 2>/dev/null
     printf 'J %s %s\n' "$j" "$d" >&2; said=1
   fi
   [ -n "$nodes" ] && break
@@ -92,17 +100,13 @@ while [ -z "$nodes" ]; do
   fi
   [ -n "$queued" ] && [ $((n % 100)) = 0 ] && state
   n=$((n + 1))
+  # 10 ms naps: only the J line waits for this loop, the output and the end do not
   read -t 0.01 -u "$zz" _
 done
 if [ -n "$nodes" ]; then
   printf 'S RUNNING|None|%(%Y-%m-%dT%H:%M:%S)T||%s|\n' -1 "$nodes" >&2
-  # tail follows the file opened here (its stdin), so the rename to <job id>.out can happen
-  # while the job runs
-  { exec {of}<"$o"; } 2>/dev/null || exec {of}<"$d/$j.out"
-  tail -c +1 -s 0.01 --pid="$pid" -f <&"$of" 2>/dev/null &
-  tp=$!
-  [ -f "$o" ] && mv -f "$o" "$d/$j.out"
-  wait "$tp"
+  # tee holds the file open: the rename to <job id>.out can happen while the job runs
+  [ -f "$o" ] && mv -f "$o" "$d/$j.out" 2>/dev/null
 fi
 wait "$pid" 2>/dev/null
 x="$d/$j.exit"

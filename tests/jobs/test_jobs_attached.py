@@ -86,3 +86,28 @@ def test_slurm_refusing_an_attached_run_is_a_usage_error(
     assert code == 2 and out == b""
     assert "Slurm refused the job" in err and "Traceback" not in err
     assert _queue(lab_queue, capsysbinary) == []
+
+
+def test_the_default_gpus_come_from_the_deployed_single_pool_spec(
+    lab_queue: GpuLab, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from npa_sop_tui import inventory
+
+    # the spec says 2 GPUs where Slurm would say 8: the job's GPUs show which was used
+    inventory.save_spec(
+        "lab",
+        "apiVersion: npa.soperator/v0.0.1\nname: lab\nregion: eu-north1\nworkers:\n"
+        "  - {name: h100, platform: gpu-h100-sxm, preset: 2gpu-40vcpu-400gb, size: 2}\n",
+    )
+    command = "echo gpus=$SLURM_GPUS_ON_NODE"
+    code, out, _ = _npa(lab_queue, capsysbinary, "run", "--", command)
+    assert (code, out) == (0, b"gpus=2\n")
+    # a second pool makes the default partition ambiguous: Slurm's answer (8 per node)
+    inventory.save_spec(
+        "lab",
+        "apiVersion: npa.soperator/v0.0.1\nname: lab\nregion: eu-north1\nworkers:\n"
+        "  - {name: h100, platform: gpu-h100-sxm, preset: 2gpu-40vcpu-400gb, size: 2}\n"
+        "  - {name: cpu, platform: cpu-d3, preset: 16vcpu-64gb, size: 2}\n",
+    )
+    code, out, _ = _npa(lab_queue, capsysbinary, "run", "--", command)
+    assert (code, out) == (0, b"gpus=8\n")
