@@ -55,7 +55,9 @@ def test_attached_run_pends_for_resources_with_slurms_reason_then_runs(
 def test_ctrl_c_detaches_an_attached_run_and_its_exit_code_is_still_recorded(
     lab_queue: GpuLab, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    proc = _spawn(lab_queue, "--", "sleep 3; echo after; exit 5")
+    # 6 s: on a busy machine the RUNNING line can reach the test seconds late, and a job
+    # that ended by then leaves nothing to detach from
+    proc = _spawn(lab_queue, "--", "sleep 6; echo after; exit 5")
     err = _interrupt_when_running(proc)
     assert proc.returncode == 130
     job = _job_of(err)
