@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
-from npa_sop_tui.screens.fleet_node_states import fleet_binding
+from npa_sop_tui.screens.fleet_key import fleet_binding
 from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
 from npa_sop_tui.tui.read_only import OperatorGated, offers
@@ -100,15 +100,13 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             yield CostChart(id="costs")
         yield AppFooter()
 
-    def on_mount(self) -> None:
-        # after the first frame: the inventory's modules (pydantic models, YAML, the state
-        # store) load in the worker's thread, and would otherwise hold up that frame
-        self.call_after_refresh(self.reload)
-
     def on_screen_resume(self) -> None:
+        # also the first showing; the load waits for the frame: the inventory's modules
+        # (pydantic models, YAML, the state store) load in the worker's thread, and that
+        # thread would otherwise compete with the first frame for the interpreter
         self.npa.cluster = self.selected
         self.npa.kube_context = ""
-        self.reload()
+        self.call_after_refresh(self.reload)
 
     def reload(self) -> None:
         self._load()

@@ -415,8 +415,11 @@ class Backend:
         return {p.name: p.capacity_mode(capacity) for p in spec.workers} if spec else {}
 
     async def close(self) -> None:
-        """Release whatever the environment started (the sandbox stops its fake API server)."""
-        await self.environment.aclose()
+        """Release whatever the environment started (the sandbox stops its fake API server);
+        an environment never opened started nothing (opening it only to close it would read
+        the config on the way out)."""
+        if self._environment is not None:
+            await self._environment.aclose()
 
 
 def sandbox_backend(*, sleep_seconds: float = 1.0) -> Backend:
