@@ -89,6 +89,8 @@ class NpaSopApp(Guarded, App[int]):
         self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
         self.spec_path = spec_path
+        self.written_specs: list[Path] = []
+        """Spec files the wizard wrote this session (home lists undeployed ones as drafts)."""
         self._keymap_config = dict(keymap or {})
         self._theme_config = theme
         self.unexpected_errors: list[BaseException] = []
@@ -109,6 +111,10 @@ class NpaSopApp(Guarded, App[int]):
         return self.backend.sandbox
 
     # -- lifecycle of the app --------------------------------------------------------------
+
+    def on_wizard_screen_spec_written(self, message: Any) -> None:
+        """The wizard wrote a spec: home lists it as a draft until it is deployed."""
+        self.written_specs.append(Path(message.path))
 
     def on_mount(self) -> None:
         if self._keymap_config:

@@ -37,9 +37,10 @@ slurm_operator_version: "4.1.6"
 async def _open(pilot: Any, app: NpaSopApp, path: Path) -> WizardScreen:
     app.open_spec(path)
     await wait_for(pilot, lambda: isinstance(app.screen, WizardScreen))
-    await pilot.pause(0.2)
     wizard = app.screen
     assert isinstance(wizard, WizardScreen)
+    await wait_for(pilot, lambda: wizard._ready)  # composed and mounted
+    await pilot.pause(0.2)
     return wizard
 
 
@@ -100,6 +101,7 @@ async def test_a_misspelt_key_opens_with_its_findings_and_is_renamed_in_place(
         await pilot.pause(0.2)
         fixed = app.screen
         assert isinstance(fixed, WizardScreen)
+        await wait_for(pilot, lambda: fixed._ready)
         assert path.read_text() == MISSPELT, "renaming is not writing"
         assert fixed.dirty(), "an unwritten rename is a change (leaving asks)"
         assert [p["name"] for p in fixed.query_one(PoolList).pools] == ["cpu"]
