@@ -393,7 +393,8 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
             # an unwritten but valid form is written first (d = write, then deploy)
             return True if not any(i.is_error for i in self.issues) else None
         if action == "rename_keys":
-            return bool(self.query_one(FileFindings).renames())
+            banners = self.query(FileFindings).results(FileFindings)  # none before compose
+            return any(banner.renames() for banner in banners)
         return True
 
     @on(Input.Submitted)
