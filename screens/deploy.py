@@ -28,6 +28,7 @@ from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
+from npa_sop_tui.tui.widgets.deploy.plan_price import PlanPrice
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
@@ -125,6 +126,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         with Vertical(id="op-head"):
             yield PhaseBar(id="phase-bar")
             yield Static("Planning…", id="plan-summary")
+            yield PlanPrice(self.spec, id="plan-price")
             with Horizontal(classes="buttons", id="plan-buttons"):
                 yield Button("Back (esc)", id="leave")
                 yield Button("Apply (a)", id="apply", variant="success", disabled=True)

@@ -36,17 +36,6 @@ LIVE_STATES = frozenset({"deployed", "degraded-validation", "deploying"})
 """Inventory states of a cluster that has (or is getting) Slurm nodes to chart."""
 
 
-def fleet_binding() -> Binding:
-    return Binding(
-        "f",
-        "fleet",
-        "Fleet",
-        tooltip="Node states of every live cluster, side by side",
-        show=False,
-        id="home.fleet",
-    )
-
-
 class ClusterNodeStates(Guarded, Vertical):
     """One cluster's title line and chart."""
 

@@ -16,9 +16,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
-from npa_sop_tui.screens.fleet_node_states import fleet_binding
+from npa_sop_tui.screens.fleet_key import fleet_binding
 from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
+from npa_sop_tui.tui.drafts import DRAFT, draft_rows
 from npa_sop_tui.tui.read_only import OperatorGated, offers
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.charts.cost import CostChart
@@ -36,6 +37,7 @@ STATE_STYLE = {
     "destroyed": "dim",
     "deploying": "yellow",
     "destroying": "yellow",
+    DRAFT: "cyan",
 }
 
 
@@ -100,15 +102,13 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             yield CostChart(id="costs")
         yield AppFooter()
 
-    def on_mount(self) -> None:
-        # after the first frame: the inventory's modules (pydantic models, YAML, the state
-        # store) load in the worker's thread, and would otherwise hold up that frame
-        self.call_after_refresh(self.reload)
-
     def on_screen_resume(self) -> None:
+        # also the first showing; the load waits for the frame: the inventory's modules
+        # (pydantic models, YAML, the state store) load in the worker's thread, and that
+        # thread would otherwise compete with the first frame for the interpreter
         self.npa.cluster = self.selected
         self.npa.kube_context = ""
-        self.reload()
+        self.call_after_refresh(self.reload)
 
     def reload(self) -> None:
         self._load()
@@ -116,6 +116,9 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
     @work(exclusive=True, group="inventory", thread=True, exit_on_error=False)
     def _load(self) -> None:
         rows = self.npa.backend.list_clusters()
+        # specs the wizard wrote (./cluster.yaml, or where the user chose) not deployed yet
+        written = [self.npa.backend.default_spec_path(""), *self.npa.written_specs]
+        rows += draft_rows((row.name for row in rows), written)
         identity = self.npa.backend.has_cloud_identity()
         self.app.call_from_thread(self._show, rows, identity)
         costs = self.npa.backend.cluster_costs([row.name for row in rows])
@@ -164,7 +167,10 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in {"edit", "deploy", "status", "destroy", "timeline"}:
+        if action in {"status", "destroy", "timeline"}:
+            row = self._row()  # a draft has no cluster yet: nothing to show or destroy
+            return True if self.selected and (row is None or row.state != DRAFT) else None
+        if action in {"edit", "deploy"}:
             return True if self.selected else None
         if action == "sandbox":
             return not self.npa.sandbox  # False hides it (not greyed): it cannot apply
@@ -193,6 +199,9 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             return
         from npa_sop_tui.screens.wizard import WizardScreen
 
+        if row.state == DRAFT and row.spec_path is not None:
+            self.npa.open_spec(row.spec_path)  # the file the wizard wrote
+            return
         own = self.npa.backend.user_spec_for(row.name)
         if own is not None:  # the user's file (the wizard writes ./cluster.yaml), not a copy
             self.npa.open_spec(own)
@@ -223,7 +232,10 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         if row is None:
             return
         try:
-            mapping = self.npa.backend.spec_for_cluster(row.name)
+            if row.state == DRAFT and row.spec_path is not None:
+                mapping = self.npa.backend.load_spec(row.spec_path)  # first deploy: the file
+            else:
+                mapping = self.npa.backend.spec_for_cluster(row.name)
         except NpaError as exc:
             self.npa.show_error(exc, title=f"Cannot deploy {row.name}")
             return

@@ -9,6 +9,7 @@ the keys a form touches are changed.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -38,6 +39,7 @@ from npa_sop_tui.tui.backend import issue_text
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.footer import AppFooter
+from npa_sop_tui.tui.widgets.wizard.file_findings import FileFindings, blocked_write_text
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolList
 
@@ -102,6 +104,7 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         Binding("q", "app.quit_key", "Quit", show=False, id="wizard.quit"),
         Binding("ctrl+s", "write", "Write", id="wizard.write"),
         Binding("d", "deploy", "Deploy", id="wizard.deploy"),
+        Binding("ctrl+f", "rename_keys", "Fix keys", id="wizard.rename_keys"),
     ]
 
     class SpecWritten(Message):
@@ -119,9 +122,20 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
     """Every finding for the mapping as it stands."""
 
     def __init__(
-        self, mapping: dict[str, Any], *, path: Path | None, document: Any | None = None
+        self,
+        mapping: dict[str, Any],
+        *,
+        path: Path | None,
+        document: Any | None = None,
+        findings: Sequence[Finding] = (),
+        disk_text: str | None = None,
     ) -> None:
         super().__init__()
+        self.file_findings = tuple(findings)
+        """What kept the model from reading the opened file (shown until the form passes)."""
+        opened = getattr(document, "original", None)
+        self._disk_text = disk_text if disk_text is not None else opened
+        """What the opened file held on disk: a write refuses a file changed since."""
         self.data: dict[str, Any] = copy.deepcopy(mapping)
         self.data.setdefault("workers", [])
         self.path = path
@@ -153,6 +167,8 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         with Horizontal(id="wizard"):
             yield OptionList(*[STEP_TITLES[s] for s in STEPS], id="steps")
             with Vertical(id="wizard-main"):
+                source = self.path.name if self.path else "cluster.yaml"
+                yield FileFindings(source, id="file-findings")
                 yield Static("", id="step-title")
                 with ContentSwitcher(initial="cluster", id="pages"):
                     with VerticalScroll(id="cluster"):
@@ -340,6 +356,8 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
 
     def dirty(self) -> bool:
         """True when the form holds changes that are not in a written file."""
+        if self.document is not None and self.document.original != self._disk_text:
+            return True  # keys renamed in the text, not written yet
         return self.data != self._saved
 
     def action_leave(self) -> None:
@@ -374,6 +392,9 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
                 return False  # hidden: deploying starts from the review step
             # an unwritten but valid form is written first (d = write, then deploy)
             return True if not any(i.is_error for i in self.issues) else None
+        if action == "rename_keys":
+            banners = self.query(FileFindings).results(FileFindings)  # none before compose
+            return any(banner.renames() for banner in banners)
         return True
 
     @on(Input.Submitted)
@@ -571,6 +592,9 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         self.issues = tuple(issues)
 
     def watch_issues(self) -> None:
+        errors = {i.path for i in self.issues if i.is_error}
+        banner = self.query_one(FileFindings)
+        banner.findings = tuple(f for f in self.file_findings if f.path in errors)
         self._show_step_findings()
         if self.step == "review":
             self._render_review()
@@ -703,10 +727,9 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         blocking = [i for i in self.issues if i.is_error]
         if blocking or self.spec is None:
             self._deploy_after_write = False
-            self.notify(
-                f"{len(blocking)} error(s) block writing; see the review step.",
-                severity="error",
-            )
+            placed = {f.path: f for f in self.file_findings}  # the file's, with their line
+            shown = [placed.get(i.path, i) for i in blocking]
+            self.notify(blocked_write_text(shown), title="Not written", severity="error")
             self.step = "review"
             return
         target = self._target()
@@ -736,10 +759,11 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
             text, _ = self._new_text()
             same_file = self.document is not None and self.document.path is not None
             same_file = same_file and target.absolute() == Path(self.document.path).absolute()
-            if not (same_file and text == self.document.original):  # unchanged: not rewritten
+            if not (same_file and text == self._disk_text):  # unchanged: not rewritten
                 # the file it was opened from must still hold what was opened (else refused)
-                expected = self.document.original if same_file else None
+                expected = self._disk_text if same_file else None
                 self.document = self.npa.backend.write_text(target, text, expected=expected)
+                self._disk_text = text
         except (NpaError, OSError) as exc:
             self._deploy_after_write = False
             self.npa.show_error(exc, title=f"Could not write {target}")
@@ -755,6 +779,42 @@ class WizardScreen(Guarded, OperatorGated, Screen[None]):
         if self._deploy_after_write:
             self._deploy_after_write = False
             self.action_deploy()
+
+    @on(Button.Pressed, "#rename-keys")
+    def action_rename_keys(self) -> None:
+        """Rename each misspelt key to the known key its finding suggests, in the text (its
+        value and comments kept), and reopen the form on the result; nothing is written."""
+        from npa_sop_tui.spec.key_fix import apply_renames, suggested_renames
+
+        if self.document is None or self.path is None:
+            return
+        backend = self.npa.backend
+        text, _ = self._new_text()
+        mapping, findings = backend.read_text(text, self.path)
+        renamed: list[str] = []
+        for _ in range(8):  # a renamed parent's children are checked only once it is known
+            text, done = apply_renames(text, suggested_renames(findings))
+            if not done:
+                break
+            renamed += [f"{r.old} → {r.new}" for r in done]
+            mapping, findings = backend.read_text(text, self.path)
+        if not renamed:
+            self.notify("No key has a close known name: edit the file.", severity="warning")
+            return
+        document = backend.parse_document(text, self.path)
+        self.app.switch_screen(
+            WizardScreen(
+                mapping,
+                path=self.path,
+                document=document,
+                findings=findings,
+                disk_text=self._disk_text,
+            )
+        )
+        self.app.notify(
+            f"Renamed {', '.join(renamed)}. Not written yet: ctrl+s writes the file.",
+            title=self.path.name,
+        )
 
     @on(Button.Pressed, "#deploy")
     def action_deploy(self) -> None:

@@ -260,7 +260,7 @@ class SpecDocument:
                 if key in before:
                     self._apply([*at, key], before[key], value)
                 elif key not in SECRET_KEYS:
-                    self.set([*at, key], _plain(value))
+                    self.set([*at, key], plain(value))
             return
         if (
             isinstance(before, list)
@@ -269,7 +269,7 @@ class SpecDocument:
         ):
             return
         if not _same(before, after):
-            self.set(at, _plain(after))
+            self.set(at, plain(after))
 
     def _apply_list(self, at: list[str | int], before: list[Any], after: list[Any]) -> bool:
         names_b = [_name(x) for x in before]
@@ -292,7 +292,7 @@ class SpecDocument:
                 self._apply([*at, i], before[names_b.index(name)], after[i])
             else:
                 tail = take_tail(node, i - 1) if i == len(node) and i else ""
-                node.insert(i, _new_value(i, _plain(after[i])))
+                node.insert(i, _new_value(i, plain(after[i])))
                 put_tail(node, i, tail)
                 self.changed.append(format_path([*at, i]))
         return True
@@ -310,7 +310,7 @@ class SpecDocument:
         baseline = _dump(loaded, style, explicit) if loaded is not None else ""
         merged = merge_lines(self.original, baseline, edited)
         try:
-            agrees = _plain(_yaml().load(merged)) == _plain(self.data)
+            agrees = plain(_yaml().load(merged)) == plain(self.data)
         except Exception:  # the merge mixed two indentations into something unreadable
             agrees = False
         return merged if agrees else edited  # if not, ruamel's whole dump: correct, noisier
@@ -386,15 +386,15 @@ def _same(a: Any, b: Any) -> bool:
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, str) != isinstance(b, str):
         return False
-    return bool(_plain(a) == _plain(b))
+    return bool(plain(a) == plain(b))
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """ruamel's commented types → plain dicts/lists/scalars (for comparing and inserting)."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):

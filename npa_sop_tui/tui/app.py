@@ -89,6 +89,8 @@ class NpaSopApp(Guarded, App[int]):
         self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
         self.spec_path = spec_path
+        self.written_specs: list[Path] = []
+        """Spec files the wizard wrote this session (home lists undeployed ones as drafts)."""
         self._keymap_config = dict(keymap or {})
         self._theme_config = theme
         self.unexpected_errors: list[BaseException] = []
@@ -109,6 +111,10 @@ class NpaSopApp(Guarded, App[int]):
         return self.backend.sandbox
 
     # -- lifecycle of the app --------------------------------------------------------------
+
+    def on_wizard_screen_spec_written(self, message: Any) -> None:
+        """The wizard wrote a spec: home lists it as a draft until it is deployed."""
+        self.written_specs.append(Path(message.path))
 
     def on_mount(self) -> None:
         if self._keymap_config:
@@ -347,7 +353,9 @@ class NpaSopApp(Guarded, App[int]):
         if self.refused("opening a file"):
             return
         try:
-            mapping, document = self.backend.open_document(path)
+            # a misspelt key or a wrong type still opens: the form shows what it can read
+            # and the findings say where and what to fix; only a non-YAML file is refused
+            mapping, document, findings = self.backend.open_with_findings(path)
         except NpaError as exc:
             findings = getattr(exc, "findings", None)
             message = exc.message
@@ -355,7 +363,13 @@ class NpaSopApp(Guarded, App[int]):
                 message = "\n".join(f.render() for f in findings)
             self.show_error(NpaError(message, hint=exc.hint), title=f"Cannot open {path}")
             return
-        self.push_screen(WizardScreen(mapping, path=path, document=document))
+        self.push_screen(WizardScreen(mapping, path=path, document=document, findings=findings))
+        if any(f.is_error for f in findings):
+            self.notify(
+                f"{path.name} has {len(findings)} problem(s); fix them before writing.",
+                title="Opened with findings",
+                severity="warning",
+            )
 
     def deploy(self, spec: Any, *, spec_path: Path | None = None, replace: bool = False) -> None:
         """Open the deploy screen; `replace` swaps it for the current screen (the wizard)."""

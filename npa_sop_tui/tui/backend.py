@@ -220,12 +220,34 @@ class Backend:
         loaded = load_spec(Path(path), validate=False)
         return self.to_mapping(loaded.spec)
 
-    def open_document(self, path: Path) -> tuple[dict[str, Any], Any]:
-        """(mapping for the form, the file's round-trip document) of an existing spec."""
+    def open_with_findings(self, path: Path) -> tuple[dict[str, Any], Any, list[Finding]]:
+        """(mapping, round-trip document, findings) of a spec whose fields the model refuses
+        (an unknown key, a wrong type): the form gets the file's own mapping, every field it
+        can read, and the findings say where and what to fix. A file that is not a YAML
+        mapping still raises (there is nothing to show in a form)."""
         from npa_sop_tui.spec.roundtrip import SpecDocument
 
-        mapping = self.load_spec(path)
-        return mapping, SpecDocument.read(path)
+        document = SpecDocument.read(path)
+        mapping, findings = self.read_text(document.original, path)
+        return mapping, document, findings
+
+    def parse_document(self, text: str, path: Path) -> Any:
+        """The round-trip document of spec text not (yet) on disk."""
+        from npa_sop_tui.spec.roundtrip import SpecDocument
+
+        return SpecDocument.parse(text, path)
+
+    def read_text(self, text: str, path: Path) -> tuple[dict[str, Any], list[Finding]]:
+        """(mapping, findings that kept the model from reading it) of spec text."""
+        from npa_sop_tui.spec.model import parse_spec_text
+        from npa_sop_tui.spec.reading import SpecError
+        from npa_sop_tui.spec.roundtrip import SpecDocument, plain
+
+        try:
+            loaded = parse_spec_text(text, source=str(path), validate=False)
+        except SpecError as exc:
+            return plain(SpecDocument.parse(text, path).data), list(exc.findings)
+        return self.to_mapping(loaded.spec), []
 
     def edited_text(
         self, document: Any, before: Mapping[str, Any], after: Mapping[str, Any]
@@ -393,8 +415,11 @@ class Backend:
         return {p.name: p.capacity_mode(capacity) for p in spec.workers} if spec else {}
 
     async def close(self) -> None:
-        """Release whatever the environment started (the sandbox stops its fake API server)."""
-        await self.environment.aclose()
+        """Release whatever the environment started (the sandbox stops its fake API server);
+        an environment never opened started nothing (opening it only to close it would read
+        the config on the way out)."""
+        if self._environment is not None:
+            await self._environment.aclose()
 
 
 def sandbox_backend(*, sleep_seconds: float = 1.0) -> Backend:

@@ -80,7 +80,7 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
 
         spec = tmp_path / "cluster.yaml"
         spec.write_text(CPU_SPEC)
-        mapping, document = app.backend.open_document(spec)
+        mapping, document, _ = app.backend.open_with_findings(spec)
         wizard = WizardScreen(mapping, path=spec, document=document)
         await app.push_screen(wizard)
         await wait_for(pilot, lambda: bool(wizard.query("#pages")))

@@ -30,7 +30,7 @@ async def test_a_fixed_error_goes_as_soon_as_the_field_is_valid(tmp_path: Path) 
         await home_loaded(pilot)
         spec = tmp_path / "cluster.yaml"
         spec.write_text(CPU_SPEC)
-        mapping, document = app.backend.open_document(spec)
+        mapping, document, _ = app.backend.open_with_findings(spec)
         wizard = WizardScreen(mapping, path=spec, document=document)
         await app.push_screen(wizard)
         await wait_for(pilot, lambda: bool(wizard.query("#pool-list")))

@@ -118,7 +118,7 @@ async def test_invalid_input_is_blocked_with_a_message(tmp_path: Path) -> None:
         app.notify = lambda message, **kw: (notes.append(message), original(message, **kw))  # type: ignore[method-assign]
         await pilot.press("ctrl+s")
         await pilot.pause()
-        assert any("block writing" in n for n in notes), notes
+        assert any(n.startswith("Not written: name: cluster name") for n in notes), notes
         assert not out.exists()
         assert "name" in str(wizard.query_one("#findings", Static).render())
 

@@ -7,7 +7,9 @@ still names ctrl+p.
 from __future__ import annotations
 
 from textual import events
+from textual.app import ComposeResult
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 COMPACT_BELOW = 100
 
@@ -17,6 +19,17 @@ class AppFooter(Footer):
 
     def on_mount(self) -> None:
         self._fit(self.app.size.width)
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):
+                # A FooterKey starts compact and is then bound to the footer's style: at 100
+                # columns and more every key flips twice at mount, each flip restyling it
+                # (about a third of the first frame). Built in the footer's style, the bound
+                # value changes nothing. (The ^p key is never bound: it stays compact.)
+                widget.set_reactive(FooterKey.compact, self.compact)
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit(event.size.width)
