@@ -285,3 +285,148 @@ def test_a_lock_file_that_is_not_a_record_reads_as_no_holder() -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     finally:
         os.close(fd)
+
+
+# -- from the mutation run of locks.py (each test names the rule it protects) --------------
+
+
+def test_asking_whether_a_process_lives_does_not_signal_it() -> None:
+    """Protects the probe's signal 0: a real signal (SIGHUP) would kill the holder it asks
+    about."""
+    import subprocess
+
+    from npa_sop_tui.locks import process_alive
+
+    child = subprocess.Popen(["/bin/sleep", "30"])
+    try:
+        assert process_alive(child.pid)
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(0.5)  # still running: not hung up on
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_local_holder_without_a_command_shows_a_question_mark_and_its_start_time() -> None:
+    import time
+
+    from npa_sop_tui.locks import process_start
+
+    me = os.getpid()
+    started = time.mktime((2026, 1, 2, 3, 4, 5, 0, 0, -1))
+    holder = {"operation": "plan", "pid": me, "pid_start": process_start(me), "started": started}
+    assert ClusterBusy("c", holder).message == (
+        f"cluster 'c' is busy: plan by pid {me} (?) since 2026-01-02 03:04:05"
+    )
+
+
+def test_a_recycled_npa_pid_is_not_taken_for_the_holder(tmp_path: Path) -> None:
+    """Protects the start-time check of the holder itself: a pid reused by another process
+    must not make a lost lock look like a running operation."""
+    from npa_sop_tui.locks import process_start
+
+    me = os.getpid()
+    holder = {"operation": "deploy", "pid": me, "pid_start": (process_start(me) or 0) + 1,
+              "command": "npa d", "started": None}  # fmt: skip
+    busy = ClusterBusy("c", holder, tmp_path / ".lock")
+    assert busy.message == (
+        f"cluster 'c' is busy: its lock {tmp_path / '.lock'} is held, but the recorded holder "
+        f"(deploy by pid {me} (npa d) since ?) is gone; another process has inherited the "
+        "lock file"
+    )
+
+
+def test_terraform_left_running_says_since_when_and_that_it_saves_state() -> None:
+    import time
+
+    from npa_sop_tui.locks import process_start
+
+    me = os.getpid()
+    since = time.mktime((2026, 5, 6, 7, 8, 9, 0, 0, -1))
+    tf = {"pid": me, "pid_start": process_start(me), "args": ["apply", "plan.bin"], "since": since}
+    holder = {"operation": "deploy", "pid": _gone_pid(), "command": "npa d", "started": since,
+              "terraform": tf}  # fmt: skip
+    message = ClusterBusy("c", holder).message
+    assert (
+        f"Terraform (supervisor pid {me}, `terraform apply plan.bin`, since 2026-05-06 "
+        "07:08:09) is still running for deploy by pid"
+    ) in message
+    assert message.endswith(
+        "that npa process is gone (killed or crashed); Terraform was told to stop gracefully "
+        "and holds the cluster until it has saved its state"
+    )
+
+
+def test_a_busy_lock_names_its_cluster_and_its_file_to_the_next_command() -> None:
+    """Protects what `acquire` hands to the error: the cluster's name and the lock's path
+    (the inheritor case tells the user which file to ask `fuser` about)."""
+    import fcntl
+
+    lock = ClusterLock("inherit", operation="deploy").acquire()
+    lock.path.write_text(json.dumps({"operation": "deploy", "pid": _gone_pid(), "command": "x"}))
+    try:
+        with pytest.raises(ClusterBusy) as caught:
+            ClusterLock("inherit", operation="plan").acquire()
+        assert caught.value.message.startswith("cluster 'inherit' is busy: its lock ")
+        assert f"its lock {lock.path} is held" in caught.value.message
+        assert (
+            caught.value.hint
+            == f"`fuser -v {lock.path}` names that process; stop it, then try again"
+        )
+    finally:
+        lock.release()
+    fd = os.open(lock.path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released despite the planted record
+    os.close(fd)
+
+
+def test_the_record_is_informative_a_write_that_fails_never_fails_the_lock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Protects the OSError guards: a full disk while writing or emptying the record must
+    neither fail the operation that holds the lock nor keep the lock after release."""
+
+    def full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    lock = ClusterLock("full", operation="deploy").acquire()
+    monkeypatch.setattr(os, "pwrite", full)
+    monkeypatch.setattr(os, "ftruncate", full)
+    lock.note_child(os.getpid(), ["apply"])  # no error: the flock is the lock
+    lock.release()
+    monkeypatch.undo()
+    assert not is_locked("full")
+
+
+def test_recording_terraform_before_the_lock_is_taken_writes_nothing() -> None:
+    lock = ClusterLock("early", operation="deploy")
+    lock.clear_child()
+    lock.note_child(os.getpid(), ["plan"])
+    assert not lock.path.exists() and not lock.held
+
+
+def test_the_holder_record_is_read_to_4_kib_only() -> None:
+    """Protects the bounded read: a record beyond 4 KiB (a planted file) is not trusted,
+    even when the whole of it would be valid JSON."""
+    with ClusterLock("big", operation="deploy") as held:
+        record = json.dumps({"operation": "deploy", "pid": 1, "pad": ""})
+        pad = 4097 - len(record)
+        held.path.write_text(json.dumps({"operation": "deploy", "pid": 1, "pad": "x" * pad}))
+        assert held.path.stat().st_size == 4097
+        with pytest.raises(ClusterBusy) as caught:
+            ClusterLock("big", operation="plan").acquire()
+        assert caught.value.holder == {}
+
+
+def test_only_the_pool_name_before_the_first_equals_sign_stays_readable() -> None:
+    """Protects `partition` (not `rpartition`) in the mask: an ID containing `=` must not
+    leave its first part readable; and `=` in other flags is left alone."""
+    from npa_sop_tui.locks import holder_command
+
+    for flags in (
+        ["--capacity-block-group", "gpu=e00abc=def"],
+        ["--capacity-block-group=gpu=e00abc=def"],
+    ):
+        shown = holder_command(["npa", "deploy", *flags, "--spec=c.yaml"])
+        assert "e00abc" not in shown and "def" not in shown.replace("deploy", "")
+        assert "gpu=***" in shown and shown.endswith(" --spec=c.yaml")
