@@ -340,3 +340,49 @@ def test_deleting_under_a_missing_parent_is_refused_and_creates_nothing() -> Non
         doc.delete("slurm.partition")
     doc.delete("nosuch")  # a missing key in an existing mapping: nothing to do
     assert doc.render() == "a: 1\n" and doc.changed == []
+
+
+# -- where `write` writes and what it checks, from the mutation run -------------------------
+
+
+def test_a_document_without_a_path_is_written_to_cluster_yaml_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    doc = SpecDocument.parse(COMMENTED)
+    assert doc.write() == Path("cluster.yaml")
+    assert (tmp_path / "cluster.yaml").read_text() == COMMENTED
+
+
+def test_write_checks_the_run_time_capacity_it_is_given(tmp_path: Path) -> None:
+    """Protects passing `capacity` on to the validation: a group for an unknown pool is
+    refused and nothing is written."""
+    path = tmp_path / "cluster.yaml"
+    doc = SpecDocument.parse(COMMENTED)
+    with pytest.raises(SpecError, match="unknown worker pool 'nosuch'"):
+        doc.write(path, capacity={"nosuch": "capacityblockgroup-x"})
+    assert not path.exists()
+
+
+def test_only_the_file_a_document_was_read_from_is_checked_for_changes(tmp_path: Path) -> None:
+    """Protects the `same` test: a parsed (not read) document, or a save under another name,
+    replaces what is there; only the file it was read from must still hold what was read."""
+    from npa_sop_tui.file_edit import FileChanged
+
+    source, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    source.write_text(COMMENTED)
+    other.write_text("# someone else's\n")
+    doc = SpecDocument.read(source)
+    doc.set("workers[1].size", 2)
+    doc.write(other)  # save as: b.yaml is replaced
+    assert "size: 2" in other.read_text()
+    parsed = SpecDocument.parse(COMMENTED, path=source)
+    source.write_text("# changed meanwhile\n")
+    parsed.set("workers[1].size", 3)
+    parsed.write()  # not read from disk: nothing to compare with
+    assert "size: 3" in source.read_text()
+    again = SpecDocument.read(other)
+    other.write_text(COMMENTED)  # another editor saved meanwhile
+    again.set("workers[1].size", 4)
+    with pytest.raises(FileChanged):
+        again.write()
