@@ -386,3 +386,15 @@ def test_only_the_file_a_document_was_read_from_is_checked_for_changes(tmp_path:
     again.set("workers[1].size", 4)
     with pytest.raises(FileChanged):
         again.write()
+
+
+@pytest.mark.parametrize("end", ["\n", ""], ids=["final-newline", "no-final-newline"])
+def test_the_diff_shows_each_line_on_its_own_line(end: str) -> None:
+    """Protects `_with_newline` on both sides: a file without a final newline once showed
+    `-a: 1+a: 2` (its last line glued to the added one); one with it, no extra blank line."""
+    doc = SpecDocument.parse("x: 0\na: 1" + end)
+    doc.set("a", 2)
+    assert doc.diff(label="c.yaml") == (
+        "--- c.yaml (on disk)\n+++ c.yaml (after)\n@@ -1,2 +1,2 @@\n x: 0\n-a: 1\n+a: 2\n"
+    )
+    assert doc.render() == "x: 0\na: 2" + end
