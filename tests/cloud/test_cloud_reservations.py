@@ -350,3 +350,42 @@ def test_resolve_names_maps_only_named_pools_and_refuses_none_or_several() -> No
     )
     with pytest.raises(UsageError, match="worker pool y: 2 capacity block group"):
         resolve_names([Pool("y", capacity_block_group_name="two")], {}, groups, "tenant-e")
+
+
+@pytest.mark.parametrize(
+    ("first", "kw"),
+    [
+        (Pool("bad", capacity_block_group_name="nope"), {}),
+        (Pool("bad", capacity_block_group_name="twin"), {}),
+        (Pool("bad", capacity_block_group_id="cbg-off"), {}),
+        (Pool("bad", capacity_block_group_id="cbg-far"), {}),
+        (Pool("bad", preset="other", capacity_block_group_id="cbg-1"), {}),
+        (Pool("bad", size=9, capacity_block_group_id="cbg-1"), {}),
+    ],
+    ids=["missing", "ambiguous", "inactive", "mismatch", "no-fresh", "short-nodes"],
+)
+def test_a_failing_pool_does_not_stop_the_check_of_the_next(first: Pool, kw: Any) -> None:
+    """Protects each `continue`: every pool gets its row and verdict, whatever failed first."""
+    groups = [_group(limit=256), _group("cbg-t1", "twin"), _group("cbg-t2", "twin"),
+              _group("cbg-off", "off", state="inactive"),
+              _group("cbg-far", "far", region="us-central1")]  # fmt: skip
+    rows, problems, _ = _check(
+        [first, Pool("good", capacity_block_group_id="cbg-1")], groups=groups, **kw
+    )
+    assert [r.pool for r in rows] == ["bad", "good"]
+    assert rows[0].verdict != "ok" and (rows[1].verdict, rows[1].group) == ("ok", "res")
+    assert len(problems) == 1
+
+
+def test_a_short_group_marks_only_its_own_pools_short() -> None:
+    groups = [_group("cbg-1", "small", limit=8), _group("cbg-2", "big")]
+    pools = [Pool("a", capacity_block_group_id="cbg-1"), Pool("b", capacity_block_group_id="cbg-2")]
+    rows, problems, _ = _check(pools, groups=groups)
+    assert [r.verdict for r in rows] == ["short", "ok"] and len(problems) == 1
+
+
+def test_resolve_names_goes_on_past_pools_it_does_not_resolve() -> None:
+    groups = [_group("cbg-1", "one"), _group("cbg-2", "two")]
+    pools = [Pool("od"), Pool("byid", capacity_block_group_name="two"),
+             Pool("named", capacity_block_group_name="one")]  # fmt: skip
+    assert resolve_names(pools, {"byid": "cbg-9"}, groups, "t") == {"named": "cbg-1"}
