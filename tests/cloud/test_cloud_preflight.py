@@ -229,3 +229,52 @@ def test_cli_preflight_json_rows_and_exit_codes(
     assert main(["soperator", "preflight", "--spec", str(spec)]) == 2
     out = capsys.readouterr().out
     assert "RESOURCE" in out and "does not exist in tenant tenant-e2e" in out
+
+
+# -- quota_rows directly: each verdict and its warning text, from the mutation run ---------
+
+
+def _quota_rows(amount: int, unit: str = "count", existing: bool = False, **q: Any) -> Any:
+    from npa_sop_tui.cloud.model import Quota
+    from npa_sop_tui.cloud.needs import Need
+    from npa_sop_tui.cloud.preflight import quota_rows
+
+    quota = Quota(**{"name": "compute.x", "region": "eu-north1", "limit": 10, "usage": 4, **q})
+    need = Need("compute.x", amount, unit, "2 nodes")
+    return quota_rows([need], [quota], existing=existing, region="eu-north1")
+
+
+@pytest.mark.parametrize(
+    ("amount", "q", "existing", "verdict"),
+    [
+        (6, {}, False, "ok"),  # exactly the free amount
+        (7, {}, False, "short by 1"),
+        (7, {}, True, "ok"),  # an existing cluster's own use is in `usage`
+        (11, {}, True, "short by 1"),
+        (1, {"limit": None}, False, "ok"),
+        (1, {"usage": None}, False, "unknown"),
+        (10, {"usage": None}, True, "ok"),
+        (1, {"state": "frozen"}, False, "frozen"),
+    ],
+)
+def test_a_quota_verdict_compares_the_need_with_what_is_free(
+    amount: int, q: dict[str, Any], existing: bool, verdict: str
+) -> None:
+    rows, _ = _quota_rows(amount, existing=existing, **q)
+    assert [r.verdict for r in rows] == [verdict]
+
+
+def test_a_short_quota_warns_with_amounts_in_its_unit() -> None:
+    gib = 1024**3
+    _, warnings = _quota_rows(12 * gib, unit="bytes", limit=10 * gib, usage=gib + gib // 2)
+    assert warnings == [
+        "tenant quota compute.x in eu-north1 is short by 3.5 GiB: the spec needs 12 GiB "
+        "(2 nodes); limit 10 GiB, in use 1.5 GiB"
+    ]
+    _, warnings = _quota_rows(7)
+    assert warnings == [
+        "tenant quota compute.x in eu-north1 is short by 1: the spec needs 7 (2 nodes); "
+        "limit 10, in use 4"
+    ]
+    _, warnings = _quota_rows(1, state="deleted")
+    assert warnings == ["tenant quota compute.x in eu-north1 is deleted: nothing new can use it"]
