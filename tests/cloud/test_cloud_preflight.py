@@ -241,7 +241,9 @@ def _quota_rows(amount: int, unit: str = "count", existing: bool = False, **q: A
 
     quota = Quota(**{"name": "compute.x", "region": "eu-north1", "limit": 10, "usage": 4, **q})
     need = Need("compute.x", amount, unit, "2 nodes")
-    return quota_rows([need], [quota], existing=existing, region="eu-north1")
+    # without `existing` a cluster is new (the default): its need comes on top of `usage`
+    more = {"existing": True} if existing else {}
+    return quota_rows([need], [quota], region="eu-north1", **more)
 
 
 @pytest.mark.parametrize(
