@@ -280,3 +280,27 @@ def test_a_short_quota_warns_with_amounts_in_its_unit() -> None:
     ]
     _, warnings = _quota_rows(1, state="deleted")
     assert warnings == ["tenant quota compute.x in eu-north1 is deleted: nothing new can use it"]
+
+
+def test_quotas_count_in_their_region_or_everywhere_when_they_name_none() -> None:
+    """Protects the allowance selection by region and the region each row shows."""
+    from npa_sop_tui.cloud.model import Quota
+    from npa_sop_tui.cloud.needs import Need
+    from npa_sop_tui.cloud.preflight import quota_rows
+
+    needs = [Need("missing", 1, "count", "x"), Need("far", 5, "count", "y"),
+             Need("any", 5, "count", "z")]  # fmt: skip
+    quotas = [Quota("far", "us-central1", 10, 0), Quota("far", "eu-north1", 3, 0),
+              Quota("any", "", 4, 0)]  # fmt: skip
+    rows, warnings = quota_rows(needs, quotas, region="eu-north1")
+    got = [(r.resource, r.verdict, r.limit, r.region, r.level) for r in rows]
+    assert got == [
+        ("missing", "unknown", None, "eu-north1", "tenant"),
+        ("far", "short by 2", 3, "eu-north1", "tenant"),
+        ("any", "short by 1", 4, "eu-north1", "tenant"),  # no region: the asked one shown
+    ]
+    assert warnings[1] == (
+        "tenant quota any is short by 1: the spec needs 5 (z); limit 4, in use 0"
+    )
+    rows, _ = quota_rows(needs[1:2], quotas[:1], region=None)  # no region asked: any counts
+    assert (rows[0].verdict, rows[0].region) == ("ok", "us-central1")
