@@ -16,7 +16,8 @@
 # mutates that listed module alone, judged by the tests that import it or a direct importer
 # of it (scripts/mutation_module.py: minutes instead of hours; a lower bound of the score),
 # --no-slurm (with --module) leaves out the tests on the shared Slurm labs, --direct keeps
-# only the test files importing the module itself (a module every lifecycle test reaches).
+# only the test files importing the module itself (a module every lifecycle test reaches),
+# --tests FILE... (with --module) judges by those test files alone (still a lower bound).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +32,8 @@ while (($#)); do
     --module) module="$2"; shift ;;
     --no-slurm) narrow+=(--no-slurm) ;;
     --direct) narrow+=(--direct) ;;
-    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--module PATH [--no-slurm] [--direct]]" >&2
+    --tests) narrow+=(--tests); shift; while (($#)) && [[ "$1" != --* ]]; do narrow+=("$1"); shift; done; continue ;;
+    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--module PATH [--no-slurm] [--direct] [--tests FILE...]]" >&2
        exit 2 ;;
   esac
   shift

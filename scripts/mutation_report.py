@@ -29,6 +29,12 @@ KILLED = {1, 3, 24, -24, 152, 255, 36}  # a failing test, pytest's own error, or
 NOT_REACHED = {33, 5}
 
 
+def killed(code: int | None) -> bool:
+    """A failing run: one of KILLED, or a test process that died of a signal (-N: e.g. a
+    mutated liveness probe that sends SIGHUP instead of signal 0 hangs up pytest itself)."""
+    return code in KILLED or (code is not None and code < 0)
+
+
 @dataclass(frozen=True)
 class Equivalent:
     mutant: str
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             entry = by_name.get(mutant)
             if entry is not None:
                 used.add(mutant)
-                if code in KILLED:
+                if killed(code):
                     problems.append(
                         f"{EQUIVALENT_FILE}:{entry.lineno}: {mutant} is killed now; remove the "
                         "entry"
@@ -123,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     tally["equivalent"] += 1
                     continue
-            if code in KILLED:
+            if killed(code):
                 tally["killed"] += 1
             else:
                 tally["not reached" if code in NOT_REACHED else "survived"] += 1

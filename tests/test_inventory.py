@@ -76,3 +76,84 @@ def test_listing_settles_a_record_whose_process_is_gone() -> None:
     (listed,) = inventory.list_clusters()
     assert listed.state == "interrupted"
     assert inventory.require("gone").state == "interrupted"  # and saved so
+
+
+def _running(
+    name: str, *, state: str = "deploying", kind: str = "deploy", **who: object
+) -> InventoryEntry:
+    entry = InventoryEntry(name=name, kube_context=f"nebius-{name}-slurm", region="eu-north1")
+    entry.state = state  # type: ignore[assignment]
+    entry.record(OperationRecord(id="op-1", kind=kind, started=1.0, result="running", **who))  # type: ignore[arg-type]
+    return entry
+
+
+def test_a_settled_record_says_when_it_ended_and_keeps_the_note_as_its_summary() -> None:
+    """Protects what `list` and `history` show for a killed run: an end time and the note."""
+    entry = _running("ended", pid=77)
+    note = inventory.settle_dead_operation(entry)
+    last = entry.last_operation
+    assert note is not None and last is not None
+    assert last.ended is not None and last.ended > 1.0
+    assert last.summary == note[:300] and len(entry.operations) == 1
+    assert "pid 77)" in note and " on " not in note.split("Next:")[0]  # no host: none named
+    assert note.startswith("deploy op-1 did not finish: npa (pid 77)")
+
+
+def test_a_dead_record_without_a_pid_names_its_npa_process() -> None:
+    note = inventory.settle_dead_operation(_running("nopid"))
+    assert note is not None and "npa (its npa process) stopped" in note
+
+
+@pytest.mark.parametrize("result", ["ok", "failed", "interrupted"])
+def test_only_a_running_record_is_settled(result: str) -> None:
+    entry = InventoryEntry(name="done", kube_context="nebius-done-slurm", region="eu-north1")
+    entry.state = "deploying"  # type: ignore[assignment]
+    entry.record(OperationRecord(id="op-1", kind="deploy", started=1.0, result=result))  # type: ignore[arg-type]
+    assert inventory.settle_dead_operation(entry) is None
+    assert entry.state == "deploying" and entry.last_operation.ended is None  # type: ignore[union-attr]
+    empty = InventoryEntry(name="empty", kube_context="nebius-empty-slurm")
+    assert inventory.settle_dead_operation(empty) is None
+
+
+def test_the_next_step_after_a_teardown_is_destroy_and_keeps_the_sandbox_flag() -> None:
+    """Protects the command a stuck cluster's record names: destroy after a destroy, with
+    `--sandbox` only for a sandbox cluster, else deploy with the spec as deployed."""
+    from npa_sop_tui.inventory import RecipeInfo
+
+    entry = InventoryEntry(name="nx", kube_context="nebius-nx-slurm", state="destroy-incomplete")
+    assert inventory.next_step(entry) == "`npa soperator destroy --name nx` finishes the teardown"
+    entry.recipe = RecipeInfo(origin="sandbox", path="/x")
+    assert inventory.next_step(entry).startswith("`npa soperator destroy --name nx --sandbox`")
+    entry.state = "deployed"  # type: ignore[assignment]
+    entry.record(OperationRecord(id="d-1", kind="destroy", started=1.0, result="failed"))
+    assert "destroy --name nx --sandbox` finishes" in inventory.next_step(entry)
+    entry.record(OperationRecord(id="p-1", kind="deploy", started=2.0, result="failed"))
+    spec = Path(os.environ["NPA_HOME"]) / "soperator" / "nx" / "spec.yaml"
+    assert inventory.next_step(entry) == (
+        f"`npa soperator deploy --spec {spec} --sandbox` converges (pass capacity block groups "
+        "again), or `npa soperator destroy --name nx --sandbox` removes it"
+    )
+    entry.recipe = RecipeInfo(origin="git", path="/x")
+    assert "--sandbox" not in inventory.next_step(entry)
+
+
+def test_listing_leaves_a_running_record_alone_while_its_lock_is_held() -> None:
+    """Protects a live deploy from being marked interrupted by someone's `list`."""
+    from npa_sop_tui.locks import ClusterLock
+
+    inventory.save(_running("live"))
+    with ClusterLock("live", operation="deploy"):
+        (listed,) = inventory.list_clusters()
+        assert listed.state == "deploying" and listed.last_operation.result == "running"  # type: ignore[union-attr]
+    assert inventory.require("live").state == "deploying"  # nothing saved either
+
+
+def test_an_unknown_cluster_names_the_known_ones() -> None:
+    with pytest.raises(UsageError) as none_known:
+        inventory.require("ghost")
+    assert "known clusters: none;" in (none_known.value.hint or "")
+    for name in ("b-one", "a-two"):
+        inventory.save(InventoryEntry(name=name, kube_context=f"nebius-{name}-slurm"))
+    with pytest.raises(UsageError) as two_known:
+        inventory.require("ghost")
+    assert "known clusters: a-two, b-one;" in (two_known.value.hint or "")

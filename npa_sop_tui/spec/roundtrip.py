@@ -322,7 +322,9 @@ class SpecDocument:
             return ""
         return "".join(
             difflib.unified_diff(
-                self.original.splitlines(keepends=True),
+                # both sides end in a newline: else a file without one would show its last
+                # line glued to the next diff line (`-a: 1+a: 2`)
+                _with_newline(self.original).splitlines(keepends=True),
                 _with_newline(self.render()).splitlines(keepends=True),
                 fromfile=f"{name} (on disk)",
                 tofile=f"{name} (after)",

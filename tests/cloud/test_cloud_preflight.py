@@ -151,14 +151,16 @@ async def test_a_timeout_is_unknown_not_a_hang_and_reserved_fails_closed(
     for method in ("quotas.v1.QuotaAllowanceService/List",
                    "capacity.v1.CapacityBlockGroupService/List"):  # fmt: skip
         cloud_state.delays[method] = 60
-    client = connect(CloudSettings(endpoint=fake_nebius.endpoint, timeout=0.5))
+    # 4 s per read: the undelayed reads (price, advice, …) must answer within it, which a
+    # loaded 2-core machine missed at 0.5 s; the delayed ones (60 s) must be cut off by it.
+    client = connect(CloudSettings(endpoint=fake_nebius.endpoint, timeout=4))
     started = time.monotonic()
     outcome = await preflight(client, gpu_spec(capacity_block_group_name="h100-res"))
     await client.close()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # far below the 60 s the service would take
     report = outcome.report
     assert {r.verdict for r in report.rows} == {"unknown"}
-    assert any("no answer within 0.5s" in w for w in report.warnings)
+    assert any("no answer within 4s" in w for w in report.warnings)
     assert report.blocked and "could not verify" in report.problems[0].message
     assert report.price is not None, report.warnings  # the other reads still answered
 
@@ -227,3 +229,78 @@ def test_cli_preflight_json_rows_and_exit_codes(
     assert main(["soperator", "preflight", "--spec", str(spec)]) == 2
     out = capsys.readouterr().out
     assert "RESOURCE" in out and "does not exist in tenant tenant-e2e" in out
+
+
+# -- quota_rows directly: each verdict and its warning text, from the mutation run ---------
+
+
+def _quota_rows(amount: int, unit: str = "count", existing: bool = False, **q: Any) -> Any:
+    from npa_sop_tui.cloud.model import Quota
+    from npa_sop_tui.cloud.needs import Need
+    from npa_sop_tui.cloud.preflight import quota_rows
+
+    quota = Quota(**{"name": "compute.x", "region": "eu-north1", "limit": 10, "usage": 4, **q})
+    need = Need("compute.x", amount, unit, "2 nodes")
+    # without `existing` a cluster is new (the default): its need comes on top of `usage`
+    more = {"existing": True} if existing else {}
+    return quota_rows([need], [quota], region="eu-north1", **more)
+
+
+@pytest.mark.parametrize(
+    ("amount", "q", "existing", "verdict"),
+    [
+        (6, {}, False, "ok"),  # exactly the free amount
+        (7, {}, False, "short by 1"),
+        (7, {}, True, "ok"),  # an existing cluster's own use is in `usage`
+        (11, {}, True, "short by 1"),
+        (1, {"limit": None}, False, "ok"),
+        (1, {"usage": None}, False, "unknown"),
+        (10, {"usage": None}, True, "ok"),
+        (1, {"state": "frozen"}, False, "frozen"),
+    ],
+)
+def test_a_quota_verdict_compares_the_need_with_what_is_free(
+    amount: int, q: dict[str, Any], existing: bool, verdict: str
+) -> None:
+    rows, _ = _quota_rows(amount, existing=existing, **q)
+    assert [r.verdict for r in rows] == [verdict]
+
+
+def test_a_short_quota_warns_with_amounts_in_its_unit() -> None:
+    gib = 1024**3
+    _, warnings = _quota_rows(12 * gib, unit="bytes", limit=10 * gib, usage=gib + gib // 2)
+    assert warnings == [
+        "tenant quota compute.x in eu-north1 is short by 3.5 GiB: the spec needs 12 GiB "
+        "(2 nodes); limit 10 GiB, in use 1.5 GiB"
+    ]
+    _, warnings = _quota_rows(7)
+    assert warnings == [
+        "tenant quota compute.x in eu-north1 is short by 1: the spec needs 7 (2 nodes); "
+        "limit 10, in use 4"
+    ]
+    _, warnings = _quota_rows(1, state="deleted")
+    assert warnings == ["tenant quota compute.x in eu-north1 is deleted: nothing new can use it"]
+
+
+def test_quotas_count_in_their_region_or_everywhere_when_they_name_none() -> None:
+    """Protects the allowance selection by region and the region each row shows."""
+    from npa_sop_tui.cloud.model import Quota
+    from npa_sop_tui.cloud.needs import Need
+    from npa_sop_tui.cloud.preflight import quota_rows
+
+    needs = [Need("missing", 1, "count", "x"), Need("far", 5, "count", "y"),
+             Need("any", 5, "count", "z")]  # fmt: skip
+    quotas = [Quota("far", "us-central1", 10, 0), Quota("far", "eu-north1", 3, 0),
+              Quota("any", "", 4, 0)]  # fmt: skip
+    rows, warnings = quota_rows(needs, quotas, region="eu-north1")
+    got = [(r.resource, r.verdict, r.limit, r.region, r.level) for r in rows]
+    assert got == [
+        ("missing", "unknown", None, "eu-north1", "tenant"),
+        ("far", "short by 2", 3, "eu-north1", "tenant"),
+        ("any", "short by 1", 4, "eu-north1", "tenant"),  # no region: the asked one shown
+    ]
+    assert warnings[1] == (
+        "tenant quota any is short by 1: the spec needs 5 (z); limit 4, in use 0"
+    )
+    rows, _ = quota_rows(needs[1:2], quotas[:1], region=None)  # no region asked: any counts
+    assert (rows[0].verdict, rows[0].region) == ("ok", "us-central1")

@@ -110,10 +110,16 @@ async def test_timeout_stops_terraform_and_says_where(
     make_spec: Any, sandbox_options: Any, recorder: Any
 ) -> None:
     spec = make_spec("pftime", workers=[{"name": "cpu", "size": 1}])
-    opts = sandbox_options(sleep=20, timeout_minutes=0.05)  # 3 s per plan or apply
+    # 12 s per plan or apply: the plan must finish within it (on a loaded 2-core machine a
+    # plan took more than 3 s, and the timeout then hit the plan with nothing in flight), and
+    # the apply's first Kubernetes resource (sleeping 120 s) must still run when it strikes.
+    opts = sandbox_options(sleep=120, timeout_minutes=0.2)
     with pytest.raises(TerraformTimeout) as info:
         await lifecycle.deploy(spec, options=opts, on_event=recorder)
-    assert "did not finish within 0.05 min and was stopped gracefully" in info.value.message
+    assert (
+        "terraform apply (apply:k8s) did not finish within 0.2 min and was stopped "
+        "gracefully; it was working on:\n  - module.k8s." in info.value.message
+    )
     assert info.value.where and all(a.startswith("module.k8s.") for a in info.value.where)
     assert any("SIGINT" in e.text for e in recorder.kinds("log_line"))
     assert inventory.require("pftime").state == "failed"

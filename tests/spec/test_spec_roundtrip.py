@@ -244,3 +244,157 @@ def test_a_value_of_another_kind_is_a_change(old: object, new: object, shown: st
     doc.apply_changes({"accounting": old}, {"accounting": new})
     line = next(x for x in doc.render().splitlines() if x.startswith("accounting:"))
     assert line == f"accounting: {shown}"
+
+
+# -- apply_changes on lists (the wizard's pool edits), from the mutation run ----------------
+
+NEW_POOL = {"name": "new", "platform": "cpu-d3", "preset": "8vcpu-32gb", "size": 1}
+
+
+def _form() -> dict[str, object]:
+    return parse_spec_text(COMMENTED).spec.model_dump(mode="json", exclude_unset=True)
+
+
+def _pools(text: str) -> list[str]:
+    return [w["name"] for w in parse_spec_text(text).spec.model_dump(mode="json")["workers"]]
+
+
+def test_a_pool_added_last_goes_before_the_blank_line_that_ends_the_list() -> None:
+    """Protects the insert of a new named item and the move of the list's trailing lines."""
+    before = _form()
+    doc = SpecDocument.parse(COMMENTED)
+    doc.apply_changes(before, {**before, "workers": [*before["workers"], NEW_POOL]})  # type: ignore[list-item]
+    after = doc.render()
+    assert doc.changed == ["workers[2]"] and _pools(after) == ["cpu", "gpu", "new"]
+    assert changed_lines(COMMENTED, after) == [
+        "+     -   name: new",
+        "+         platform: cpu-d3",
+        "+         preset: 8vcpu-32gb",
+        "+         size: 1",
+    ]
+    assert "size: 1\n\naccounting: false" in after  # the separating blank line moved down
+
+
+def test_a_pool_added_between_two_lands_there_and_keeps_the_others_lines() -> None:
+    before = _form()
+    workers = before["workers"]
+    doc = SpecDocument.parse(COMMENTED)
+    doc.apply_changes(before, {**before, "workers": [workers[0], NEW_POOL, workers[1]]})  # type: ignore[index]
+    after = doc.render()
+    assert doc.changed == ["workers[1]"] and _pools(after) == ["cpu", "new", "gpu"]
+    assert [ln for ln in changed_lines(COMMENTED, after) if ln.startswith("- ")] == []
+    assert "size: 1          # one node for now" in after
+
+
+def test_a_renamed_pool_is_removed_and_added_under_its_new_name() -> None:
+    before = _form()
+    workers = before["workers"]
+    renamed = {**workers[1], "name": "gpu2"}  # type: ignore[index]
+    doc = SpecDocument.parse(COMMENTED)
+    doc.apply_changes(before, {**before, "workers": [workers[0], renamed]})  # type: ignore[index]
+    after = doc.render()
+    assert _pools(after) == ["cpu", "gpu2"] and doc.changed == ["workers[1]", "workers[1]"]
+    assert "platform: 'cpu-d3'     # single-quoted on purpose" in after  # cpu untouched
+
+
+@pytest.mark.parametrize(
+    ("order", "names"),
+    [("reordered", ["gpu", "cpu"]), ("duplicated", ["cpu", "cpu"])],
+)
+def test_reordered_or_duplicated_pools_rewrite_the_whole_list(order: str, names: list[str]) -> None:
+    before = _form()
+    by_name = {w["name"]: w for w in before["workers"]}  # type: ignore[union-attr]
+    doc = SpecDocument.parse(COMMENTED)
+    doc.apply_changes(before, {**before, "workers": [by_name[n] for n in names]})
+    assert doc.changed == ["workers"]
+    data = SpecDocument.parse(doc.render()).get("workers")
+    assert [w["name"] for w in data] == names
+
+
+def test_lists_without_names_are_edited_item_by_item_when_their_length_stays() -> None:
+    """Protects the unnamed-list rules: same length → per item, else the whole list."""
+    text = "xs: [1, 2, 3]\nms:\n  - a: 1\n  - a: 2\n"
+    before = {"xs": [1, 2, 3], "ms": [{"a": 1}, {"a": 2}]}
+    doc = SpecDocument.parse(text)
+    doc.apply_changes(before, {"xs": [1, 5, 3], "ms": [{"a": 1}, {"a": 7}]})
+    assert doc.changed == ["xs[1]", "ms[1].a"]
+    assert doc.render() == "xs: [1, 5, 3]\nms:\n  - a: 1\n  - a: 7\n"
+    doc = SpecDocument.parse(text)
+    doc.apply_changes(before, {"xs": [1, 2], "ms": [{"a": 1}, {"a": 2}]})
+    assert doc.changed == ["xs"] and SpecDocument.parse(doc.render()).get("xs") == [1, 2]
+
+
+def test_a_form_adds_removes_and_replaces_fields_by_their_values() -> None:
+    """Protects `_apply` on mappings: a field gone is deleted, a new one set to its value,
+    a mapping turned into a scalar replaced."""
+    text = "a:\n  b: 1\nkeep: 2\ngone: 3\n"
+    doc = SpecDocument.parse(text)
+    doc.apply_changes({"a": {"b": 1}, "keep": 2, "gone": 3}, {"a": 5, "keep": 2, "added": {"x": 1}})
+    assert doc.render() == "a: 5\nkeep: 2\nadded:\n  x: 1\n"
+    assert doc.changed == ["gone", "a", "added"]
+
+
+def test_deleting_under_a_missing_parent_is_refused_and_creates_nothing() -> None:
+    doc = SpecDocument.parse("a: 1\n")
+    with pytest.raises(PathError):
+        doc.delete("slurm.partition")
+    doc.delete("nosuch")  # a missing key in an existing mapping: nothing to do
+    assert doc.render() == "a: 1\n" and doc.changed == []
+
+
+# -- where `write` writes and what it checks, from the mutation run -------------------------
+
+
+def test_a_document_without_a_path_is_written_to_cluster_yaml_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    doc = SpecDocument.parse(COMMENTED)
+    assert doc.write() == Path("cluster.yaml")
+    assert (tmp_path / "cluster.yaml").read_text() == COMMENTED
+
+
+def test_write_checks_the_run_time_capacity_it_is_given(tmp_path: Path) -> None:
+    """Protects passing `capacity` on to the validation: a group for an unknown pool is
+    refused and nothing is written."""
+    path = tmp_path / "cluster.yaml"
+    doc = SpecDocument.parse(COMMENTED)
+    with pytest.raises(SpecError, match="unknown worker pool 'nosuch'"):
+        doc.write(path, capacity={"nosuch": "capacityblockgroup-x"})
+    assert not path.exists()
+
+
+def test_only_the_file_a_document_was_read_from_is_checked_for_changes(tmp_path: Path) -> None:
+    """Protects the `same` test: a parsed (not read) document, or a save under another name,
+    replaces what is there; only the file it was read from must still hold what was read."""
+    from npa_sop_tui.file_edit import FileChanged
+
+    source, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    source.write_text(COMMENTED)
+    other.write_text("# someone else's\n")
+    doc = SpecDocument.read(source)
+    doc.set("workers[1].size", 2)
+    doc.write(other)  # save as: b.yaml is replaced
+    assert "size: 2" in other.read_text()
+    parsed = SpecDocument.parse(COMMENTED, path=source)
+    source.write_text("# changed meanwhile\n")
+    parsed.set("workers[1].size", 3)
+    parsed.write()  # not read from disk: nothing to compare with
+    assert "size: 3" in source.read_text()
+    again = SpecDocument.read(other)
+    other.write_text(COMMENTED)  # another editor saved meanwhile
+    again.set("workers[1].size", 4)
+    with pytest.raises(FileChanged):
+        again.write()
+
+
+@pytest.mark.parametrize("end", ["\n", ""], ids=["final-newline", "no-final-newline"])
+def test_the_diff_shows_each_line_on_its_own_line(end: str) -> None:
+    """Protects `_with_newline` on both sides: a file without a final newline once showed
+    `-a: 1+a: 2` (its last line glued to the added one); one with it, no extra blank line."""
+    doc = SpecDocument.parse("x: 0\na: 1" + end)
+    doc.set("a", 2)
+    assert doc.diff(label="c.yaml") == (
+        "--- c.yaml (on disk)\n+++ c.yaml (after)\n@@ -1,2 +1,2 @@\n x: 0\n-a: 1\n+a: 2\n"
+    )
+    assert doc.render() == "x: 0\na: 2" + end

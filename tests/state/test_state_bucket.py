@@ -148,7 +148,10 @@ def test_racing_operators_exactly_one_wins(bucket_env: dict[str, str]) -> None:
 
 
 def test_renewal_keeps_a_live_lock_past_its_lease(bucket_env: dict[str, str]) -> None:
-    store = _store(bucket_env, lease_seconds=2.0)
+    # 4 s: renewals come every third of it, so a renewal thread starved for 2 s on a loaded
+    # machine does not let the lease run out (the bucket's clock counts whole seconds).
+    lease = 4.0
+    store = _store(bucket_env, lease_seconds=lease)
     held = store.lock("live", operation="deploy").acquire()
     try:
         from npa_sop_tui.state.bucket_lock import BucketLock, read_lock
@@ -160,7 +163,7 @@ def test_renewal_keeps_a_live_lock_past_its_lease(bucket_env: dict[str, str]) ->
         # Renewals rewrite the record: wait until one has carried it two leases past the
         # first expiry, i.e. the lock outlived its original lease twice over.
         first = expires()
-        wait_until(lambda: expires() > first + 2 * 2.0, timeout=30, what="two leases renewed")
+        wait_until(lambda: expires() > first + 2 * lease, timeout=60, what="two leases renewed")
 
         other = BucketLock(store.bucket, held.remote.key, "live", "plan", store.location)
         with pytest.raises(ClusterBusy):
@@ -181,6 +184,9 @@ _HOLDER = textwrap.dedent(
 )
 
 
+LEASE = "12"  # seconds; see the docstring below
+
+
 @pytest.mark.slow
 def test_lease_runs_out_after_a_kill_then_unlock_breaks_a_fresh_one(
     bucket_env: dict[str, str],
@@ -189,8 +195,13 @@ def test_lease_runs_out_after_a_kill_then_unlock_breaks_a_fresh_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A holder killed with SIGKILL stops renewing: refused until its lease runs out (by the
-    bucket's clock), then taken over. `unlock` breaks a lock at once after the typed name."""
-    env = {**os.environ, **bucket_env, "NPA_STATE_LEASE_SECONDS": "3"}
+    bucket's clock), then taken over. `unlock` breaks a lock at once after the typed name.
+
+    The lease is long enough for a loaded machine: the refusal below has to come before the
+    killed holder's last renewal (at most a third of a lease old at the kill, its time cut to
+    whole seconds by the bucket) runs out, and at a load of 29 on 2 cores more than 3 s passed
+    between the kill and that check. With 12 s the check has about 7 s."""
+    env = {**os.environ, **bucket_env, "NPA_STATE_LEASE_SECONDS": LEASE}
 
     def holder(home: str) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
@@ -205,7 +216,7 @@ def test_lease_runs_out_after_a_kill_then_unlock_breaks_a_fresh_one(
     proc = holder("machine-a")
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
-    monkeypatch.setenv("NPA_STATE_LEASE_SECONDS", "3")
+    monkeypatch.setenv("NPA_STATE_LEASE_SECONDS", LEASE)
     store = default_store()
     with pytest.raises(ClusterBusy, match=f"pid {proc.pid}"):
         store.lock("flow", operation="deploy").acquire()
@@ -218,7 +229,7 @@ def test_lease_runs_out_after_a_kill_then_unlock_breaks_a_fresh_one(
             return False
         return True
 
-    wait_until(take, timeout=20, interval=0.5, what="the lease of a killed holder to run out")
+    wait_until(take, timeout=90, interval=0.5, what="the lease of a killed holder to run out")
     assert taken[0].remote.holder["took_over"]["pid"] == proc.pid
     taken[0].release()
 
