@@ -268,3 +268,15 @@ def test_not_ready_while_slurm_is_still_pending() -> None:
     assert compute_verdict(kube=kube(), slurm=None, freshness=pending).state == "progressing"
     off = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="disabled")}
     assert compute_verdict(kube=kube(), slurm=None, freshness=off).state == "ready"
+
+
+def test_a_worker_pod_not_ready_is_sick_only_once_it_has_restarted() -> None:
+    def degraded(restarts: int) -> list[str]:
+        pod = make_pod("worker-0", "nodeset", ready=False, restarts=restarts, nodeset="worker")
+        v = compute_verdict(kube=kube(pods=[pod]), slurm=slurm(HEALTHY), freshness=FRESH)
+        return [h.message for h in v.hints if h.code == "nodeset-degraded"]
+
+    assert degraded(0) == []  # still starting: progress, not damage
+    assert degraded(1) == [
+        "NodeSet worker is degraded: 1 worker pod(s) unhealthy (worker-0: not ready; 1 restarts)"
+    ]
