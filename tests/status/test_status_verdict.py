@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from npa_sop_tui.sandbox.fake_kube import (
     make_login_service,
     make_node,
@@ -280,3 +282,59 @@ def test_a_worker_pod_not_ready_is_sick_only_once_it_has_restarted() -> None:
     assert degraded(1) == [
         "NodeSet worker is degraded: 1 worker pod(s) unhealthy (worker-0: not ready; 1 restarts)"
     ]
+
+
+# The module's tables (mutmut never edits them): each entry pinned to what it does.
+
+
+@pytest.mark.parametrize(
+    ("reason", "code"),
+    [
+        ("ImagePullBackOff", "image-pull"),
+        ("ErrImagePull", "image-pull"),
+        ("InvalidImageName", "image-pull"),
+        ("CreateContainerConfigError", "container-config"),
+        ("CreateContainerError", "container-config"),
+    ],
+)
+def test_each_waiting_reason_that_waiting_will_not_fix_fails_the_cluster(
+    reason: str, code: str
+) -> None:
+    pod = make_pod("login-0", "login", phase="Pending", ready=False, waiting_reason=reason)
+    v = compute_verdict(kube=kube(pods=[pod]), slurm=None, freshness=FRESH)
+    assert v.state == "failed" and code in codes(v)
+
+
+@pytest.mark.parametrize("reason", ["CrashLoopBackOff", "Error", "RunContainerError"])
+@pytest.mark.parametrize(
+    ("component", "restarts", "state"),
+    [
+        ("controller", 0, "failed"),
+        ("login", 0, "failed"),
+        ("accounting", 0, "failed"),
+        ("sconfigcontroller", 0, "failed"),
+        ("nodeset", 4, "degraded"),  # a worker crashing a few times: one sick NodeSet
+        ("nodeset", 5, "failed"),  # five restarts: a crash loop waiting will not end
+    ],
+)
+def test_a_crashing_pod_fails_the_control_plane_and_degrades_a_worker(
+    reason: str, component: str, restarts: int, state: str
+) -> None:
+    name = "worker-0" if component == "nodeset" else f"{component}-0"
+    pod = make_pod(
+        name, component, ready=False, restarts=restarts, waiting_reason=reason,
+        nodeset="worker" if component == "nodeset" else None,
+    )  # fmt: skip
+    v = compute_verdict(kube=kube(pods=[pod]), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state == state, v
+    assert ("crashloop" in codes(v)) == (state == "failed")
+
+
+@pytest.mark.parametrize(
+    "condition", ["ControllersAvailable", "LoginAvailable", "SConfigControllerAvailable"]
+)
+def test_each_required_cluster_condition_holds_the_cluster_back(condition: str) -> None:
+    cluster = make_slurmcluster(conditions={condition: False})
+    v = compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state != "ready", v
+    assert any(condition in h.message for h in v.hints), v.hints
