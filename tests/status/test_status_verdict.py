@@ -338,3 +338,16 @@ def test_each_required_cluster_condition_holds_the_cluster_back(condition: str) 
     v = compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH)
     assert v.state != "ready", v
     assert any(condition in h.message for h in v.hints), v.hints
+
+
+def test_a_disabled_accounting_does_not_hide_a_jail_still_being_populated() -> None:
+    # Pending with every availability condition still Unknown except accounting, which says
+    # it is disabled from the start: the first reconcile is populating the jail.
+    unknown: dict[str, bool | str] = {
+        t: "Unknown"
+        for t in ("ControllersAvailable", "LoginAvailable", "SConfigControllerAvailable",
+                  "CommonAvailable")
+    }  # fmt: skip
+    cluster = make_slurmcluster("Pending", conditions=unknown, accounting=False)
+    v = compute_verdict(kube=kube(cluster=cluster), slurm=None, freshness=FRESH)
+    assert v.state == "progressing" and "jail-populating" in codes(v), v.hints
