@@ -118,6 +118,8 @@ def test_per_node_results_match_the_check_name_before_the_colon_only() -> None:
         "c": "gpu-fryer: no prefix",
         "d": None,
         "e": "[node_problem]gpu-fryer: no space",
+        # the check named after the first colon is in the free text, not the check
+        "f": "[node_problem] other: gpu-fryer says: hot",
     }
     nodes = [SlurmNode(name=n, state="idle", display="x", reason=r) for n, r in reasons.items()]
     assert results_by_node("gpu-fryer", nodes) == {"a": "[hardware_problem] gpu-fryer: hot"}
