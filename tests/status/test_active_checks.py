@@ -172,3 +172,11 @@ def test_an_errored_slurm_check_is_a_warning_and_says_whether_the_apply_waits() 
 )
 def test_no_hint_unless_failed_or_errored_in_slurm(check: ActiveCheckInfo) -> None:
     assert hints([check], "ctx") == []
+
+
+def test_per_node_results_skip_a_node_object_without_a_reason() -> None:
+    # results_by_node takes any node-like object (the dashboard passes SlurmNodes)
+    from types import SimpleNamespace
+
+    nodes = [SimpleNamespace(name="x"), SimpleNamespace(name="y", reason="[node_problem] c: bad")]
+    assert results_by_node("c", nodes) == {"y": "[node_problem] c: bad"}
