@@ -45,14 +45,14 @@ def test_a_slurm_check_keeps_its_run_id_submit_time_and_every_failed_or_errored_
             "lastRunId": 42,
             "lastRunSubmitTime": "2026-01-02T03:04:05Z",
             "lastRunFailJobsAndReasons": [{"jobID": 7, "reason": "NCCL too slow"}],
-            "lastRunErrorJobsAndReasons": [{"reason": "  "}],
+            "lastRunErrorJobsAndReasons": [{"reason": "  "}, {"jobID": 9}],
         }
     }
     (c,) = parse_active_checks([raw("nccl", "slurmJob", status, suspend=True, schedule="@daily")])
     assert c.name == "nccl" and c.type == "slurmJob" and c.status == "Failed"
     assert c.last_run_id == "42" and c.last_run_submitted == "2026-01-02T03:04:05Z"
-    # a job without an ID shows "?", a blank reason leaves no trailing ": "
-    assert c.failures == ["job 7: NCCL too slow", "job ?:"]
+    # a job without an ID shows "?", a blank or missing reason leaves no trailing text
+    assert c.failures == ["job 7: NCCL too slow", "job ?:", "job 9:"]
     assert c.suspended is True and c.schedule == "@daily" and c.run_after_creation is True
 
 

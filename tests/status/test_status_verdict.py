@@ -351,3 +351,23 @@ def test_a_disabled_accounting_does_not_hide_a_jail_still_being_populated() -> N
     cluster = make_slurmcluster("Pending", conditions=unknown, accounting=False)
     v = compute_verdict(kube=kube(cluster=cluster), slurm=None, freshness=FRESH)
     assert v.state == "progressing" and "jail-populating" in codes(v), v.hints
+
+
+def test_a_terminating_nodeset_does_not_stop_the_checks_of_the_ones_after_it() -> None:
+    # "a-old" sorts first and is being deleted; "worker" after it has a broken pod, and
+    # "zeta" wants nodes it has none of: both still get their hints
+    sick = make_pod("worker-0", "nodeset", ready=False, restarts=2, nodeset="worker")
+    state = kube(
+        pods=[sick],
+        nodesets=[
+            make_nodeset("a-old", replicas=1, ready=0, phase="Terminating"),
+            make_nodeset("worker", replicas=1, ready=1),
+            make_nodeset("zeta", replicas=2, ready=0, phase="Provisioning"),
+        ],
+    )
+    v = compute_verdict(kube=state, slurm=slurm(HEALTHY), freshness=FRESH)
+    by_code = {(h.code, h.subject) for h in v.hints}
+    assert ("nodeset-terminating", "a-old") in by_code
+    assert ("nodeset-degraded", "worker") in by_code
+    assert ("workers-no-nodes", "zeta") in by_code
+    assert ("workers-no-nodes", "a-old") not in by_code  # going away: no quota problem
