@@ -371,3 +371,19 @@ def test_a_terminating_nodeset_does_not_stop_the_checks_of_the_ones_after_it() -
     assert ("nodeset-degraded", "worker") in by_code
     assert ("workers-no-nodes", "zeta") in by_code
     assert ("workers-no-nodes", "a-old") not in by_code  # going away: no quota problem
+
+
+def test_a_gb300_rack_nodeset_without_nodes_names_its_pools_capacity_mode() -> None:
+    # GB300 pools have one NodeSet per rack, `<pool>-rack<N>`; capacity is per pool
+    k = kube(
+        nodes=[make_node("sys-0", nodeset="system")],
+        nodesets=[make_nodeset("gb-rack1", replicas=18, ready=0, phase="Provisioning")],
+    )
+    pools = [WorkerCapacity(name="gb", capacity_mode="preemptible", node_groups=1, nodes=18)]
+    v = compute_verdict(kube=k, slurm=None, freshness=FRESH, workers=pools)
+    hint = next(h for h in v.hints if h.code == "workers-no-nodes")
+    assert hint.subject == "gb-rack1"
+    assert hint.message == (
+        "worker pool gb-rack1 has 0 Kubernetes nodes while its NodeSet wants 18; "
+        "preemptible GPU capacity may be unavailable right now (capacity: preemptible)"
+    )
