@@ -387,3 +387,10 @@ def test_a_gb300_rack_nodeset_without_nodes_names_its_pools_capacity_mode() -> N
         "worker pool gb-rack1 has 0 Kubernetes nodes while its NodeSet wants 18; "
         "preemptible GPU capacity may be unavailable right now (capacity: preemptible)"
     )
+
+
+def test_a_crashing_pod_outside_the_control_plane_and_the_workers_degrades_the_cluster() -> None:
+    # e.g. the Slurm exporter: not a NodeSet pod, so only the pod rule itself can say so
+    pod = make_pod("exporter-0", "exporter", ready=False, restarts=1, waiting_reason="Error")
+    v = compute_verdict(kube=kube(pods=[pod]), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state == "degraded", v
