@@ -66,8 +66,12 @@ def test_a_service_address_that_is_an_option_is_refused(
     svc = make_login_service(None)
     svc["status"]["loadBalancer"]["ingress"] = [{"hostname": "-oProxyCommand=x"}]
     fake_kube.add("services", svc)
-    with pytest.raises(UsageError, match="the login Service's address"):
+    with pytest.raises(UsageError) as caught:
         resolve_login_address(settings(kubeconfig))
+    # the message says where the bad address came from (not the user's login host)
+    assert str(caught.value) == (
+        "the login Service's address '-oProxyCommand=x' is not a host name or IP address"
+    )
 
 
 def test_an_api_error_other_than_not_found_names_the_service_context_and_status(
