@@ -90,8 +90,10 @@ def test_an_api_error_other_than_not_found_names_the_service_context_and_status(
 def test_the_unreachable_api_hint_says_to_fix_the_context_or_set_the_host(tmp_path: Path) -> None:
     with pytest.raises(OperationError) as caught:
         resolve_login_address(settings(tmp_path / "missing-kubeconfig"))
-    assert str(caught.value).startswith(
+    # the client's own first line says what is wrong (not just its exception's name)
+    assert str(caught.value) == (
         "cannot read the login address through kube context nebius-demo-slurm: "
+        "Invalid kube-config file. No configuration found."
     )
     assert caught.value.hint == f"fix the kube context (--kubeconfig/--context), or {WHAT_TO_SET}"
 
