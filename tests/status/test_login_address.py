@@ -133,3 +133,16 @@ def test_the_resolver_from_parts_calls_a_configured_host_config_unless_told(
         login_address(
             cluster="other", configured="", kubeconfig=kubeconfig, context="nebius-demo-slurm"
         )
+
+
+@pytest.mark.parametrize("status", [None, {}])
+def test_a_service_without_a_status_or_load_balancer_has_no_address_yet(
+    fake_kube: FakeKubeServer, kubeconfig: Path, status: dict[str, object] | None
+) -> None:
+    svc = make_login_service(None)
+    if status is None:
+        del svc["status"]
+    else:
+        svc["status"] = status
+    fake_kube.add("services", svc)
+    assert login_ip_once(settings(kubeconfig)) is None
