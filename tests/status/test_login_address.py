@@ -9,7 +9,12 @@ import pytest
 
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer, make_login_service
-from npa_sop_tui.status.login_address import resolve_login_address
+from npa_sop_tui.status.login_address import (
+    WHAT_TO_SET,
+    login_address,
+    login_ip_once,
+    resolve_login_address,
+)
 from npa_sop_tui.status.watch import StatusSettings
 
 
@@ -61,5 +66,83 @@ def test_a_service_address_that_is_an_option_is_refused(
     svc = make_login_service(None)
     svc["status"]["loadBalancer"]["ingress"] = [{"hostname": "-oProxyCommand=x"}]
     fake_kube.add("services", svc)
-    with pytest.raises(UsageError, match="the login Service's address"):
+    with pytest.raises(UsageError) as caught:
         resolve_login_address(settings(kubeconfig))
+    # the message says where the bad address came from (not the user's login host)
+    assert str(caught.value) == (
+        "the login Service's address '-oProxyCommand=x' is not a host name or IP address"
+    )
+
+
+def test_an_api_error_other_than_not_found_names_the_service_context_and_status(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    fake_kube.add("services", make_login_service("203.0.113.9"))
+    fake_kube.fail_next("services", status=403)
+    with pytest.raises(OperationError) as caught:
+        resolve_login_address(settings(kubeconfig))
+    assert str(caught.value) == (
+        "cannot read soperator/soperator-login-svc through kube context nebius-demo-slurm: HTTP 403"
+    )
+    assert caught.value.hint == WHAT_TO_SET
+
+
+def test_the_unreachable_api_hint_says_to_fix_the_context_or_set_the_host(tmp_path: Path) -> None:
+    with pytest.raises(OperationError) as caught:
+        resolve_login_address(settings(tmp_path / "missing-kubeconfig"))
+    # the client's own first line says what is wrong (not just its exception's name)
+    assert str(caught.value) == (
+        "cannot read the login address through kube context nebius-demo-slurm: "
+        "Invalid kube-config file. No configuration found."
+    )
+    assert caught.value.hint == f"fix the kube context (--kubeconfig/--context), or {WHAT_TO_SET}"
+
+
+def test_what_to_set_names_the_config_key_the_flag_and_the_watch() -> None:
+    assert WHAT_TO_SET == (
+        "set login.host in the npa config (login: {host: <address>}) or pass --login-host "
+        "<address>; or wait until the login Service has its address (npa soperator status --watch)"
+    )
+
+
+def test_the_first_ingress_with_an_address_counts_and_a_hostname_is_one(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    svc = make_login_service(None)
+    svc["status"]["loadBalancer"]["ingress"] = [{}, {"hostname": "lb.example"}, {"ip": "1.2.3.4"}]
+    fake_kube.add("services", svc)
+    got = resolve_login_address(settings(kubeconfig))
+    assert (got.host, got.source) == ("lb.example", "service")
+    assert login_ip_once(settings(kubeconfig)) == "lb.example"
+
+
+def test_login_ip_once_is_none_without_the_service(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    assert login_ip_once(settings(kubeconfig)) is None
+
+
+def test_the_resolver_from_parts_calls_a_configured_host_config_unless_told(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    got = login_address(
+        cluster="demo", configured="10.0.0.5", kubeconfig=kubeconfig, context="nebius-demo-slurm"
+    )
+    assert (got.host, got.source) == ("10.0.0.5", "config")
+    with pytest.raises(OperationError, match="no login address for cluster 'other'"):
+        login_address(
+            cluster="other", configured="", kubeconfig=kubeconfig, context="nebius-demo-slurm"
+        )
+
+
+@pytest.mark.parametrize("status", [None, {}])
+def test_a_service_without_a_status_or_load_balancer_has_no_address_yet(
+    fake_kube: FakeKubeServer, kubeconfig: Path, status: dict[str, object] | None
+) -> None:
+    svc = make_login_service(None)
+    if status is None:
+        del svc["status"]
+    else:
+        svc["status"] = status
+    fake_kube.add("services", svc)
+    assert login_ip_once(settings(kubeconfig)) is None

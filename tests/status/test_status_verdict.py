@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from npa_sop_tui.sandbox.fake_kube import (
     make_login_service,
     make_node,
@@ -268,3 +270,127 @@ def test_not_ready_while_slurm_is_still_pending() -> None:
     assert compute_verdict(kube=kube(), slurm=None, freshness=pending).state == "progressing"
     off = {"kube": Freshness(state="fresh"), "slurm": Freshness(state="disabled")}
     assert compute_verdict(kube=kube(), slurm=None, freshness=off).state == "ready"
+
+
+def test_a_worker_pod_not_ready_is_sick_only_once_it_has_restarted() -> None:
+    def degraded(restarts: int) -> list[str]:
+        pod = make_pod("worker-0", "nodeset", ready=False, restarts=restarts, nodeset="worker")
+        v = compute_verdict(kube=kube(pods=[pod]), slurm=slurm(HEALTHY), freshness=FRESH)
+        return [h.message for h in v.hints if h.code == "nodeset-degraded"]
+
+    assert degraded(0) == []  # still starting: progress, not damage
+    assert degraded(1) == [
+        "NodeSet worker is degraded: 1 worker pod(s) unhealthy (worker-0: not ready; 1 restarts)"
+    ]
+
+
+# The module's tables (mutmut never edits them): each entry pinned to what it does.
+
+
+@pytest.mark.parametrize(
+    ("reason", "code"),
+    [
+        ("ImagePullBackOff", "image-pull"),
+        ("ErrImagePull", "image-pull"),
+        ("InvalidImageName", "image-pull"),
+        ("CreateContainerConfigError", "container-config"),
+        ("CreateContainerError", "container-config"),
+    ],
+)
+def test_each_waiting_reason_that_waiting_will_not_fix_fails_the_cluster(
+    reason: str, code: str
+) -> None:
+    pod = make_pod("login-0", "login", phase="Pending", ready=False, waiting_reason=reason)
+    v = compute_verdict(kube=kube(pods=[pod]), slurm=None, freshness=FRESH)
+    assert v.state == "failed" and code in codes(v)
+
+
+@pytest.mark.parametrize("reason", ["CrashLoopBackOff", "Error", "RunContainerError"])
+@pytest.mark.parametrize(
+    ("component", "restarts", "state"),
+    [
+        ("controller", 0, "failed"),
+        ("login", 0, "failed"),
+        ("accounting", 0, "failed"),
+        ("sconfigcontroller", 0, "failed"),
+        ("nodeset", 4, "degraded"),  # a worker crashing a few times: one sick NodeSet
+        ("nodeset", 5, "failed"),  # five restarts: a crash loop waiting will not end
+    ],
+)
+def test_a_crashing_pod_fails_the_control_plane_and_degrades_a_worker(
+    reason: str, component: str, restarts: int, state: str
+) -> None:
+    name = "worker-0" if component == "nodeset" else f"{component}-0"
+    pod = make_pod(
+        name, component, ready=False, restarts=restarts, waiting_reason=reason,
+        nodeset="worker" if component == "nodeset" else None,
+    )  # fmt: skip
+    v = compute_verdict(kube=kube(pods=[pod]), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state == state, v
+    assert ("crashloop" in codes(v)) == (state == "failed")
+
+
+@pytest.mark.parametrize(
+    "condition", ["ControllersAvailable", "LoginAvailable", "SConfigControllerAvailable"]
+)
+def test_each_required_cluster_condition_holds_the_cluster_back(condition: str) -> None:
+    cluster = make_slurmcluster(conditions={condition: False})
+    v = compute_verdict(kube=kube(cluster=cluster), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state != "ready", v
+    assert any(condition in h.message for h in v.hints), v.hints
+
+
+def test_a_disabled_accounting_does_not_hide_a_jail_still_being_populated() -> None:
+    # Pending with every availability condition still Unknown except accounting, which says
+    # it is disabled from the start: the first reconcile is populating the jail.
+    unknown: dict[str, bool | str] = {
+        t: "Unknown"
+        for t in ("ControllersAvailable", "LoginAvailable", "SConfigControllerAvailable",
+                  "CommonAvailable")
+    }  # fmt: skip
+    cluster = make_slurmcluster("Pending", conditions=unknown, accounting=False)
+    v = compute_verdict(kube=kube(cluster=cluster), slurm=None, freshness=FRESH)
+    assert v.state == "progressing" and "jail-populating" in codes(v), v.hints
+
+
+def test_a_terminating_nodeset_does_not_stop_the_checks_of_the_ones_after_it() -> None:
+    # "a-old" sorts first and is being deleted; "worker" after it has a broken pod, and
+    # "zeta" wants nodes it has none of: both still get their hints
+    sick = make_pod("worker-0", "nodeset", ready=False, restarts=2, nodeset="worker")
+    state = kube(
+        pods=[sick],
+        nodesets=[
+            make_nodeset("a-old", replicas=1, ready=0, phase="Terminating"),
+            make_nodeset("worker", replicas=1, ready=1),
+            make_nodeset("zeta", replicas=2, ready=0, phase="Provisioning"),
+        ],
+    )
+    v = compute_verdict(kube=state, slurm=slurm(HEALTHY), freshness=FRESH)
+    by_code = {(h.code, h.subject) for h in v.hints}
+    assert ("nodeset-terminating", "a-old") in by_code
+    assert ("nodeset-degraded", "worker") in by_code
+    assert ("workers-no-nodes", "zeta") in by_code
+    assert ("workers-no-nodes", "a-old") not in by_code  # going away: no quota problem
+
+
+def test_a_gb300_rack_nodeset_without_nodes_names_its_pools_capacity_mode() -> None:
+    # GB300 pools have one NodeSet per rack, `<pool>-rack<N>`; capacity is per pool
+    k = kube(
+        nodes=[make_node("sys-0", nodeset="system")],
+        nodesets=[make_nodeset("gb-rack1", replicas=18, ready=0, phase="Provisioning")],
+    )
+    pools = [WorkerCapacity(name="gb", capacity_mode="preemptible", node_groups=1, nodes=18)]
+    v = compute_verdict(kube=k, slurm=None, freshness=FRESH, workers=pools)
+    hint = next(h for h in v.hints if h.code == "workers-no-nodes")
+    assert hint.subject == "gb-rack1"
+    assert hint.message == (
+        "worker pool gb-rack1 has 0 Kubernetes nodes while its NodeSet wants 18; "
+        "preemptible GPU capacity may be unavailable right now (capacity: preemptible)"
+    )
+
+
+def test_a_crashing_pod_outside_the_control_plane_and_the_workers_degrades_the_cluster() -> None:
+    # e.g. the Slurm exporter: not a NodeSet pod, so only the pod rule itself can say so
+    pod = make_pod("exporter-0", "exporter", ready=False, restarts=1, waiting_reason="Error")
+    v = compute_verdict(kube=kube(pods=[pod]), slurm=slurm(HEALTHY), freshness=FRESH)
+    assert v.state == "degraded", v
