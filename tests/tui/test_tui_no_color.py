@@ -78,6 +78,8 @@ async def test_no_color_keeps_every_verdict_and_state_readable(
     async with app.run_test(size=(120, 40)) as pilot:
         await home_loaded(pilot)
         assert isinstance(app.screen, HomeScreen)
+        # the rows are drawn a refresh after the table got them (later on a busy machine)
+        await wait_for(pilot, lambda: all(_styles_of(app, s) for s in CLUSTER_STATES))
         for state in CLUSTER_STATES:
             _assert_readable(app, state)
 
@@ -85,7 +87,7 @@ async def test_no_color_keeps_every_verdict_and_state_readable(
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
         screen = app.screen
         await wait_for(pilot, lambda: screen.status is not None)
-        await pilot.pause()
+        await wait_for(pilot, lambda: all(_styles_of(app, s) for s in NODE_STATES))
         for state in NODE_STATES:
             _assert_readable(app, state)
         for verdict in VERDICTS:

@@ -12,10 +12,8 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 ASKING = "Hourly price: asking the billing calculator…"
-NO_CLOUD = (
-    "Hourly price: unavailable (no tenant, project and subnet in ~/.npa/config.yaml to ask "
-    "the billing calculator with; the sandbox shows its own prices)"
-)
+# one line at 80 columns (76 inside the paddings): the resource table below needs the rows
+NO_CLOUD = "Hourly price: unavailable (no tenant/project/subnet in ~/.npa/config.yaml)"
 
 
 class PlanPrice(Static):
