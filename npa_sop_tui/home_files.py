@@ -167,6 +167,21 @@ def tighten_tree(root: Path | str) -> None:
         dirs[:] = [d for d in dirs if d not in _NOT_OURS]  # tightened, not descended into
 
 
+def make_link(link: Path | str, target: Path | str) -> None:
+    """A symlink at `link` to the folder `target` (how Terraform's plugin cache hands out
+    providers): its folder is made first (0700 under the home), a symlink on the way is
+    `HomeSymlink`, and an existing file at `link` is left alone (FileExistsError)."""
+    link = Path(link)
+    ensure_dir(link.parent)
+    try:
+        link.symlink_to(target, target_is_directory=True)
+    except OSError as exc:
+        problem = read_only(exc, link) if not isinstance(exc, FileExistsError) else None
+        if problem is None:
+            raise
+        raise problem from None
+
+
 def open_private(path: Path | str, flags: int, mode: int = SECRET_MODE) -> int:
     """`os.open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode)` for a file npa writes, appends
     to, truncates or locks: its folder is made first (0700), a symlink at `path` or on the

@@ -13,7 +13,7 @@ import pytest
 
 from npa_sop_tui.cli import main
 from npa_sop_tui.fsutil import atomic_write_text
-from npa_sop_tui.home_files import HomeSymlink, ensure_dir, open_private
+from npa_sop_tui.home_files import HomeSymlink, ensure_dir, make_link, open_private
 from npa_sop_tui.locks import ClusterLock
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,3 +186,20 @@ def test_nothing_else_writes_under_the_home() -> None:
     assert offenders == [], "write through npa_sop_tui.home_files / fsutil:\n" + "\n".join(
         offenders
     )
+
+
+def test_a_provider_link_gets_a_private_folder_and_never_goes_through_a_planted_link(
+    npa_home: Path, tmp_path: Path
+) -> None:
+    provider = tmp_path / "cache" / "hashicorp" / "null"
+    provider.mkdir(parents=True)
+    link = npa_home / "install" / ".terraform" / "providers" / "hashicorp" / "null"
+    make_link(link, provider)
+    assert link.is_symlink() and link.resolve() == provider.resolve()
+    assert (link.parent.stat().st_mode & 0o777) == 0o700
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (npa_home / "planted").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(HomeSymlink):
+        make_link(npa_home / "planted" / "providers" / "null", provider)
+    assert list(outside.iterdir()) == []

@@ -43,7 +43,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_bytes, atomic_write_text
+from npa_sop_tui.home_files import ensure_dir, make_link
 from npa_sop_tui.terraform import init_fingerprint, plugin_cache
 from npa_sop_tui.terraform.init_fingerprint import module_dirs
 from npa_sop_tui.terraform.plugin_cache import LOCK_FILE
@@ -130,8 +131,8 @@ def remember(
     if key is None or providers is None:
         return False
     doc = {"lock": lock, "providers": providers, "from": str(install_dir)}
-    (cache / SEEDS).mkdir(parents=True, exist_ok=True)
-    atomic_write_text(_seed_file(cache, key), json.dumps(doc, indent=1))
+    ensure_dir(cache / SEEDS)
+    atomic_write_text(_seed_file(cache, key), json.dumps(doc, indent=1), mode=SECRET_MODE)
     return True
 
 
@@ -176,11 +177,10 @@ async def _backend_alone(
         return None
     stub = install_dir / STUB
     shutil.rmtree(stub, ignore_errors=True)
-    stub.mkdir(mode=0o700)
+    ensure_dir(stub)
     try:
         backend = stub / "backend.tf.json"
-        backend.write_bytes(override.read_bytes())
-        backend.chmod(0o600)
+        atomic_write_bytes(backend, override.read_bytes(), mode=SECRET_MODE)
         data_dir = {"TF_DATA_DIR": str((install_dir / ".terraform").resolve())}
         return await run(["init", *init_args, "-get=false"], stub, data_dir)
     finally:
@@ -194,8 +194,7 @@ def _link_providers(install_dir: Path, cache: Path, providers: list[str]) -> Non
         link = root / rel
         if link.is_symlink() and link.resolve() == target.resolve():
             continue  # the backend init installed it for a resource in the cluster's state
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(target, target_is_directory=True)
+        make_link(link, target)
 
 
 async def init_from_seed(
@@ -219,7 +218,7 @@ async def init_from_seed(
             raise NotSeeded("the recipe's root module declares a backend of its own")
         if (install_dir / BACKEND_OVERRIDE).is_file() and (install_dir / STATE_FILE).exists():
             raise NotSeeded("a local state file is here; a full init decides whether it moves")
-        (install_dir / ".terraform").mkdir(exist_ok=True)
+        ensure_dir(install_dir / ".terraform")
         # Modules and backend are independent (different files under .terraform): one Terraform
         # start each, side by side, is most of what a seeded init costs.
         both = await asyncio.gather(
