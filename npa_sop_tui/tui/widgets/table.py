@@ -174,7 +174,15 @@ class PlainTable(Guarded, DataTable[Any]):
         columns = list(self.columns.values())
         fixed = columns and all(not c.auto_width for c in columns)
         if not fixed or (self.show_row_labels and any(r.label for r in self.rows.values())):
+            before = [c.content_width for c in columns]
             super()._update_dimensions(new_rows)
+            if [c.content_width for c in columns] != before:
+                # DataTable widens its columns here without dropping the lines it already
+                # drew: a row drawn between add_row and this idle pass kept its old, cut
+                # widths (the home's first row read "c-de  deplo  eu-nor")
+                self._update_count += 1
+                self._clear_caches()
+                self.refresh()
             return
         from textual.geometry import Size
 
