@@ -1,5 +1,7 @@
 """Validate objects against the real CRDs' `openAPIV3Schema`: Soperator's own CRD files
-(the nebius/soperator repository at tag 4.1.6), copied unchanged into tests/data here.
+(SlurmCluster, NodeSet, ActiveCheck) from the public nebius/soperator repository, copied
+unchanged into this repository's test data, in a folder named after the release tag the
+product's CRD contract records (`npa_sop_tui/status/soperator_crds.json`).
 
 The OpenAPI subset Kubernetes uses becomes JSON Schema for the `jsonschema` package:
 `nullable` adds `null` to the type, `x-kubernetes-int-or-string` allows both, and an object
@@ -17,7 +19,15 @@ from typing import Any
 import jsonschema
 import yaml
 
-CRDS = Path(__file__).resolve().parent.parent / "data" / "soperator-crds" / "4.1.6"
+from npa_sop_tui.status.crd_contract import crd_contract
+
+# the tag lives in one place: the contract that was generated from these very files
+CRDS = (
+    Path(__file__).resolve().parent.parent
+    / "data"
+    / "soperator-crds"
+    / crd_contract()["source"]["tag"]
+)
 
 
 def _convert(schema: Any) -> Any:
