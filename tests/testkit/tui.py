@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from testkit.wait import eventually
@@ -151,3 +152,18 @@ def _headers(table: Any) -> list[str]:
 def _label_width(button: Any) -> int:
     label = button.label
     return int(getattr(label, "cell_length", None) or len(str(label)))
+
+
+async def planned(pilot: Any, spec_path: Path) -> Any:
+    """Write CPU_SPEC to `spec_path`, start its deploy and return the deploy screen once its
+    plan is shown (nothing applied yet)."""
+    from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+
+    app = pilot.app
+    spec_path.write_text(CPU_SPEC)
+    spec, _ = app.backend.check(app.backend.load_spec(spec_path))
+    app.deploy(spec)
+    await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
+    screen = app.screen
+    await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
+    return screen

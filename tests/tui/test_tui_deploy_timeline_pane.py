@@ -13,13 +13,13 @@ from textual.widgets import Static
 from npa_sop_tui.events import ResourceFinished, ResourceStarted
 from npa_sop_tui.history.oplog import read_events
 from npa_sop_tui.history.timeline import timeline_of
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import ResourceTable
 from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane, summary_line
 
 from .fakes import ADDRS, OP, T0, FixedBackend
-from testkit.tui import CPU_SPEC, wait_for
+from testkit.tui import planned, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -28,14 +28,7 @@ RECORDED = Path(__file__).parents[1] / "history" / "data" / "deploy-demo.ndjson"
 
 async def _applying(pilot: Any, tmp_path: Path) -> tuple[DeployScreen, DeployTimelinePane]:
     """Deploy the fixed backend's five resources; return once the pane drew all of them."""
-    app = pilot.app
-    path = tmp_path / "spec.yaml"
-    path.write_text(CPU_SPEC)
-    spec, _ = app.backend.check(app.backend.load_spec(path))
-    app.deploy(spec)
-    await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
-    screen = app.screen
-    await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
+    screen = await planned(pilot, tmp_path / "spec.yaml")
     screen.post_message(DeployScreen.DeployRequested(allow_destructive=False))
     pane = screen.query_one(DeployTimelinePane)
     await wait_for(pilot, lambda: pane.timeline is not None and len(pane.timeline.bars) == 5)

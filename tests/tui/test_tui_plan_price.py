@@ -12,12 +12,12 @@ import pytest
 from textual.widgets import Static
 
 from npa_sop_tui.events import PlanSummary
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.plan_price import ASKING, NO_CLOUD
 
 from .fakes import FixedBackend
-from testkit.tui import CPU_SPEC, cut_off, wait_for
+from testkit.tui import cut_off, planned, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -25,14 +25,8 @@ PLAN = PlanSummary(ts=0.0, operation_id="op", phase="plan", add=3, change=0, rem
 
 
 async def _plan_screen(pilot: Any, app: NpaSopApp, tmp_path: Path) -> DeployScreen:
-    path = tmp_path / "cluster.yaml"
-    path.write_text(CPU_SPEC)
-    spec, _ = app.backend.check(app.backend.load_spec(path))
-    app.deploy(spec)
-    await wait_for(pilot, lambda: isinstance(app.screen, DeployScreen))
-    screen = app.screen
+    screen = await planned(pilot, tmp_path / "cluster.yaml")
     assert isinstance(screen, DeployScreen)
-    await wait_for(pilot, lambda: screen.stage == OperationStage.PLANNED)
     return screen
 
 
