@@ -29,8 +29,8 @@ class _NodeState(msgspec.Struct, gc=False):
 
 
 class _Names(msgspec.Struct, gc=False):
-    nodes: Any = None
-    hostnames: Any = None
+    nodes: list[str] | None = None
+    hostnames: list[str] | None = None
 
 
 class _Cpus(msgspec.Struct, gc=False):
@@ -95,40 +95,81 @@ _ALL_FIELDS = set(SlurmNode.model_fields)
 
 
 def nodes_of_groups(groups: list[Group]) -> tuple[list[SlurmNode], list[SlurmPartition]]:
-    by_name: dict[str, SlurmNode] = {}
     parts: dict[str, SlurmPartition] = {}
+    # A node set is listed once per partition it is in (`main`, `hidden`): groups with the
+    # same names and the same values are built once, with all their partitions.
+    sets: dict[Any, _NodeSet] = {}
     for g in groups:
         pname = str(g.partition.name or "") if g.partition is not None else ""
         if pname and pname not in parts:
             parts[pname] = SlurmPartition(name=pname)
         listed = g.nodes
         names = (listed.nodes or listed.hostnames or []) if listed is not None else []
-        fresh = [name for name in names if name not in by_name] if by_name else names
-        if len(fresh) < len(names) and pname:
-            for name in names:  # seen in an earlier partition's group
-                node = by_name.get(name)
-                if node is not None and pname not in node.partitions:
-                    node.partitions.append(pname)
-        if not fresh:
+        if not names:
             continue
-        values = _group_values(g, pname, single=len(names) == 1)
-        copy, flags, features = values.copy, values["flags"], values["features"]
-        for name in fresh:
-            node = _new(SlurmNode)
-            d = copy()
-            d["name"] = name if type(name) is str else str(name)
-            d["partitions"] = [pname] if pname else []
-            d["flags"], d["features"] = [*flags], [*features]  # each node owns its lists
-            _set_dict(node, d)
-            _set_fields(node, _ALL_FIELDS)
-            _set_extra(node, None)
-            _set_private(node, None)
-            by_name[d["name"]] = node
+        key: Any = tuple(names)
+        same = sets.get(key)
+        if same is not None and _alike(same.group, g):
+            if pname and pname not in same.partitions:
+                same.partitions.append(pname)
+            continue
+        if same is not None:  # the same names with other values: a node set of its own
+            key = (key, len(sets))
+        sets[key] = _NodeSet(names, g, [pname] if pname else [])
+    by_name: dict[str, SlurmNode] = {}
+    for node_set in sets.values():
+        _build(node_set, by_name)
     return list(by_name.values()), list(parts.values())
 
 
-def _group_values(g: Group, pname: str, *, single: bool) -> dict[str, Any]:
-    """The fields of every node of one group (its name is filled in per node)."""
+class _NodeSet:
+    __slots__ = ("group", "names", "partitions")
+
+    def __init__(self, names: list[str], group: Group, partitions: list[str]) -> None:
+        self.names, self.group, self.partitions = names, group, partitions
+
+
+def _alike(a: Group, b: Group) -> bool:
+    """Two groups that say the same of their nodes (their partitions aside)."""
+    return (
+        a.node == b.node
+        and a.cpus == b.cpus
+        and a.memory == b.memory
+        and a.features == b.features
+        and a.gres == b.gres
+        and a.reason == b.reason
+    )
+
+
+def _build(node_set: _NodeSet, by_name: dict[str, SlurmNode]) -> None:
+    """One node per name not built yet; a name built from an earlier set gains this set's
+    partitions (the first set a node is listed in gives its values)."""
+    names, partitions = node_set.names, node_set.partitions
+    fresh = [name for name in names if name not in by_name] if by_name else names
+    if len(fresh) < len(names):
+        for name in names:
+            node = by_name.get(name)
+            if node is not None:
+                node.partitions.extend(p for p in partitions if p not in node.partitions)
+    values = _group_values(node_set.group, single=len(names) == 1)
+    copy, flags, features = values.copy, values["flags"], values["features"]
+    for name in fresh:
+        node = _new(SlurmNode)
+        d = copy()
+        d["name"] = name
+        d["partitions"] = [*partitions]  # each node owns its lists
+        d["flags"] = [*flags]
+        d["features"] = [*features]
+        _set_dict(node, d)
+        _set_fields(node, _ALL_FIELDS)
+        _set_extra(node, None)
+        _set_private(node, None)
+        by_name[name] = node
+
+
+def _group_values(g: Group, *, single: bool) -> dict[str, Any]:
+    """The fields of every node of one group (its name and partitions are filled in per
+    node)."""
     states = [str(s).upper() for s in (g.node.state if g.node is not None else None) or []]
     base = next((s for s in states if s in _BASE_STATES), "UNKNOWN")
     cpus, mem, feats = g.cpus or _Cpus(), g.memory or _Memory(), g.features or _Features()
@@ -140,7 +181,7 @@ def _group_values(g: Group, pname: str, *, single: bool) -> dict[str, Any]:
         "",
         base,
         [s for s in states if s != base],
-        partitions=[pname] if pname else [],
+        partitions=[],
         cpus=_num(cpus.maximum) or _num(cpus.total),
         # a group's total is per node only for one node, or when nothing is allocated
         cpus_allocated=alloc if single or alloc == 0 else None,

@@ -65,3 +65,43 @@ def test_null_and_missing_objects_read_as_absent() -> None:
 def test_wrong_layouts_are_named(text: str, message: str) -> None:
     with pytest.raises(SinfoParseError, match=message):
         parse_sinfo_json(text)
+
+
+def _group(names: list[str], part: str, state: list[str], reason: str = "") -> dict[str, object]:
+    return {
+        "node": {"state": state},
+        "nodes": {"nodes": names},
+        "cpus": {"allocated": 0, "total": 8 * len(names), "maximum": 8},
+        "reason": {"description": reason, "time": 0, "user": ""},
+        "partition": {"name": part},
+    }
+
+
+def test_a_node_set_listed_in_two_partitions_is_built_once_with_both() -> None:
+    doc = _doc(
+        _group(["w-0", "w-1"], "main", ["IDLE"]),
+        _group(["w-2"], "main", ["IDLE", "DRAIN"], "bad gpu"),
+        _group(["w-0", "w-1"], "hidden", ["IDLE"]),
+        _group(["w-2"], "hidden", ["IDLE", "DRAIN"], "bad gpu"),
+    )
+    parsed = parse_sinfo_json(doc)
+    by_name = {n.name: n for n in parsed.nodes}
+    assert [n.name for n in parsed.nodes] == ["w-0", "w-1", "w-2"]
+    assert all(n.partitions == ["main", "hidden"] for n in parsed.nodes)
+    assert by_name["w-0"].partitions is not by_name["w-1"].partitions  # each owns its list
+    assert (by_name["w-2"].state, by_name["w-2"].reason) == ("drained", "bad gpu")
+    assert [p.name for p in parsed.partitions] == ["main", "hidden"]
+
+
+def test_groups_that_differ_keep_the_first_values_and_gain_partitions() -> None:
+    # the same names with another reason, and a set that only partly overlaps an earlier one
+    doc = _doc(
+        _group(["w-0", "w-1"], "main", ["IDLE", "DRAIN"], "first"),
+        _group(["w-0", "w-1"], "hidden", ["IDLE", "DRAIN"], "second"),
+        _group(["w-1", "w-2"], "gpu", ["MIXED"]),
+    )
+    by_name = {n.name: n for n in parse_sinfo_json(doc).nodes}
+    assert (by_name["w-0"].reason, by_name["w-0"].partitions) == ("first", ["main", "hidden"])
+    assert by_name["w-1"].partitions == ["main", "hidden", "gpu"]
+    assert (by_name["w-1"].state, by_name["w-2"].state) == ("drained", "mixed")
+    assert by_name["w-2"].partitions == ["gpu"]
