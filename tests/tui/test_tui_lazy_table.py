@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
+from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable, keep_end
 
 from testkit.tui import wait_for
 
@@ -86,3 +87,56 @@ async def test_a_click_moves_the_cursor_then_selects() -> None:
         await wait_for(pilot, lambda: app.selected == ["n2"])
         await pilot.click(LazyTable, offset=(2, 0))  # the header selects nothing
         assert table.cursor_row == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "shown"),
+    [
+        ("module.k8s.nebius_mk8s_v1_node_group.worker[0]", 20, "…ode_group.worker[0]"),
+        ("short", 20, "short"),
+        ("exactly-ten", 11, "exactly-ten"),
+        ("abcdef", 1, "…"),
+        ("日本語のノード", 7, "…ノード"),  # wide characters: two cells each
+    ],
+)
+def test_keep_end_keeps_the_end_of_what_does_not_fit(text: str, width: int, shown: str) -> None:
+    assert keep_end(text, width) == shown
+    assert cell_len(keep_end(text, width)) <= width
+
+
+class FillApp(App[None]):
+    ADDRESS = 'module.slurm.module.nodesets.helm_release.worker_nodeset["gpu-rack0"]'
+
+    def compose(self) -> ComposeResult:
+        yield LazyTable(id="t")
+
+    def on_mount(self) -> None:
+        table = self.query_one(LazyTable)
+        table.set_columns([Column("state", "State", 9),
+                           Column("addr", "Resource", 24, fill=True, keep_end=True)])  # fmt: skip
+        table.show_rows([self.ADDRESS], key=str, cells=lambda item: ("done", item))
+
+
+async def test_a_fill_column_takes_the_width_left_and_never_scrolls_sideways() -> None:
+    """A deploy's resource addresses at 80 columns: the address column gets what the others
+    leave, the table is no wider than the screen, and a long address keeps its end."""
+    app = FillApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        table = app.query_one(LazyTable)
+        await pilot.pause()
+        room = table.scrollable_content_region.width
+        assert table.virtual_size.width == room  # nothing to scroll to
+        addr = table.shown_columns[1]
+        assert addr.width == room - (9 + 2) - 2
+        text = _screen_text(app)
+        assert f"…{FillApp.ADDRESS[-(addr.width - 1) :]}" in text  # the end, with its name
+
+        await pilot.resize_terminal(120, 12)
+        await wait_for(pilot, lambda: table.scrollable_content_region.width > room)
+        await wait_for(pilot, lambda: table.shown_columns[1].width > addr.width)
+        await pilot.pause()
+        assert FillApp.ADDRESS in _screen_text(app)  # wide enough now: whole
+        assert table.virtual_size.width == table.scrollable_content_region.width
+
+        await pilot.resize_terminal(30, 12)
+        await wait_for(pilot, lambda: table.shown_columns[1].width == 24)  # never below its width

@@ -8,6 +8,9 @@ function that turns one item into its cells; `render_line` calls it only for the
 screen, so a paint costs the same for 40 rows or 10,000, and a refresh is just "the items
 changed". Columns have fixed widths: nothing is measured. A table that sets `KEEP` shows
 only the columns that fit whole into its width (preferring those keys), never a cut header.
+A `fill` column takes the room the others leave (at least its width), so a long value such as
+a resource address gets every column the terminal has, and no sideways scrolling; one with
+`keep_end` shows the end of a value too long for it, where an address says what it is.
 
 Cells are `str` or `rich.text.Text` (whose one style colours the whole cell) and are shown
 as text, never markup; control characters (ESC too) are dropped. Only the focused table shows its
@@ -17,11 +20,11 @@ cursor. The highlighted row is kept by key when the items change.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from rich.cells import set_cell_size
+from rich.cells import cell_len, get_character_cell_size, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -43,6 +46,24 @@ class Column:
     key: str
     label: str
     width: int
+    fill: bool = False
+    keep_end: bool = False
+
+
+def keep_end(text: str, width: int) -> str:
+    """`text` in `width` cells: whole, or `…` and as much of its end as fits."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    tail, used = [], 1
+    for char in reversed(text):
+        size = get_character_cell_size(char)
+        if used + size > width:
+            break
+        tail.append(char)
+        used += size
+    return "…" + "".join(reversed(tail))
 
 
 _CONTROL = {**dict.fromkeys(range(32)), 9: " ", 10: " ", 127: None}
@@ -172,7 +193,7 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
                     used += need
             shown = [i for i, c in enumerate(columns) if c.key in kept]
         self._shown = shown
-        self._columns = [columns[i] for i in shown]
+        self._columns = _filled([columns[i] for i in shown], room)
         if self.KEEP:
             hidden = self.hidden_columns
             self.tooltip = (
@@ -183,7 +204,7 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
         self._resize()
 
     def on_resize(self) -> None:
-        if self.KEEP:
+        if self.KEEP or any(c.fill for c in self._all_columns):
             self._fit_columns()
 
     def show_rows(
@@ -318,6 +339,20 @@ class LazyTable(Guarded, ScrollView, can_focus=True):
         for column, cell in zip(self._columns, cells, strict=False):
             text, style = _text(cell)
             style = row_style + style + over if over is not None else row_style + style
+            if column.keep_end:
+                text = keep_end(text, column.width)
             segments.append(Segment(pad + set_cell_size(text, column.width) + pad, style))
         strip = Strip(segments).crop(round(self.scroll_x), round(self.scroll_x) + width)
         return strip.extend_cell_length(width, row_style)
+
+
+def _filled(columns: list[Column], room: int) -> list[Column]:
+    """The first `fill` column widened to the room the others leave (`room` 0: not laid
+    out yet, widths as given)."""
+    fill = next((i for i, c in enumerate(columns) if c.fill), None)
+    if fill is None or room <= 0:
+        return columns
+    others = sum(c.width + 2 * PADDING for i, c in enumerate(columns) if i != fill)
+    column = columns[fill]
+    width = max(column.width, room - others - 2 * PADDING)
+    return [*columns[:fill], replace(column, width=width), *columns[fill + 1 :]]

@@ -109,14 +109,15 @@ class ResourceTable(LazyTable):
         """Scroll along with the work until the user moves the cursor."""
 
     def on_mount(self) -> None:
-        # The address goes last: on a narrow terminal it is the one that gets cut, never
-        # the state or the duration.
+        # The address takes the width left and, when longer, keeps its end (the resource's
+        # own name): on a narrow terminal it is the one that gets cut, never the state or
+        # the duration, and the table never scrolls sideways.
         self.set_columns(
             [
                 Column("state", "State", 9),
                 Column("dur", "Duration", 8),
                 Column("action", "Action", 7),
-                Column("addr", "Resource", 60),
+                Column("addr", "Resource", 24, fill=True, keep_end=True),
             ]
         )
         self.set_interval(self.SYNC_SECONDS, self.sync)
