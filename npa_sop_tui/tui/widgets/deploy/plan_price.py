@@ -1,6 +1,6 @@
-"""The plan screen's price line: the spec's hourly and daily price from the billing
-calculator, as the wizard's review step shows it, fetched in a thread so the plan never
-waits for it (the cloud SDK's first import alone takes a second)."""
+"""The price line of the plan screen and the wizard's review step: the spec's hourly and
+daily price from the billing calculator, fetched in a thread so neither waits for it (the
+cloud SDK's first import alone takes a second)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,25 @@ NO_CLOUD = "Hourly price: unavailable (no tenant/project/subnet in ~/.npa/config
 
 
 class PlanPrice(Static):
-    """`Hourly price ≈ $X ($Y per day): …`, or why the price is unavailable."""
+    """`Hourly price ≈ $X ($Y per day): …`, or why the price is unavailable. A `quiet` one
+    (the wizard's, priced again as the spec changes) stays hidden until a price comes, and
+    says nothing without a cloud to ask."""
 
     DEFAULT_CSS = "PlanPrice { height: auto; padding: 0 1; color: $text-muted; }"
 
-    def __init__(self, spec: Any, *, id: str | None = None) -> None:
-        super().__init__(ASKING, id=id, markup=False)
+    def __init__(self, spec: Any, *, id: str | None = None, quiet: bool = False) -> None:
+        super().__init__("" if quiet else ASKING, id=id, markup=False)
         self.spec = spec
+        self.quiet = quiet
+        self.display = not quiet
 
     def on_mount(self) -> None:
+        if self.spec is not None:
+            self._fetch()
+
+    def estimate(self, spec: Any) -> None:
+        """Price `spec` (a newer request replaces one still running)."""
+        self.spec = spec
         self._fetch()
 
     @work(thread=True, exclusive=True, group="plan-price", exit_on_error=False)
@@ -35,5 +45,10 @@ class PlanPrice(Static):
             text = asyncio.run(backend.price_estimate(self.spec))
         except Exception as exc:  # a price is a hint: its failure must not end the deploy
             text = f"Hourly price: unavailable ({getattr(exc, 'message', None) or exc})"
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.update, text or NO_CLOUD)
+        if get_current_worker().is_cancelled or (text is None and self.quiet):
+            return
+        self.app.call_from_thread(self._show, text or NO_CLOUD)
+
+    def _show(self, text: str) -> None:
+        self.update(text)
+        self.display = True

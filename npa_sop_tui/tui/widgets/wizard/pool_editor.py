@@ -26,7 +26,7 @@ from textual.widgets import (
     Switch,
 )
 
-from npa_sop_tui.tui.backend import CatalogView, capacity_mode
+from npa_sop_tui.tui.catalog_view import CatalogView, capacity_mode
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.footer import AppFooter
 

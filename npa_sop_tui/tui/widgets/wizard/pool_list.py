@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
-from npa_sop_tui.tui.backend import capacity_mode
+from npa_sop_tui.tui.catalog_view import capacity_mode
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.table import PlainTable
 
