@@ -8,7 +8,6 @@ screens all reach the same code path.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,7 +19,10 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
+from npa_sop_tui.tui.error_log import log_places, log_traceback
+from npa_sop_tui.tui.key_help import key_help
 from npa_sop_tui.tui.no_color import make_readable
+from npa_sop_tui.tui.palette import palette_commands
 from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.theme_setting import follow_theme
 
@@ -182,7 +184,7 @@ class NpaSopApp(Guarded, App[int]):
         self.unexpected_errors.append(error)
         self._error_times = [t for t in self._error_times if now - t < ERROR_BURST_SECONDS]
         self._error_times.append(now)
-        log = _log_traceback(error, where)
+        log = log_traceback(error, where)
         burst = len(self._error_times) >= ERROR_BURST
         if burst or isinstance(self.screen, ErrorModal) or not self.is_running:
             self._handle_exception(error if isinstance(error, Exception) else RuntimeError(error))
@@ -291,30 +293,8 @@ class NpaSopApp(Guarded, App[int]):
     def action_help(self) -> None:
         from npa_sop_tui.screens.modals import TextModal
 
-        # the keys the footer shows (not widgets' cursor keys), one line per action
-        keys: dict[str, list[str]] = {}
-        described: dict[str, str] = {}
-        for active in self.screen.active_bindings.values():
-            binding = active.binding
-            # ours all have ids; widgets' own cursor keys have none and are left out
-            if not (binding.show or binding.id) or not binding.description:
-                continue
-            if not active.enabled:
-                continue
-            shown = binding.key_display or self.get_key_display(binding)
-            keys.setdefault(binding.action, [])
-            if shown not in keys[binding.action]:
-                keys[binding.action].append(shown)
-            described[binding.action] = binding.tooltip or binding.description
-        lines: list[str] = []
-        for action, shown_keys in keys.items():
-            line = f"{' / '.join(shown_keys):>10}  {described[action]}"
-            if line not in lines:  # the same key bound on a widget and its container
-                lines.append(line)
-        if len(self.screen.focus_chain) > 1:  # with one focus target tab goes nowhere
-            lines.append(f"{'tab':>10}  Next field (shift+tab: previous)")
-        help_text = "\n".join(lines)
-        self.push_screen(TextModal("Keys on this screen", help_text, note=_log_places()))
+        help_text = key_help(self, self.screen)
+        self.push_screen(TextModal("Keys on this screen", help_text, note=log_places()))
 
     def refused(self, what: str) -> bool:
         """True (with a notice) when this read-only session does not offer `what`."""
@@ -409,57 +389,7 @@ class NpaSopApp(Guarded, App[int]):
             reload()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """Ours first (the app's, the screen's, its keys), Textual's generic ones last; each
-        action once, and no widget cursor keys ("Cursor down", "Bottom"). A read-only session
-        offers nothing that writes a file or changes a cluster."""
-        if not self.read_only:
-            yield SystemCommand("New cluster", "Start the wizard", self.action_new_cluster)
-            yield SystemCommand(
-                "Open cluster.yaml", "Edit a spec in the wizard", self.action_open_spec
-            )
-        if not self.sandbox:
-            yield SystemCommand(
-                "Sandbox", "Run the whole flow on this machine", self.action_sandbox
-            )
-        # every key of the current screen that applies right now is a command too, unless
-        # the screen names it itself (home's "Deploy alpha"), or it is one of those above
-        seen = {"quit", "quit_key", "help", "help_anywhere", "command_palette", "new", "open"}
-        seen.add("sandbox")
-        titles = {"New cluster", "Open cluster.yaml", "Sandbox"}
-        commands = getattr(screen, "palette_commands", None)
-        for command in commands() if callable(commands) else ():
-            titles.add(command.title)
-            seen.add(getattr(command.callback, "__name__", "").removeprefix("action_"))
-            yield command
-        for active in screen.active_bindings.values():
-            binding = active.binding
-            if not active.enabled or not binding.description or binding.action in seen:
-                continue
-            if not binding.id:  # widgets' own navigation keys: not commands
-                continue
-            seen.add(binding.action)
-            titles.add(binding.description)
-            yield SystemCommand(
-                binding.description,
-                f"key {binding.key_display or binding.key}",
-                partial(self.run_action, binding.action, active.node),
-            )
-        for command in super().get_system_commands(screen):
-            if command.title not in titles:
-                titles.add(command.title)
-                yield command
-
-
-def _log_places() -> str:
-    """Where the logs are, for the help: a newcomer's first question after an error."""
-    from npa_sop_tui.paths import npa_home, soperator_root
-
-    logs = npa_home() / "logs"
-    return (
-        f"Logs: each operation's in {soperator_root()}/<cluster>/operations/ (g on the "
-        f"dashboard); app errors in {logs}/tui-errors.log; --debug writes "
-        f"{logs}/npa-debug.log."
-    )
+        yield from palette_commands(self, screen, super().get_system_commands(screen))
 
 
 def _freeze_startup_objects() -> None:
@@ -499,25 +429,3 @@ def run_app(
     if app.return_code:  # the app died of an error Textual could not hand to a modal
         return int(app.return_code)
     return int(result or 0)
-
-
-def _log_traceback(error: BaseException, where: str) -> str:
-    """Append the traceback to NPA_HOME/logs/tui-errors.log; returns where it went."""
-    import time
-    import traceback
-
-    try:
-        import os
-
-        from npa_sop_tui.home_files import open_private
-        from npa_sop_tui.paths import npa_home
-
-        path = npa_home() / "logs" / "tui-errors.log"
-        text = "".join(traceback.format_exception(error))
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        fd = open_private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # 0600, no symlinks
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"--- {stamp} in {where or 'the app'}\n{text}\n")
-        return str(path)
-    except Exception:  # logging must never turn one error into two
-        return "the terminal output"
