@@ -29,6 +29,7 @@ from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.plan_price import PlanPrice
+from npa_sop_tui.tui.widgets.deploy.plan_summary import PlanSummaryLine
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
@@ -125,7 +126,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         yield Header(show_clock=False)
         with Vertical(id="op-head"):
             yield PhaseBar(id="phase-bar")
-            yield Static("Planning…", id="plan-summary")
+            yield PlanSummaryLine(id="plan-summary")
             yield PlanPrice(self.spec, id="plan-price")
             with Horizontal(classes="buttons", id="plan-buttons"):
                 yield Button("Back (esc)", id="leave")
@@ -215,26 +216,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         bar = self.query_one(PhaseBar)
         bar.total = plan.total
         bar.phase = "planned: review and apply"
-        box = self.query_one("#plan-summary", Static)
-        text = (
-            f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
-            f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/].$pools"
-        )
-        pools = "".join(f"\n  {p.describe()}" for p in plan.pools)  # as `npa … plan` says
-        if plan.destructive:
-            text += "\n[b red]⚠ destructive:[/] these are deleted or replaced: $destructive"
-            box.set_class(True, "-destructive")
-        if self.npa.sandbox:
-            text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
+        self.query_one(PlanSummaryLine).show_plan(plan, self.spec.name, sandbox=self.npa.sandbox)
         empty = plan.total == 0
-        text += (
-            "\nNothing to apply: the cluster already matches the spec. Press esc to go back."
-            if empty
-            else "\nPress [b]a[/b] to apply this plan."
-        )
-        box.update(
-            markup(text, name=self.spec.name, pools=pools, destructive=", ".join(plan.destructive))
-        )
         apply = self.query_one("#apply", Button)
         apply.disabled = empty  # applying an empty plan would only look like progress
         if not empty:
@@ -276,17 +259,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         self.query_one("#plan-buttons").display = False
         # not the log filter: there `c` (cancel) would type a letter instead
         self.query_one(ResourceTable).focus()
-        box = self.query_one("#plan-summary", Static)
-        plan = self.plan
-        if plan is not None:
-            box.update(
-                markup(
-                    f"Applying to [b]$name[/b]: {plan.add} to add, "
-                    f"{plan.change} to change, {plan.remove} to destroy. "
-                    "Press [b]c[/b] to interrupt.",
-                    name=self.spec.name,
-                )
-            )
+        if self.plan is not None:
+            self.query_one(PlanSummaryLine).show_applying(self.plan, self.spec.name)
         self._op_task = asyncio.create_task(
             self.npa.backend.deploy(self.spec, self.sink, allow_destructive=allow_destructive)
         )
@@ -307,16 +281,9 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     def _finished(self, message: DeployFinished) -> None:
         self.outcome = message.outcome
         self.stage = OperationStage.DONE
-        if message.step != "plan" and self.plan is not None:  # "Press c" no longer applies
-            plan = self.plan
-            self.query_one("#plan-summary", Static).update(
-                markup(
-                    f"Apply to [b]$name[/b] ({plan.add} to add, {plan.change} to change, "
-                    f"{plan.remove} to destroy): $result.",
-                    name=self.spec.name,
-                    result=message.outcome.result,
-                )
-            )
+        if message.step != "plan" and self.plan is not None:
+            summary = self.query_one(PlanSummaryLine)
+            summary.show_applied(self.plan, self.spec.name, message.outcome.result)
         result = self.query_one("#op-result", Static)
         if message.outcome.result != "ok":
             failed = message.outcome.result == "failed"
@@ -324,9 +291,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
                 time.time(), state="failed" if failed else "stopped"
             )
         if message.step == "plan":
-            self.query_one("#plan-summary", Static).update(
-                markup("[red]Plan failed:[/] $why", why=message.outcome.message)
-            )
+            self.query_one(PlanSummaryLine).show_plan_failed(message.outcome.message)
             result.update(markup("Press [b]r[/b] to plan again, [b]l[/b] for the whole log."))
             self.query_one(PhaseBar).phase = "plan failed"
             self._offer_retry("Plan failed", message.outcome.message)
@@ -409,21 +374,9 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         task = self._op_task
         if task is None or task.done():
             return
-        from npa_sop_tui.screens.modals import ConfirmModal
+        from npa_sop_tui.screens.modals import interrupt_modal
 
-        if self.cancels == 0:
-            question = (
-                "Interrupt the deploy?\n\nTerraform is asked to stop gracefully: resources "
-                "being created finish, state is saved, and a later deploy continues from there."
-            )
-            modal = ConfirmModal(question, yes="Interrupt", no="Keep going")
-        else:
-            question = (
-                "Force-stop Terraform now?\n\nIt is killed without saving: resources in "
-                "flight may exist in the cloud but not in state, and the state lock may stay. "
-                "Prefer waiting for the graceful stop."
-            )
-            modal = ConfirmModal(question, yes="Force stop", no="Wait", danger=True)
+        modal = interrupt_modal("deploy", forced=self.cancels > 0)
 
         def confirmed(yes: bool | None) -> None:
             if yes and task is not None and not task.done():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -293,3 +293,56 @@ class SshModal(TextModal):
         text = self.command if what == "command" else self.host
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied {text}")
+
+
+def interrupt_modal(operation: str, *, forced: bool) -> ConfirmModal:
+    """Stopping a running `operation`: first gracefully (Terraform saves its state and a
+    later run continues), then, asked again, by force (and what that may leave behind)."""
+    if not forced:
+        question = (
+            f"Interrupt the {operation}?\n\nTerraform is asked to stop gracefully: resources "
+            "being created finish, state is saved, and a later deploy continues from there."
+        )
+        return ConfirmModal(question, yes="Interrupt", no="Keep going")
+    question = (
+        "Force-stop Terraform now?\n\nIt is killed without saving: resources in "
+        "flight may exist in the cloud but not in state, and the state lock may stay. "
+        "Prefer waiting for the graceful stop."
+    )
+    return ConfirmModal(question, yes="Force stop", no="Wait", danger=True)
+
+
+async def ask_host_key(app: Any, host: str, port: int, fingerprint: str) -> bool:
+    """Whether the user trusts a login node's new SSH host key (a modal). A read-only
+    session never trusts one: that writes known_hosts, an operator's decision."""
+    import asyncio
+
+    if app.read_only:
+        app.notify(
+            f"The SSH host key of {host} is not trusted yet; this read-only session "
+            "cannot trust it. Trust it once in the terminal app, then Slurm shows here.",
+            severity="warning",
+        )
+        return False
+    answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    def done(result: bool | None) -> None:
+        if not answer.done():
+            answer.set_result(bool(result))
+
+    where = host if port == 22 else f"{host}:{port}"
+    app.push_screen(HostKeyModal(where, fingerprint), done)
+    return await answer
+
+
+def sandbox_ssh_text() -> str:
+    """Why `s` (ssh) offers no command in the sandbox, and what to set to use a real sshd."""
+    from npa_sop_tui.paths import config_path, shown
+
+    return (
+        "The sandbox has no login node to SSH into: Kubernetes and Slurm are "
+        "simulated on this machine, and this dashboard shows that simulation.\n\n"
+        "To watch real Slurm over SSH, set login.host, login.port and login.user in "
+        f"{shown(config_path())} to an sshd where sinfo runs (for example the test "
+        "substrate: 127.0.0.1, 2222, slurmops)."
+    )

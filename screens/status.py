@@ -183,24 +183,9 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
 
     async def confirm_host_key(self, host: str, port: int, fingerprint: str) -> bool:
         """Ask the user (modal) whether to trust a login node's new SSH host key."""
-        from npa_sop_tui.screens.modals import HostKeyModal
+        from npa_sop_tui.screens.modals import ask_host_key
 
-        if self.npa.read_only:  # trusting a key writes known_hosts: an operator's decision
-            self.notify(
-                f"The SSH host key of {host} is not trusted yet; this read-only session "
-                "cannot trust it. Trust it once in the terminal app, then Slurm shows here.",
-                severity="warning",
-            )
-            return False
-        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-        def done(result: bool | None) -> None:
-            if not answer.done():
-                answer.set_result(bool(result))
-
-        where = host if port == 22 else f"{host}:{port}"
-        self.app.push_screen(HostKeyModal(where, fingerprint), done)
-        return await answer
+        return await ask_host_key(self.npa, host, port, fingerprint)
 
     @on(StatusUpdated)
     def _updated(self, message: StatusUpdated) -> None:
@@ -303,22 +288,13 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         return (host, login.port, login.user) if host else None
 
     def action_ssh(self) -> None:
-        from npa_sop_tui.screens.modals import SshModal, TextModal
+        from npa_sop_tui.screens.modals import SshModal, TextModal, sandbox_ssh_text
 
         configured = self.status is not None and self.status.login.source in ("flag", "config")
         if self.npa.sandbox and not configured:
             # A command that goes nowhere is worse than none: the simulated login node has
             # an address in the fake API (its LoadBalancer IP) but nothing listens there.
-            from npa_sop_tui.paths import config_path, shown
-
-            text = (
-                "The sandbox has no login node to SSH into: Kubernetes and Slurm are "
-                "simulated on this machine, and this dashboard shows that simulation.\n\n"
-                "To watch real Slurm over SSH, set login.host, login.port and login.user in "
-                f"{shown(config_path())} to an sshd where sinfo runs (for example the test "
-                "substrate: 127.0.0.1, 2222, slurmops)."
-            )
-            self.app.push_screen(TextModal("No login node in the sandbox", text))
+            self.app.push_screen(TextModal("No login node in the sandbox", sandbox_ssh_text()))
             return
         target = self._login_target()
         if target is None:
