@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
 
 VERSION = "0.0.1"  # the stand-in's own version; a recipe that uses it pins exactly this
 SOURCE = "nebius/nebius"
@@ -31,6 +31,6 @@ def install(mirror: Path) -> Path:
     text = executable_text()
     if target.is_file() and target.read_text() == text:
         return target
-    target_dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(target_dir)
     atomic_write_text(target, text, mode=0o755)  # parallel builders: the last copy wins
     return target

@@ -19,14 +19,17 @@ import tempfile
 import threading
 from pathlib import Path
 
+from npa_sop_tui.fsutil import atomic_write_bytes
+
 
 def server_context(cert_pem: bytes, key_pem: bytes, client_cert_pem: str) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     folder = Path(tempfile.mkdtemp(prefix="npa-tfplugin-"))  # 0700
     try:
-        (folder / "cert.pem").write_bytes(cert_pem)
-        (folder / "key.pem").write_bytes(key_pem)
+        # ssl loads a key only from a file: 0600 in a 0700 folder, removed at once
+        atomic_write_bytes(folder / "cert.pem", cert_pem, mode=0o600)
+        atomic_write_bytes(folder / "key.pem", key_pem, mode=0o600)
         context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
     finally:
         for name in ("cert.pem", "key.pem"):
