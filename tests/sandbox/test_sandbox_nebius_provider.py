@@ -162,6 +162,20 @@ def test_handshake_line_health_schema_and_shutdown(plugin: Any) -> None:
         "PlanResponse",
     )
     assert values.decode(plan.planned_state)["id"] is values.UNKNOWN
+
+    def apply(prior: Any, planned: Any) -> Any:
+        request = M["ApplyRequest"](
+            type_name="nebius_compute_v1_filesystem",
+            prior_state=M["DynamicValue"](msgpack=values.encode(prior)),
+            planned_state=planned,
+        )
+        return call(channel, "/tfplugin5.Provider/ApplyResourceChange", request, "ApplyResponse")
+
+    created = values.decode(apply(None, plan.planned_state).new_state)
+    assert created["id"] == fs.filesystem_id("project-a", "soperator-x-jail")
+    assert created["size_bytes"] == 2**30
+    gone = apply(created, M["DynamicValue"](msgpack=values.encode(None)))
+    assert values.decode(gone.new_state) is None and not gone.diagnostics
     call(channel, "/plugin.GRPCController/Shutdown", b"", None)
     assert proc.wait(timeout=10) == 0
 
