@@ -206,10 +206,8 @@ output "id" { value = nebius_compute_v1_filesystem.jail.id }
 """
 
 
-@pytest.mark.terraform
-def test_terraform_plans_applies_and_destroys_a_filesystem(tmp_path: Path) -> None:
-    from npa_sop_tui.sandbox.local_terraform import terraform_binary
-
+def terraform_folder(tmp_path: Path) -> tuple[Path, Path]:
+    """A folder with MAIN_TF and a CLI config that finds the stand-in in a mirror."""
     mirror = tmp_path / "mirror"
     install(mirror)
     rc = tmp_path / "terraformrc"
@@ -221,6 +219,14 @@ def test_terraform_plans_applies_and_destroys_a_filesystem(tmp_path: Path) -> No
     work = tmp_path / "work"
     work.mkdir()
     (work / "main.tf").write_text(MAIN_TF % VERSION)
+    return work, rc
+
+
+@pytest.mark.terraform
+def test_terraform_plans_applies_and_destroys_a_filesystem(tmp_path: Path) -> None:
+    from npa_sop_tui.sandbox.local_terraform import terraform_binary
+
+    work, rc = terraform_folder(tmp_path)
     env = {**os.environ, "TF_CLI_CONFIG_FILE": str(rc), "CHECKPOINT_DISABLE": "1"}
     tf = terraform_binary()
 
@@ -244,3 +250,62 @@ def test_terraform_plans_applies_and_destroys_a_filesystem(tmp_path: Path) -> No
     assert destroyed.returncode == 0, destroyed.stdout + destroyed.stderr
     assert json.loads((work / "terraform.tfstate").read_text())["resources"] == []
     print(f"init+apply+plan+destroy: {time.monotonic() - started:.1f} s", file=sys.stderr)
+
+
+# --- through the official SDK to the fake Nebius ---------------------------------------------
+
+
+def test_sdk_cloud_creates_and_deletes_in_the_fake_nebius() -> None:
+    from npa_sop_tui.sandbox.fake_cloud_state import default_state
+    from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+    from npa_sop_tui.sandbox.nebius_provider.sdk_cloud import SdkCloud
+
+    state = default_state(project_id="project-a")
+    state.token = "provider-token"
+    with FakeNebius(state) as fake:
+        cloud = SdkCloud(fake.endpoint, "provider-token")
+        fs_id = cloud.create(config(labels={"team": "a"}))
+        assert fs_id == fs.filesystem_id("project-a", "soperator-x-jail")
+        assert state.filesystems[fs_id].name == "soperator-x-jail"
+        with pytest.raises(Exception, match="already exists"):
+            cloud.create(config())
+        state.scenario = frozenset({"destroy-leftover"})
+        cloud.delete(fs_id)  # the operation succeeds ...
+        assert fs_id in state.filesystems  # ... and the cloud keeps it
+        state.scenario = frozenset()
+        cloud.delete(fs_id)
+        assert fs_id not in state.filesystems
+        with pytest.raises(Exception, match="not found"):
+            cloud.delete(fs_id)
+
+
+@pytest.mark.terraform
+def test_terraform_creates_the_filesystem_in_the_fake_nebius(tmp_path: Path) -> None:
+    """Terraform → stand-in provider → SDK → fake Nebius: the fake holds what Terraform
+    recorded, and a destroy Terraform sees succeed can leave it there (destroy-leftover)."""
+    from npa_sop_tui.sandbox.fake_cloud_state import default_state
+    from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+    from npa_sop_tui.sandbox.local_terraform import terraform_binary
+    from npa_sop_tui.sandbox.nebius_provider.sdk_cloud import ENDPOINT_ENV, TOKEN_ENV
+
+    work, rc = terraform_folder(tmp_path)
+    state = default_state(project_id="project-a")
+    state.token = "tf-token"
+    with FakeNebius(state) as fake:
+        env = {**os.environ, "TF_CLI_CONFIG_FILE": str(rc), "CHECKPOINT_DISABLE": "1",
+               ENDPOINT_ENV: fake.endpoint, TOKEN_ENV: "tf-token"}  # fmt: skip
+
+        def run(*args: str) -> None:
+            done = subprocess.run([terraform_binary(), *args, "-no-color"], cwd=work, env=env,
+                                  capture_output=True, text=True, timeout=180)  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+
+        run("init", "-input=false")
+        run("apply", "-auto-approve", "-input=false")
+        recorded = json.loads((work / "terraform.tfstate").read_text())["resources"]
+        fs_id = recorded[0]["instances"][0]["attributes"]["id"]
+        assert state.filesystems[fs_id].name == "soperator-x-jail"
+        state.scenario = frozenset({"destroy-leftover"})
+        run("destroy", "-auto-approve", "-input=false")
+        assert json.loads((work / "terraform.tfstate").read_text())["resources"] == []
+        assert fs_id in state.filesystems

@@ -273,7 +273,10 @@ def serve(env: dict[str, str], out: Any = None, provider: Provider | None = None
         print(f"Terraform offers plugin protocols {sorted(offered)}; this plugin speaks 5",
               file=sys.stderr)  # fmt: skip
         return 1
-    provider = provider or Provider()
+    if provider is None:
+        from npa_sop_tui.sandbox.nebius_provider.sdk_cloud import cloud_from_env
+
+        provider = Provider(cloud_from_env(env))
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
     done = threading.Event()
 
