@@ -180,6 +180,19 @@ def test_handshake_line_health_schema_and_shutdown(plugin: Any) -> None:
     assert proc.wait(timeout=10) == 0
 
 
+def test_ctrl_c_is_left_to_terraform(plugin: Any) -> None:
+    """SIGINT reaches the whole process group; the plugin keeps serving until Shutdown."""
+    import signal
+
+    proc, _, channel = plugin
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    assert proc.poll() is None
+    assert call(channel, "/grpc.health.v1.Health/Check", b"", None) == HEALTH_SERVING
+    call(channel, "/plugin.GRPCController/Shutdown", b"", None)
+    assert proc.wait(timeout=10) == 0
+
+
 def test_refuses_to_run_outside_terraform(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != server.MAGIC_COOKIE_KEY}
     run = subprocess.run([str(install(tmp_path))], env=env, capture_output=True, text=True)

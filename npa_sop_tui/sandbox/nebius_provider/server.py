@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -110,8 +112,6 @@ def _errors(messages: list[str]) -> list[Any]:
 
 
 def _schema(attrs: tuple[fs.Attr, ...], version: int = 0) -> Any:
-    import json
-
     return M["Schema"](
         version=version,
         block=M["Block"](
@@ -273,6 +273,9 @@ def serve(env: dict[str, str], out: Any = None, provider: Provider | None = None
         print(f"Terraform offers plugin protocols {sorted(offered)}; this plugin speaks 5",
               file=sys.stderr)  # fmt: skip
         return 1
+    # As go-plugin's servers do: Ctrl-C reaches the whole process group, and it is
+    # Terraform's to act on (finish or stop the operation, then Shutdown), not the plugin's.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if provider is None:
         from npa_sop_tui.sandbox.nebius_provider.sdk_cloud import cloud_from_env
 
