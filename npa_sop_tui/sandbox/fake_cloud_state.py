@@ -33,6 +33,7 @@ from npa_sop_tui.cloud.model import (
     WhoAmI,
 )
 from npa_sop_tui.sandbox.fake_access_keys import FakeAccessKeys
+from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
 
 SCENARIO_ENV = "NPA_SANDBOX_SCENARIO"
 SCENARIOS = ("quota-short", "capacity-block-missing", "gpu-check-fail", "destroy-leftover")
@@ -129,10 +130,9 @@ class FakeCloudState:
             cluster = Mk8sCluster(cluster_id, f"soperator-{name}", self.project_id, "running")
             self.clusters[cluster_id] = cluster
             for role in ("jail", "controller-spool"):
-                fs_id = "computefilesystem-" + _short(f"{cluster_id}/{role}")
-                self.filesystems[fs_id] = Filesystem(
-                    fs_id, f"soperator-{name}-{role}", self.project_id, "ready"
-                )
+                fs_name = f"soperator-{name}-{role}"
+                fs_id = filesystem_id(self.project_id, fs_name)  # as the stand-in provider
+                self.filesystems[fs_id] = Filesystem(fs_id, fs_name, self.project_id, "ready")
             return cluster
 
     def delete_cluster(self, name: str) -> None:

