@@ -17,7 +17,8 @@ from npa_sop_tui.sandbox.fake_kube import (
     make_slurmcluster,
     set_node_ready,
 )
-from npa_sop_tui.status.kube import KubeCollector, KubeSettings, _join_all
+from npa_sop_tui.status.kube_collector import KubeCollector, _join_all
+from npa_sop_tui.status.kube_informer import KubeSettings
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
 from testkit.kube import CONTEXT
