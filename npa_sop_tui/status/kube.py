@@ -28,6 +28,12 @@ NODESET_LABEL = "slurm.nebius.ai/nodeset"
 NODESET_NAME_LABEL = "slurm.nebius.ai/nodeset-name"
 COMPONENT_LABEL = "app.kubernetes.io/component"
 
+
+def kubectl_command(context: str, rest: str) -> str:
+    """The kubectl command a hint tells the user to run, in Soperator's namespace."""
+    return f"kubectl --context {context} -n {NAMESPACE} {rest}"
+
+
 # Node conditions worth a line in the dashboard (Soperator's health-check and GPU
 # conditions), shown when they are "True" (for Ready: when not True).
 NOTABLE_NODE_CONDITIONS = frozenset(
