@@ -8,8 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from npa_sop_tui.sandbox.fake_kube import (
-    FakeKubeServer,
+from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,
