@@ -1,9 +1,10 @@
 """Agent tools: `infra.soperator.validate|plan|deploy|status|destroy`.
 
 Each tool has a name, a description, JSON Schemas for its input and output (generated from
-the pydantic models below, so schema and behaviour cannot drift), examples, and the SDK
-function it calls. `npa soperator tools --output json` lists them; workflow files call them
-by `toolRef`. Tools take JSON-shaped input and return JSON-shaped output.
+the pydantic models of tools_soperator.py, tools_fleet.py and tools_jobs.py, so schema and
+behaviour cannot drift), examples, and the SDK function it calls. `npa soperator tools
+--output json` lists them; workflow files call them by `toolRef`. Tools take JSON-shaped
+input and return JSON-shaped output.
 """
 
 from __future__ import annotations
@@ -12,195 +13,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError
 
+from npa_sop_tui import tools_soperator as soperator
 from npa_sop_tui.errors import UsageError
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
-# ---------------------------------------------------------------------------------------
-# Inputs
-
-
-class _Input(BaseModel):
-    # strict: `sandbox: "yes"` is not a boolean and "2" is not a number; agents get an error
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class SpecSource(_Input):
-    """Exactly one of `spec` (inline mapping), `spec_yaml` (text) or `spec_path` (file)."""
-
-    spec: dict[str, Any] | None = Field(
-        default=None, description="the cluster spec as a mapping (npa.soperator/v0.0.1)"
-    )
-    spec_yaml: str | None = Field(default=None, description="the cluster spec as YAML text")
-    spec_path: str | None = Field(
-        default=None,
-        description="path to a cluster.yaml file inside the workspace root (the workflow's "
-        "folder, the MCP server's --root, else the current folder)",
-    )
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> SpecSource:
-        given = [k for k in ("spec", "spec_yaml", "spec_path") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValueError(
-                "give exactly one of spec, spec_yaml or spec_path"
-                + (f" (got {', '.join(given)})" if given else "")
-            )
-        return self
-
-
-class RunSettings(_Input):
-    """Where Terraform runs: the configured recipe, an explicit folder, or the sandbox."""
-
-    sandbox: bool = Field(
-        default=False, description="run the packaged stand-in recipe offline (no cloud)"
-    )
-    terraform_dir: str | None = Field(
-        default=None, description="a local checkout of the recipe's soperator/ folder"
-    )
-
-
-class ValidateInput(SpecSource):
-    pass
-
-
-class PlanInput(SpecSource, RunSettings):
-    pass
-
-
-class DeployInput(SpecSource, RunSettings):
-    allow_destructive: bool = Field(
-        default=False, description="apply even if the plan deletes or replaces resources"
-    )
-
-
-class StatusInput(_Input):
-    name: str = Field(description="cluster name (as in the inventory)")
-    sandbox: bool = Field(default=False, description="a cluster of the sandbox (this machine)")
-
-
-class DestroyInput(RunSettings):
-    name: str = Field(description="cluster name (as in the inventory)")
-    confirm: str = Field(
-        description="must repeat the cluster name: destroy deletes the cluster and its data"
-    )
-
-    @model_validator(mode="after")
-    def _confirmed(self) -> DestroyInput:
-        if self.confirm != self.name:
-            raise ValueError("confirm must equal name to destroy the cluster")
-        return self
-
-
-# ---------------------------------------------------------------------------------------
-# Outputs (lifecycle/status models are reused as they are)
-
-
-def _validate_output() -> type[BaseModel]:
-    from npa_sop_tui.sdk import ValidationResult
-
-    return ValidationResult
-
-
-def _plan_output() -> type[BaseModel]:
-    from npa_sop_tui.lifecycle import PlanResult
-
-    return PlanResult
-
-
-def _deploy_output() -> type[BaseModel]:
-    from npa_sop_tui.lifecycle import DeployResult
-
-    return DeployResult
-
-
-def _destroy_output() -> type[BaseModel]:
-    from npa_sop_tui.lifecycle import DestroyResult
-
-    return DestroyResult
-
-
-def _status_output() -> type[BaseModel]:
-    from npa_sop_tui.status.model import ClusterStatus
-
-    return ClusterStatus
-
-
-# ---------------------------------------------------------------------------------------
-# The calls
-
-
 EventSink = Callable[[Any], None] | None
-
-
-def _spec(args: SpecSource) -> Any:
-    from npa_sop_tui.sdk import load
-    from npa_sop_tui.spec.model import SpecError, parse_spec_text
-
-    if args.spec_yaml is not None:
-        return parse_spec_text(args.spec_yaml, source="<spec_yaml>").spec
-    if args.spec is not None:
-        return load(args.spec)
-    assert args.spec_path is not None
-    from npa_sop_tui.tool_paths import not_a_spec, read_spec_text
-
-    _, text = read_spec_text(args.spec_path, None)  # inside the call's workspace root only
-    if text is None:
-        raise SpecError([not_a_spec(args.spec_path)])
-    return parse_spec_text(text, source=args.spec_path).spec
-
-
-def _settings(args: RunSettings) -> dict[str, Any]:
-    return {"sandbox": args.sandbox, "terraform_dir": args.terraform_dir}
-
-
-async def _validate(args: ValidateInput, on_event: EventSink) -> BaseModel:
-    from npa_sop_tui import sdk
-
-    if args.spec is not None:
-        return sdk.validate(args.spec)
-    source = "<spec_yaml>" if args.spec_yaml is not None else str(args.spec_path)
-    try:
-        spec = _spec(args)
-    except sdk.SpecError as exc:
-        return sdk.ValidationResult(ok=False, source=source, findings=list(exc.findings))
-    return sdk.validate(spec).model_copy(update={"source": source})
-
-
-async def _plan(args: PlanInput, on_event: EventSink) -> BaseModel:
-    from npa_sop_tui import sdk
-
-    return await sdk.aplan(_spec(args), on_event=on_event, **_settings(args))
-
-
-async def _deploy(args: DeployInput, on_event: EventSink) -> BaseModel:
-    from npa_sop_tui import sdk
-
-    return await sdk.adeploy(
-        _spec(args),
-        on_event=on_event,
-        allow_destructive=args.allow_destructive,
-        **_settings(args),
-    )
-
-
-async def _status(args: StatusInput, on_event: EventSink) -> BaseModel:
-    from npa_sop_tui import sdk
-
-    return await sdk.astatus(args.name, sandbox=args.sandbox)  # type: ignore[no-any-return]
-
-
-async def _destroy(args: DestroyInput, on_event: EventSink) -> BaseModel:
-    from npa_sop_tui import sdk
-
-    # An incomplete teardown is the tool's error (isError, a failed workflow step), not a
-    # result an agent could read as done.
-    return await sdk.adestroy(
-        args.name, on_event=on_event, raise_incomplete=True, **_settings(args)
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -280,8 +101,8 @@ class Tool:
 
         parsed = self.parse_input(args)
         summary: dict[str, Any] = {"would_run": self.name}
-        if isinstance(parsed, SpecSource):
-            spec = _spec(parsed)  # SpecError with positions when invalid
+        if isinstance(parsed, soperator.SpecSource):
+            spec = soperator.spec_of(parsed)  # SpecError with positions when invalid
             from npa_sop_tui.spec.validate import validate_spec
 
             found = validate_spec(spec)
@@ -289,9 +110,9 @@ class Tool:
                 raise SpecError(found, source=f"spec {spec.name!r}")
             summary["cluster"] = spec.name
             summary["workers"] = sum(w.size for w in spec.workers)
-        if isinstance(parsed, RunSettings):
-            summary.update(_settings(parsed))
-        if isinstance(parsed, StatusInput | DestroyInput):
+        if isinstance(parsed, soperator.RunSettings):
+            summary.update(soperator.run_settings(parsed))
+        if isinstance(parsed, soperator.StatusInput | soperator.DestroyInput):
             summary["cluster"] = parsed.name
         return summary
 
@@ -333,53 +154,50 @@ class ToolInputError(UsageError):
         return {"problems": self.problems}
 
 
-_EXAMPLE_SPEC: dict[str, Any] = {
-    "apiVersion": "npa.soperator/v0.0.1",
-    "name": "demo",
-    "workers": [{"name": "cpu", "platform": "cpu-d3", "preset": "8vcpu-32gb", "size": 2}],
-}
-
 _TOOLS: tuple[Tool, ...] = (
     Tool(
         name="infra.soperator.validate",
         description="Check a Soperator cluster spec; returns every finding with file:line. "
         "Changes nothing.",
-        input_model=ValidateInput,
-        output_model_factory=_validate_output,
-        func=_validate,
-        examples=[{"input": {"spec": _EXAMPLE_SPEC}}, {"input": {"spec_path": "cluster.yaml"}}],
+        input_model=soperator.ValidateInput,
+        output_model_factory=soperator.validate_output,
+        func=soperator.validate,
+        examples=[
+            {"input": {"spec": soperator.EXAMPLE_SPEC}},
+            {"input": {"spec_path": "cluster.yaml"}},
+        ],
     ),
     Tool(
         name="infra.soperator.plan",
         description="Terraform plan for a Soperator cluster: what deploy would add, change "
         "or destroy. Changes nothing in the cloud.",
-        input_model=PlanInput,
-        output_model_factory=_plan_output,
-        func=_plan,
+        input_model=soperator.PlanInput,
+        output_model_factory=soperator.plan_output,
+        func=soperator.plan,
         examples=[
             {"input": {"spec_path": "cluster.yaml"}},
-            {"input": {"spec": _EXAMPLE_SPEC, "sandbox": True}},
+            {"input": {"spec": soperator.EXAMPLE_SPEC, "sandbox": True}},
         ],
     ),
     Tool(
         name="infra.soperator.deploy",
         description="Create or update a Soperator (Slurm on Kubernetes) cluster and wait "
         "until Terraform finishes. Refuses destructive plans unless allow_destructive.",
-        input_model=DeployInput,
-        output_model_factory=_deploy_output,
-        func=_deploy,
+        input_model=soperator.DeployInput,
+        output_model_factory=soperator.deploy_output,
+        func=soperator.deploy,
         examples=[
             {"input": {"spec_path": "cluster.yaml"}},
-            {"input": {"spec": _EXAMPLE_SPEC, "sandbox": True}},
+            {"input": {"spec": soperator.EXAMPLE_SPEC, "sandbox": True}},
         ],
     ),
     Tool(
         name="infra.soperator.status",
         description="One live status snapshot of a cluster: Kubernetes node groups and "
         "Soperator pods, Slurm partitions and nodes, with a verdict.",
-        input_model=StatusInput,
-        output_model_factory=_status_output,
-        func=_status,
+        input_model=soperator.StatusInput,
+        output_model_factory=soperator.status_output,
+        func=soperator.status,
         examples=[{"input": {"name": "demo"}}],
         checks_spec=False,
     ),
@@ -387,9 +205,9 @@ _TOOLS: tuple[Tool, ...] = (
         name="infra.soperator.destroy",
         description="Destroy a cluster from the inventory, deleting its resources and data. "
         "Requires confirm equal to the cluster name.",
-        input_model=DestroyInput,
-        output_model_factory=_destroy_output,
-        func=_destroy,
+        input_model=soperator.DestroyInput,
+        output_model_factory=soperator.destroy_output,
+        func=soperator.destroy,
         examples=[{"input": {"name": "demo", "confirm": "demo"}}],
         destructive=True,
         checks_spec=False,

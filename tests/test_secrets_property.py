@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from npa_sop_tui import debuglog
 from npa_sop_tui.events import Diagnostic, LogLine
 from npa_sop_tui.redact import Redactor
-from npa_sop_tui.spec.model import REVEAL_SECRETS, dump_spec_yaml, spec_from_mapping
+from npa_sop_tui.spec.model import spec_from_mapping
+from npa_sop_tui.spec.yaml_dump import REVEAL_SECRETS, dump_spec_yaml
 
 # Capacity block group IDs and tokens as they come: letters, digits, '-' and '_'.
 SECRETS = st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=8, max_size=48)

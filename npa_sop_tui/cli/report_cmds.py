@@ -18,14 +18,14 @@ STATUS_TIMEOUT = 30.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from npa_sop_tui.cli.status_cmds import _add_connection_flags
+    from npa_sop_tui.cli.cluster_connection import add_connection_flags
 
     parser = subparsers.add_parser(
         "report",
         help="write one cluster's last operation as a self-contained HTML page",
         description=__doc__.split("\n\n", 1)[0] if __doc__ else None,
     )
-    _add_connection_flags(parser)
+    add_connection_flags(parser)
     parser.add_argument(
         "--out", type=Path, required=True, metavar="FILE.html", help="where to write"
     )
@@ -97,11 +97,11 @@ def _snapshot(args: argparse.Namespace) -> tuple[object | None, str | None]:
     """One live status snapshot, or (None, why not)."""
     import asyncio
 
-    from npa_sop_tui.cli.status_cmds import _environment, build_settings
+    from npa_sop_tui.cli.cluster_connection import build_settings, connection_environment
     from npa_sop_tui.errors import NpaError
 
     async def first() -> object | None:
-        environment = _environment(args)
+        environment = connection_environment(args)
         try:
             settings = build_settings(args, environment)
             async for snap in environment.status_feed(settings):

@@ -22,7 +22,7 @@ OUTPUT_TAIL = 16384  # bytes of output a --output json document carries
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from npa_sop_tui.cli.status_cmds import _add_connection_flags
+    from npa_sop_tui.cli.cluster_connection import add_connection_flags
 
     p = subparsers.add_parser(
         "run",
@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--script), stream its output until it ends and exit with its exit code. Ctrl-C "
         "detaches (the job goes on). Example: npa soperator run --name demo -- nvidia-smi -L",
     )
-    _add_connection_flags(p)
+    add_connection_flags(p)
     p.add_argument("--sandbox", action="store_true", help="a sandbox cluster (local processes)")
     add_output_flag(p)
     p.add_argument("--nodes", "-N", type=int, default=None, help="nodes (default 1)")
@@ -67,7 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Print a job's output; --follow streams it until the job ends and exits "
         "with the job's exit code.",
     )
-    _add_connection_flags(p)
+    add_connection_flags(p)
     p.add_argument("--sandbox", action="store_true", help="a sandbox cluster")
     add_output_flag(p)
     p.add_argument("--job", required=True, help="the job ID (run prints it)")

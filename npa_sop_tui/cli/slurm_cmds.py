@@ -16,11 +16,11 @@ from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from npa_sop_tui.cli.status_cmds import _add_connection_flags
+    from npa_sop_tui.cli.cluster_connection import add_connection_flags
 
     def command(name: str, help_text: str, description: str) -> argparse.ArgumentParser:
         p = subparsers.add_parser(name, help=help_text, description=description)
-        _add_connection_flags(p)
+        add_connection_flags(p)
         p.add_argument("--sandbox", action="store_true", help="a sandbox cluster (simulated Slurm)")
         add_output_flag(p)
         return p
@@ -72,11 +72,11 @@ def _run(args: argparse.Namespace, work: Any, *, with_kube: bool = False) -> int
     read_kube)` with `with_kube`), close everything."""
     import asyncio
 
-    from npa_sop_tui.cli.status_cmds import _environment, build_settings
+    from npa_sop_tui.cli.cluster_connection import build_settings, connection_environment
     from npa_sop_tui.errors import EXIT_INTERRUPTED
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
 
-    environment = _environment(args)
+    environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox:
         from npa_sop_tui import inventory

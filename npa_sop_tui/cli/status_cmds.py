@@ -17,6 +17,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from npa_sop_tui.cli.cluster_connection import (
+    add_connection_flags,
+    build_settings,
+    connection_environment,
+)
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, OperationError, UsageError
 
@@ -37,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "failed or unreachable."
         ),
     )
-    _add_connection_flags(status)
+    add_connection_flags(status)
     status.add_argument(
         "--watch",
         "-w",
@@ -85,7 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "Anything after `--` is run as a remote command."
         ),
     )
-    _add_connection_flags(ssh)
+    add_connection_flags(ssh)
     ssh.add_argument(
         "--sandbox",
         action="store_true",
@@ -100,130 +105,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     ssh.set_defaults(handler=handle_ssh)
 
 
-def _add_connection_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", "-n", required=True, help="cluster name")
-    p.add_argument(
-        "--kubeconfig",
-        type=Path,
-        default=None,
-        help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)",
-    )
-    p.add_argument(
-        "--context",
-        default=None,
-        help="kube context (default: the inventory's, else nebius-<name>-slurm)",
-    )
-    p.add_argument(
-        "--login-host",
-        default=None,
-        help="login node address (default: config login.host, else the "
-        "soperator-login-svc LoadBalancer address)",
-    )
-    p.add_argument("--login-port", type=int, default=None, help="SSH port (default 22)")
-    p.add_argument("--login-user", default=None, help="SSH user (default root)")
-    p.add_argument(
-        "--identity-file",
-        "-i",
-        type=Path,
-        default=None,
-        help="private key (default: config ssh_private_key_path, else the SSH agent)",
-    )
-    p.add_argument(
-        "--accept-new-host-key",
-        action="store_true",
-        help="trust and record the login node's host key if it is not known yet "
-        "(a changed key is always refused)",
-    )
-
-
-# --- settings ---------------------------------------------------------------------------
-
-
-def _environment(args: argparse.Namespace) -> Environment:
-    """The command's environment; its settings take the connection flags first."""
-    from npa_sop_tui.cli.common import open_environment
-
-    if not getattr(args, "sandbox", False):
-        _refuse_sandbox_only(args)
-    identity_file = getattr(args, "identity_file", None)
-    return open_environment(
-        args,
-        **{
-            "login.host": args.login_host or None,
-            "login.port": args.login_port,
-            "login.user": args.login_user,
-            "ssh_private_key_path": str(identity_file) if identity_file else None,
-            "status.interval_seconds": getattr(args, "interval", None),
-        },
-    )
-
-
-def _refuse_sandbox_only(args: argparse.Namespace) -> None:
-    """A name only the sandbox knows, asked for without `--sandbox`: say so (exit 2) rather
-    than fail on a kube context that cannot exist. A real cluster of the same name is still
-    reached by naming its connection (--context, --kubeconfig or --login-host)."""
-    name = (getattr(args, "name", None) or "").strip()
-    if not name or args.context or args.kubeconfig or args.login_host:
-        return
-    from npa_sop_tui.paths import CLUSTER_NAME_RE, sandbox_home, soperator_root
-
-    if not CLUSTER_NAME_RE.fullmatch(name) or (soperator_root() / name).exists():
-        return
-    if (sandbox_home() / "soperator" / name).is_dir():
-        command = getattr(args, "command", None) or "status"
-        raise UsageError(
-            f"{name!r} is a sandbox cluster, and this command looked for a real one",
-            hint=f"add --sandbox: npa soperator {command} --name {name} --sandbox (or pass "
-            "--context for a real cluster of the same name)",
-        )
-
-
-def build_settings(
-    args: argparse.Namespace, environment: Environment | None = None
-) -> StatusSettings:
-    name = (args.name or "").strip()
-    if not name:
-        raise UsageError("--name must not be empty", hint="pass the cluster name: --name demo")
-    from npa_sop_tui.paths import check_cluster_name
-
-    check_cluster_name(name)
-    interval = getattr(args, "interval", None)
-    if interval is not None and interval <= 0:
-        raise UsageError(
-            f"--interval must be a positive number of seconds, got {interval:g}",
-            hint="for example --interval 10",
-        )
-    if args.kubeconfig is not None and not args.kubeconfig.is_file():
-        raise UsageError(
-            f"--kubeconfig {args.kubeconfig}: file not found",
-            hint="pass an existing kubeconfig or drop the flag to use ~/.kube/config",
-        )
-    if args.login_port is not None and not 0 < args.login_port < 65536:
-        raise UsageError(f"--login-port {args.login_port} is not a TCP port")
-    environment = environment or _environment(args)
-    settings = environment.settings
-    identity = settings["ssh_private_key_path"]
-    if identity is not None and not Path(str(identity)).expanduser().is_file():
-        where = (
-            "--identity-file"
-            if settings.source("ssh_private_key_path") == "flag"
-            else f"ssh_private_key_path ({settings.source('ssh_private_key_path')})"
-        )
-        raise UsageError(
-            f"{where} {identity}: file not found",
-            hint="pass the private key matching the cluster's root public key (-i)",
-        )
-    return environment.status_settings(
-        name,
-        context=args.context,
-        kubeconfig=args.kubeconfig,
-        kube_enabled=not getattr(args, "no_kube", False),
-        slurm_enabled=not getattr(args, "no_slurm", False),
-        slurm_format=getattr(args, "slurm_format", None),
-        terraform_dir=getattr(args, "terraform_dir", None),
-    )
-
-
 # --- status -----------------------------------------------------------------------------
 
 
@@ -232,7 +113,7 @@ def exit_code_for(snap: ClusterStatus) -> int:
 
 
 def handle_status(args: argparse.Namespace) -> int:
-    environment = _environment(args)
+    environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox:
         from npa_sop_tui import inventory
@@ -418,7 +299,7 @@ _IDENTITY_ENV = "NPA_SSH_IDENTITY_FILE"
 
 
 def handle_ssh(args: argparse.Namespace) -> int:
-    environment = _environment(args)
+    environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox and not settings.login_host:
         raise UsageError(

@@ -30,7 +30,8 @@ async def deploy(
     on_event: Sink | None = None,
     allow_destructive: bool = False,
 ) -> DeployResult:
-    from npa_sop_tui.spec.model import dump_spec_yaml, kube_context
+    from npa_sop_tui.spec.model import kube_context
+    from npa_sop_tui.spec.yaml_dump import dump_spec_yaml
 
     options = options or LifecycleOptions()
     steps.check_spec(spec)

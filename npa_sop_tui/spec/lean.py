@@ -39,7 +39,7 @@ from npa_sop_tui.spec.reading import LoadedSpec, SpecReader, load_spec_file
 
 CACHE_NAME = "lean-spec-schema.json"
 # The files the exported schema is made from and read by: a change in any re-exports it.
-_SOURCES = ("model.py", "derived.py", "lean_export.py", "lean.py")
+_SOURCES = ("model.py", "model_fields.py", "derived.py", "lean_export.py", "lean.py")
 _FORMAT = 2  # the cache file's layout: key line, then content
 MAX_CACHE_BYTES = 8 * 1024 * 1024
 # Schema keys that would make pydantic-core compile a pattern: the models have none.

@@ -17,7 +17,8 @@ from pydantic import BaseModel, SecretStr
 
 from npa_sop_tui.spec.catalog import catalog_data
 from npa_sop_tui.spec.derived import LEAN_FUNCTIONS, LEAN_MIXINS
-from npa_sop_tui.spec.model import ModelFields, SoperatorSpec
+from npa_sop_tui.spec.model import SoperatorSpec
+from npa_sop_tui.spec.model_fields import ModelFields
 
 _DROPPED_KEYS = frozenset({"metadata", "serialization"})
 

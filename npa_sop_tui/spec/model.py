@@ -1,16 +1,14 @@
-"""The `npa.soperator/v0.0.1` cluster spec: models, loading with positions, dumping.
+"""The `npa.soperator/v0.0.1` cluster spec: models, and loading with positions.
 
 The spec is the single source of truth for what a cluster is; every front door (CLI, TUI,
 SDK, fleet) builds a `SoperatorSpec`. Field names and defaults follow npa's contract so that
 its specs keep working, but the reading is strict where npa was sloppy: booleans must be
 real YAML booleans, numbers real numbers, and unknown keys are errors with a did-you-mean.
+The YAML dump is spec/yaml_dump.py; where the models' fields are, spec/model_fields.py.
 """
 
 from __future__ import annotations
 
-import functools
-import typing
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -44,6 +42,7 @@ from npa_sop_tui.spec.derived import (
     strip_secret,
 )
 from npa_sop_tui.spec.findings import Finding
+from npa_sop_tui.spec.model_fields import ModelFields
 from npa_sop_tui.spec.reading import (
     LoadedSpec,
     SpecError,
@@ -53,6 +52,7 @@ from npa_sop_tui.spec.reading import (
     load_spec_file,
 )
 from npa_sop_tui.spec.reading import parse_spec_text as _parse_with
+from npa_sop_tui.spec.yaml_dump import REVEAL_SECRETS, dump_spec_yaml
 from npa_sop_tui.spec.yaml_positions import Positions
 
 # Re-exported: these lived here first and callers import them from here.
@@ -87,9 +87,6 @@ __all__ = [
 class _Model(BaseModel):
     # strict: "false" is not a boolean and "2" is not a number; say so instead of guessing.
     model_config = ConfigDict(extra="forbid", strict=True, validate_default=False)
-
-
-REVEAL_SECRETS = "reveal_secrets"  # serialization context key: dump secret values as they are
 
 
 class _NamedModel(_Model):
@@ -339,80 +336,6 @@ FLAT_CONTROL_PLANE: dict[str, tuple[str, str]] = {
 }
 
 
-# --- where the models' fields are (did-you-mean hints) --------------------------------------
-
-
-def _is_model(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, BaseModel)
-
-
-def _nested_model(annotation: Any) -> type[BaseModel] | None:
-    """The model inside a field's type: list[Model] / Model | None / dict[str, …] are
-    unwrapped down to their first argument; None when there is no model there."""
-    current = annotation
-    while not _is_model(current):
-        args = [a for a in typing.get_args(current) if a is not type(None)]
-        if not args:
-            return None
-        current = args[0]
-    return current
-
-
-def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class reached by following `loc` from `model` (for did-you-mean lists), or
-    None where the path leaves the models (a dict's keys, a union's member tags)."""
-    current: Any = model
-    for part in loc:
-        if isinstance(part, int):
-            continue
-        info = next(
-            (f for n, f in current.model_fields.items() if part in (n, f.alias)),
-            None,
-        )
-        if info is None:
-            return None
-        current = _nested_model(info.annotation)
-        if current is None:
-            return None
-    return current
-
-
-def _field_names(model: type[BaseModel]) -> list[str]:
-    return [f.alias or n for n, f in model.model_fields.items()]
-
-
-class ModelFields:
-    """`reading.FieldIndex` read from a pydantic model class."""
-
-    def __init__(self, root: type[BaseModel]) -> None:
-        self.root = root
-
-    def names_at(self, loc: tuple[str | int, ...]) -> list[str] | None:
-        model = _model_at(self.root, loc)
-        return _field_names(model) if model else None
-
-    def literal_choices(self, name: str) -> tuple[str, ...] | None:
-        fields = self.root.model_fields.items()
-        info = next((f for n, f in fields if name in (n, f.alias)), None)
-        return typing.get_args(info.annotation) if info is not None else None
-
-    def model_paths(self) -> Iterator[tuple[tuple[str, ...], type[BaseModel]]]:
-        """Every (path, model) below the root, by field name and by alias: what `names_at`
-        can answer, listed (the lean validator stores it)."""
-
-        def walk(
-            path: tuple[str, ...], model: type[BaseModel]
-        ) -> Iterator[tuple[tuple[str, ...], type[BaseModel]]]:
-            yield path, model
-            for name, info in model.model_fields.items():
-                nested = _nested_model(info.annotation)
-                if nested is not None:
-                    for key in dict.fromkeys((name, info.alias or name)):
-                        yield from walk((*path, key), nested)
-
-        return walk((), self.root)
-
-
 def findings_from_validation_error(
     exc: ValidationError, root: type[BaseModel], positions: Positions | None
 ) -> list[Finding]:
@@ -457,45 +380,3 @@ def spec_from_mapping(
     """Build a spec from Python data (SDK, fleet); `SpecError` on any problem."""
     spec, _ = build_spec(data, READER, source=source, positions=None, run_validation=validate)
     return spec  # type: ignore[no-any-return]
-
-
-def dump_spec_yaml(spec: SoperatorSpec, *, include_secrets: bool = False) -> str:
-    """YAML for `spec`, keeping every field that was set.
-
-    Capacity block group IDs are secrets (they must not land in a committed cluster.yaml),
-    so they are left out unless `include_secrets` is true; supply them at run time instead.
-    """
-    import yaml
-
-    data = spec.model_dump(
-        mode="json",
-        by_alias=True,
-        exclude_unset=True,
-        context={REVEAL_SECRETS: include_secrets},
-    )
-    ordered = {"apiVersion": API_VERSION, "name": spec.name}
-    ordered.update({k: v for k, v in data.items() if k not in ordered})
-    if not include_secrets:
-        for pool in ordered.get("workers", []):
-            pool.pop("capacity_block_group", None)
-    for key in VERSION_FIELDS:
-        if isinstance(ordered.get(key), str):
-            ordered[key] = _Quoted(ordered[key])
-    return yaml.dump(ordered, Dumper=_make_dumper(), sort_keys=False)
-
-
-class _Quoted(str):
-    """A version string: always written quoted, so `1.30` never becomes the number 1.3."""
-
-
-@functools.cache
-def _make_dumper() -> type:
-    import yaml
-
-    class Dumper(yaml.SafeDumper):
-        pass
-
-    Dumper.add_representer(
-        _Quoted, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, '"')
-    )
-    return Dumper

@@ -4,7 +4,7 @@
         async for snap in watcher.snapshots():
             render(snap)
 
-Kubernetes is watched continuously (threads, see kube.py) and Slurm is polled every
+Kubernetes is watched continuously (threads, see kube_collector.py) and Slurm is polled every
 `slurm_interval` seconds over one reused SSH connection; the two fail independently. The
 login host comes from settings (flag/config) or, when not given, from the login Service's
 address once Kubernetes reports it. Intervals can be changed while running
@@ -21,7 +21,8 @@ from typing import Literal
 
 from npa_sop_tui.status.apply_deadlines import ApplyWaitTracker
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
-from npa_sop_tui.status.kube import KubeCollector, KubeSettings
+from npa_sop_tui.status.kube_collector import KubeCollector
+from npa_sop_tui.status.kube_informer import KubeSettings
 from npa_sop_tui.status.model import (
     ApplyWaitDeadline,
     ClusterStatus,

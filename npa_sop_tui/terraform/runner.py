@@ -1,12 +1,12 @@
 """The async runner over Terraform's `-json` machine UI (binary discovery: binary.py).
 
-The runner turns Terraform's JSON lines into `events` models and keeps only counters and
-bounded buffers, so a multi-hour apply does not grow memory. Every command runs under the
-supervisor (supervision.py), which keeps Terraform alive and drained until it has saved its
-state even if npa dies. Cancelling the task that awaits `TerraformRunner.run` interrupts
-Terraform the way a terminal Ctrl-C would: SIGINT to its process group (Terraform 1.0 runs
-under panicwrap, so signalling only the PID we started is ignored). A second cancel while
-Terraform shuts down kills the group.
+The runner turns Terraform's JSON lines into `events` models (json_ui.py) and keeps only
+counters and bounded buffers, so a multi-hour apply does not grow memory. Every command runs
+under the supervisor (supervision.py), which keeps Terraform alive and drained until it has
+saved its state even if npa dies. Cancelling the task that awaits `TerraformRunner.run`
+interrupts Terraform the way a terminal Ctrl-C would: SIGINT to its process group
+(Terraform 1.0 runs under panicwrap, so signalling only the PID we started is ignored). A
+second cancel while Terraform shuts down kills the group.
 """
 
 from __future__ import annotations
@@ -22,16 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from npa_sop_tui.events import (
-    Diagnostic,
-    Event,
-    LogLine,
-    ResourceAction,
-    ResourceFailed,
-    ResourceFinished,
-    ResourceProgress,
-    ResourceStarted,
-)
+from npa_sop_tui.events import Diagnostic, Event
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform.binary import (  # re-exported: callers import them from here
     TerraformBinary,
@@ -42,6 +33,7 @@ from npa_sop_tui.terraform.binary import (  # re-exported: callers import them f
     satisfies,
     terraform_environment,
 )
+from npa_sop_tui.terraform.json_ui import JsonUiReading
 
 __all__ = [
     "RunResult",
@@ -57,8 +49,6 @@ __all__ = [
 ]
 
 LOG_TAIL = 200
-MAX_DIAGNOSTICS = 100
-NO_SPACE = "no space left on device"
 
 
 log = logging.getLogger(__name__)
@@ -72,24 +62,6 @@ class HeldLock(Protocol):
     def note_child(self, pid: int, args: list[str]) -> None: ...
 
     def clear_child(self) -> None: ...
-
-
-_ACTIONS: dict[str, ResourceAction] = {
-    "create": "create",
-    "update": "update",
-    "replace": "replace",
-    "delete": "delete",
-    "read": "read",
-    "noop": "noop",
-}
-
-
-def top_module(addr: str) -> str:
-    """`module.k8s.module.x.null_resource.a` → `module.k8s`; root resources → `root`."""
-    parts = addr.split(".")
-    if len(parts) >= 2 and parts[0] == "module":
-        return f"module.{parts[1].split('[')[0]}"
-    return "root"
 
 
 @dataclass
@@ -138,7 +110,7 @@ def first_error_block(lines: Sequence[str] | deque[str]) -> str:
     return "\n".join(out)
 
 
-class TerraformRunner:
+class TerraformRunner(JsonUiReading):
     """Runs one Terraform command at a time for one operation, emitting events.
 
     `lock` (the cluster lock) is inherited by each supervisor, so a Terraform that outlives
@@ -254,9 +226,6 @@ class TerraformRunner:
                 result.returncode = await asyncio.shield(proc.wait())
                 await asyncio.shield(pumps)
 
-    def _log(self, stream: str, text: str) -> None:
-        self._emit(LogLine(operation_id=self.operation_id, stream=stream, text=text))  # type: ignore[arg-type]
-
     async def _pump_stderr(self, stream: asyncio.StreamReader, result: RunResult) -> None:
         async for raw in stream:
             line = self._filter(raw.decode(errors="replace").rstrip())
@@ -281,143 +250,3 @@ class TerraformRunner:
                 text = self._filter(line)
                 result.log_tail.append(text)
                 self._log("stdout", text)
-
-    def _handle(self, msg: dict[str, Any], result: RunResult) -> None:
-        kind = msg.get("type")
-        hook = msg.get("hook") or {}
-        resource = hook.get("resource") or {}
-        addr = str(resource.get("addr", ""))
-        action = _ACTIONS.get(str(hook.get("action", "")), "unknown")
-        module = top_module(addr) if addr else "root"
-        oid = self.operation_id
-        if kind == "apply_start":
-            self._in_flight[addr] = time.monotonic()
-            result.resources_started += 1
-            self._emit(ResourceStarted(operation_id=oid, addr=addr, module=module, action=action))
-        elif kind == "apply_progress":
-            self._emit(
-                ResourceProgress(
-                    operation_id=oid,
-                    addr=addr,
-                    module=module,
-                    action=action,
-                    elapsed=float(hook.get("elapsed_seconds", 0)),
-                    message=self._filter(str(msg.get("@message", ""))),
-                )
-            )
-        elif kind == "apply_complete":
-            began = self._in_flight.pop(addr, None)
-            result.resources_finished += 1
-            self._emit(
-                ResourceFinished(
-                    operation_id=oid,
-                    addr=addr,
-                    module=module,
-                    action=action,
-                    elapsed=float(
-                        hook.get("elapsed_seconds", time.monotonic() - began if began else 0)
-                    ),
-                )
-            )
-        elif kind == "apply_errored":
-            self._in_flight.pop(addr, None)
-            if len(result.failed) < MAX_DIAGNOSTICS:
-                result.failed.append(addr)
-            self._emit(
-                ResourceFailed(
-                    operation_id=oid,
-                    addr=addr,
-                    module=module,
-                    action=action,
-                    elapsed=float(hook.get("elapsed_seconds", 0)),
-                    message=self._filter(str(msg.get("@message", ""))),
-                )
-            )
-        elif kind == "provision_progress":
-            output = self._filter(str(hook.get("output", "")))
-            if output:
-                self._log("terraform", f"{addr}: {output}")
-        elif kind == "npa_errored_state":
-            self._errored_state(msg, result)
-        elif kind == "diagnostic":
-            diag = msg.get("diagnostic") or {}
-            if NO_SPACE in str(diag.get("detail", "")) + str(diag.get("summary", "")):
-                result.no_space = True
-            severity = {"error": "error", "warning": "warning"}.get(
-                str(diag.get("severity")), "info"
-            )
-            event = Diagnostic(
-                operation_id=oid,
-                severity=severity,  # type: ignore[arg-type]
-                summary=self._filter(str(diag.get("summary", ""))),
-                detail=self._filter(str(diag.get("detail", ""))),
-                address=diag.get("address"),
-                range=diag.get("range"),
-            )
-            if severity == "error" and len(result.errors) < MAX_DIAGNOSTICS:
-                result.errors.append(event)
-            self._emit(event)
-        elif kind == "change_summary":
-            changes = msg.get("changes") or {}
-            summary: dict[str, Any] = {
-                k: int(changes.get(k, 0)) for k in ("add", "change", "remove")
-            }
-            summary["operation"] = changes.get("operation", "")
-            result.change_summary = summary
-        elif kind == "outputs":
-            # Kept, not emitted: after a targeted apply they are partial; the lifecycle
-            # reports the final outputs once.
-            result.outputs = {k: v.get("value") for k, v in (msg.get("outputs") or {}).items()}
-        elif kind in ("log", "refresh_start", "refresh_complete"):
-            text = self._filter(str(msg.get("@message", "")))
-            if kind == "log" and text:
-                result.log_tail.append(text)
-                self._log("terraform", text)
-        # version, planned_change, provision_start/complete/errored, resource_drift:
-        # planned changes come from `show -json` on the saved plan; the rest repeats apply_*.
-
-    def _errored_state(self, msg: dict[str, Any], result: RunResult) -> None:
-        """Terraform could not write its state and printed it; the supervisor saved it."""
-        path = msg.get("path")
-        oid = self.operation_id
-        if path:
-            result.errored_state = str(path)
-            detail = (
-                f"npa saved the state Terraform printed to {path} (0600, {msg.get('bytes')} "
-                "bytes). Nothing is lost: free disk space, then run the same command again; "
-                "npa pushes that state back into Terraform (`terraform state push`) before "
-                "anything else."
-            )
-        else:
-            # Nowhere on disk took it: name what Terraform created, so nothing is untracked.
-            state = msg.get("state") or {}
-            created = _state_resources(state)
-            detail = (
-                "npa could not save the state Terraform printed anywhere ("
-                + "; ".join(str(e) for e in msg.get("errors") or [])
-                + "). Resources in it: "
-                + (", ".join(created) or "none")
-                + ". Free disk space and run `terraform import` for each, or restore state."
-            )
-        event = Diagnostic(
-            operation_id=oid,
-            severity="error",
-            summary="Terraform could not save its state (kept by npa)",
-            detail=self._filter(detail),
-        )
-        if len(result.errors) < MAX_DIAGNOSTICS:
-            result.errors.insert(0, event)
-        self._emit(event)
-
-
-def _state_resources(state: dict[str, Any]) -> list[str]:
-    """`address (id)` of every resource instance in a raw state document."""
-    found: list[str] = []
-    for res in state.get("resources") or []:
-        prefix = f"{res['module']}." if res.get("module") else ""
-        base = f"{prefix}{res.get('type')}.{res.get('name')}"
-        for inst in res.get("instances") or []:
-            key = inst.get("index_key")
-            addr = base if key is None else f"{base}[{json.dumps(key)}]"
-            found.append(f"{addr} ({(inst.get('attributes') or {}).get('id', '?')})")
-    return found

@@ -94,7 +94,8 @@ def test_no_configuration_found_hint(capsys: pytest.CaptureFixture[str], npa_hom
 
 def test_kube_context_error_has_one_period(tmp_path: Path) -> None:
     """The kubernetes client's own message ends in a period; ours must not add a second."""
-    from npa_sop_tui.status.kube import KubeCollector, KubeSettings
+    from npa_sop_tui.status.kube_collector import KubeCollector
+    from npa_sop_tui.status.kube_informer import KubeSettings
 
     empty = tmp_path / "kubeconfig"
     empty.write_text("")

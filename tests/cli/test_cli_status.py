@@ -14,8 +14,8 @@ import pytest
 
 from npa_sop_tui.cli import main
 from npa_sop_tui.paths import cluster_dir, known_hosts_path
-from npa_sop_tui.sandbox.fake_kube import (
-    FakeKubeServer,
+from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,

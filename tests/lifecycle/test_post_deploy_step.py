@@ -11,7 +11,7 @@ import pytest
 from npa_sop_tui import lifecycle
 from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
 from npa_sop_tui.sandbox.cluster import SimulatedCluster
-from npa_sop_tui.sandbox.fake_kube import make_login_service
+from npa_sop_tui.sandbox.fake_kube_objects import make_login_service
 
 
 @pytest.mark.terraform

@@ -110,7 +110,8 @@ async def test_failed_operation_raises_our_error_after_the_events(identity: Any)
 
 
 def test_status_returns_a_typed_snapshot_from_the_kube_api(tmp_path: Path) -> None:
-    from npa_sop_tui.sandbox.fake_kube import FakeKubeServer, make_node
+    from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+    from npa_sop_tui.sandbox.fake_kube_objects import make_node
 
     with FakeKubeServer() as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", "nebius-sdk-demo-slurm")

@@ -26,12 +26,12 @@ from npa_sop_tui.spec import catalog, lean, lean_export
 from npa_sop_tui.spec.derived import LeanSecret, strip_secret
 from npa_sop_tui.spec.model import (
     READER,
-    ModelFields,
     SoperatorSpec,
     SpecError,
     WorkerPoolSpec,
     findings_from_validation_error,
 )
+from npa_sop_tui.spec.model_fields import ModelFields
 from npa_sop_tui.spec.reading import LoadedSpec, SpecReader, parse_spec_text
 from npa_sop_tui.spec.yaml_positions import load_yaml_mapping
 

@@ -11,11 +11,11 @@ from npa_sop_tui.spec.model import (
     SoperatorSpec,
     SpecError,
     WorkerPoolSpec,
-    dump_spec_yaml,
     load_spec,
     parse_spec_text,
     spec_from_mapping,
 )
+from npa_sop_tui.spec.yaml_dump import dump_spec_yaml
 
 from testkit.specs import ASSETS, MINIMAL
 

@@ -17,13 +17,13 @@ from npa_sop_tui.spec.model import (
     SoperatorSpec,
     SpecError,
     WorkerPoolSpec,
-    dump_spec_yaml,
     findings_from_validation_error,
     kube_context,
     load_spec,
     parse_spec_text,
     spec_from_mapping,
 )
+from npa_sop_tui.spec.yaml_dump import dump_spec_yaml
 
 MINIMAL = """\
 apiVersion: npa.soperator/v0.0.1

@@ -15,7 +15,8 @@ import pytest
 
 from npa_sop_tui.spec.catalog import ROLES, load_catalog
 from npa_sop_tui.spec.model import SoperatorSpec
-from npa_sop_tui.spec.validate import slug, validate_spec
+from npa_sop_tui.spec.validate import validate_spec
+from npa_sop_tui.spec.validate_cluster import slug
 
 # A real ed25519 public key (ssh-keygen output); public keys are not secrets.
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOSbyr48sc2OSnGoHzYfK2Y81o89Abx/PYwOuYuUDoW9 root@vm"

@@ -10,7 +10,8 @@ import pytest
 from npa_sop_tui.spec.catalog import load_catalog
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.spec.model import SoperatorSpec
-from npa_sop_tui.spec.validate import slug, validate_spec
+from npa_sop_tui.spec.validate import validate_spec
+from npa_sop_tui.spec.validate_cluster import slug
 
 from testkit.specs import KEY
 

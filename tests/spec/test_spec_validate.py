@@ -1,11 +1,13 @@
-"""spec/validate.py's module-level tables and patterns, pinned to the recipe rule each one
-carries (mutmut does not mutate module constants): a changed entry fails a named test."""
+"""The spec rules' module-level tables and patterns (spec/validate_cluster.py,
+spec/validate_workers.py), pinned to the recipe rule each one carries (mutmut does not
+mutate module constants): a changed entry fails a named test."""
 
 from __future__ import annotations
 
 import pytest
 
-from npa_sop_tui.spec import validate as v
+from npa_sop_tui.spec import validate_cluster as v
+from npa_sop_tui.spec import validate_workers as w
 
 
 @pytest.mark.parametrize(("name", "ok"), [
@@ -23,7 +25,7 @@ def test_company_name_pattern_is_the_recipes(name: str, ok: bool) -> None:
     ("9gpu", False), ("gpu-", False), ("GPU", False), ("gpu_1", False), ("", False),
 ])  # fmt: skip
 def test_pool_name_pattern(name: str, ok: bool) -> None:
-    assert bool(v.POOL_NAME_RE.match(name)) is ok
+    assert bool(w.POOL_NAME_RE.match(name)) is ok
 
 
 def test_pool_names_are_at_most_40_characters() -> None:

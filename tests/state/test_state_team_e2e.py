@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.spec.model import dump_spec_yaml
+from npa_sop_tui.spec.yaml_dump import dump_spec_yaml
 
 from testkit.lifecycle import Recorder, make_spec, options
 from testkit.moto import MotoServer, team_env

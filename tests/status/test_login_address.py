@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.sandbox.fake_kube import FakeKubeServer, make_login_service
+from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+from npa_sop_tui.sandbox.fake_kube_objects import make_login_service
 from npa_sop_tui.status.login_address import (
     WHAT_TO_SET,
     login_address,

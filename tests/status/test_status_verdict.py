@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.sandbox.fake_kube import (
+from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,

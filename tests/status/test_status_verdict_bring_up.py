@@ -3,7 +3,7 @@ up is progress, not damage; the same NotReady node on an Available cluster is de
 
 from __future__ import annotations
 
-from npa_sop_tui.sandbox.fake_kube import (
+from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,

@@ -8,8 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from npa_sop_tui.sandbox.fake_kube import (
-    FakeKubeServer,
+from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
+from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,
@@ -17,7 +17,8 @@ from npa_sop_tui.sandbox.fake_kube import (
     make_slurmcluster,
     set_node_ready,
 )
-from npa_sop_tui.status.kube import KubeCollector, KubeSettings, _join_all
+from npa_sop_tui.status.kube_collector import KubeCollector, _join_all
+from npa_sop_tui.status.kube_informer import KubeSettings
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
 from testkit.kube import CONTEXT
