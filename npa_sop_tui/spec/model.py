@@ -52,7 +52,7 @@ from npa_sop_tui.spec.reading import (
     load_spec_file,
 )
 from npa_sop_tui.spec.reading import parse_spec_text as _parse_with
-from npa_sop_tui.spec.yaml_dump import REVEAL_SECRETS, dump_spec_yaml
+from npa_sop_tui.spec.yaml_dump import REVEAL_SECRETS
 from npa_sop_tui.spec.yaml_positions import Positions
 
 # Re-exported: these lived here first and callers import them from here.
@@ -74,7 +74,6 @@ __all__ = [
     "SystemSpec",
     "WorkerPoolSpec",
     "capacity_mode_of",
-    "dump_spec_yaml",
     "findings_from_validation_error",
     "kube_context",
     "load_spec",

@@ -114,7 +114,7 @@ class SpecFiles:
         return SpecDocument.parse(text, Path(path))
 
     def to_mapping(self, spec: Any) -> dict[str, Any]:
-        from npa_sop_tui.spec.model import REVEAL_SECRETS
+        from npa_sop_tui.spec.yaml_dump import REVEAL_SECRETS
 
         # exclude_unset: the file written back has what the user set, no more; secrets kept
         # as they are (a capacity block ID in the file must survive a round trip).
@@ -138,6 +138,6 @@ class SpecFiles:
         return spec, validate_spec(spec)
 
     def dump_yaml(self, spec: Any) -> str:
-        from npa_sop_tui.spec.model import dump_spec_yaml
+        from npa_sop_tui.spec.yaml_dump import dump_spec_yaml
 
         return dump_spec_yaml(spec)
