@@ -189,7 +189,7 @@ class WizardReview(Screen[None]):
         self.path = target.absolute()
         self._saved = copy.deepcopy(self.data)
         self._wrote_here = True
-        self.notify(f"Wrote {self.path}", title="cluster.yaml")
+        self.notify(f"Wrote {self.path}", title=self.path.name)
         self._render_review()
         self.refresh_bindings()
         self.query_one("#deploy", Button).focus()

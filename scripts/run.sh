@@ -6,7 +6,11 @@
 # pip runs only when needed: on the first run, when pyproject.toml changed, or when .venv
 # was recreated (the stamp lives inside it). Its own progress is shown as it goes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# The app works where it was started from (./cluster.yaml, paths typed into `o`): only the
+# install runs in the repository.
+caller="$PWD"
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
 
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -29,4 +33,5 @@ if [[ ! -x .venv/bin/npa-sop || ! -f $STAMP || "$(cat "$STAMP")" != "$wanted" ]]
 fi
 
 say "starting npa-sop $*"
-exec .venv/bin/npa-sop "$@"
+cd "$caller"
+exec "$repo/.venv/bin/npa-sop" "$@"

@@ -37,12 +37,15 @@ def _scratch(tmp_path: Path) -> Path:
     return repo
 
 
-def _run(repo: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    repo: Path, *args: str, cwd: Path | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", str(repo / "scripts" / "run.sh"), *args],
         capture_output=True,
         text=True,
         env={**os.environ, **env},
+        cwd=cwd,
         timeout=60,
         check=False,
     )
@@ -72,6 +75,18 @@ def test_run_sh_installs_once_and_again_only_when_needed(tmp_path: Path) -> None
 
     (repo / ".venv" / ".npa-run-installed").unlink()  # a recreated venv has no stamp
     assert _run(repo).returncode == 0 and _pip_calls(repo) == 3
+
+
+def test_the_app_starts_in_the_callers_folder(tmp_path: Path) -> None:
+    """./cluster.yaml and the paths typed into `o` are the user's folder's, not the repo's."""
+    repo = _scratch(tmp_path)
+    assert _run(repo).returncode == 0  # installed
+    (repo / ".venv" / "bin" / "npa-sop").write_text('#!/bin/sh\necho "in $PWD"\n')
+    project = tmp_path / "my project"
+    project.mkdir()
+    started = _run(repo, "--sandbox", cwd=project)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.strip() == f"in {project}"
 
 
 def test_run_sh_stops_when_pip_fails_and_retries_next_time(tmp_path: Path) -> None:
