@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     raw = hoist_global_options(raw)
     NpaArgumentParser.argv = raw
     args = build_parser(command_path(raw)).parse_args(raw)
-    return _run(args, raw, debug, program="npa")
+    return _run(args, raw, debug, program="npa", own_process=argv is None)
 
 
 def tui_main(argv: Sequence[str] | None = None) -> int:
@@ -77,7 +77,7 @@ def tui_main(argv: Sequence[str] | None = None) -> int:
         args = build_serve_parser().parse_args(raw[1:])
     else:
         args = build_tui_parser().parse_args(raw)
-    return _run(args, raw, debug, program="npa-sop")
+    return _run(args, raw, debug, program="npa-sop", own_process=argv is None)
 
 
 def build_tui_parser() -> NpaArgumentParser:
@@ -103,10 +103,19 @@ def build_serve_parser() -> NpaArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace, raw: list[str], debug: bool, *, program: str) -> int:
+def _run(
+    args: argparse.Namespace, raw: list[str], debug: bool, *, program: str, own_process: bool
+) -> int:
+    import contextlib
+
     from npa_sop_tui.cli.interrupts import signals_restored
 
-    with signals_restored():  # late stop signals are swallowed only while the command runs
+    # A command called in-process (tests, embedders: `main([...])`) gives the caller its own
+    # signal handlers back. As the process's own command (`npa …`), a stop signal after the
+    # last operation stays swallowed until the process is gone: putting the default back
+    # would let a SIGTERM during the exit kill it by the signal instead of its exit code.
+    restored = contextlib.nullcontext() if own_process else signals_restored()
+    with restored:
         try:
             return _run_command(args, raw, debug, program=program)
         finally:

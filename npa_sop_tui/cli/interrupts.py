@@ -5,8 +5,9 @@
   group and waits for it to save state), the operation is recorded `interrupted`, and the
   command exits 128 + the signal's number (130, 143, 129). A second signal forces the stop.
 - Once the operation has finished, a late signal changes nothing: the result is already
-  recorded, and the command prints it and exits with its code (`signals_restored`, around
-  each CLI command, gives an in-process caller its own handlers back afterwards).
+  recorded, and the command prints it and exits with its code, even while the process is
+  exiting (`signals_restored`, around a command called in-process, gives that caller its
+  own handlers back afterwards).
 - A closed stdout or stderr (`npa … --output json | head -c 200`) is not an error: the
   stream is swapped for /dev/null and the operation goes on; its events are still in the
   operation log.

@@ -44,6 +44,33 @@ def test_late_signals_are_swallowed_then_the_callers_handlers_return() -> None:
     assert signal.getsignal(signal.SIGINT) is before
 
 
+def test_npas_own_process_keeps_late_stop_signals_swallowed_until_it_exits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`npa …` itself: a SIGTERM while the finished command exits must not kill it by the
+    signal (the interrupt matrix saw -15 instead of the command's exit code). Called
+    in-process, `main([...])` gives the caller its own handlers back."""
+    import npa_sop_tui.cli as cli
+    from npa_sop_tui.cli import interrupts
+
+    def command(*_args: object, **_kwargs: object) -> int:
+        # what the command's last operation leaves installed (run_interruptible, final=True)
+        signal.signal(signal.SIGTERM, interrupts._swallow)
+        return 0
+
+    monkeypatch.setattr(cli, "_run_command", command)
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        monkeypatch.setattr(sys, "argv", ["npa", "soperator", "validate", "--spec", "cluster.yaml"])
+        assert cli.main() == 0
+        assert signal.getsignal(signal.SIGTERM) is interrupts._swallow
+        signal.signal(signal.SIGTERM, before)
+        assert cli.main(["soperator", "validate", "--spec", "cluster.yaml"]) == 0
+        assert signal.getsignal(signal.SIGTERM) is before
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def test_a_closed_pipe_is_swallowed_once_and_noted() -> None:
     read_end, write_end = os.pipe()
     stream = os.fdopen(write_end, "w")
