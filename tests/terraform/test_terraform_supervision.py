@@ -6,7 +6,10 @@ reason real Terraform cannot give on demand: `test_an_emergency_state_dump_is_sa
 needs the "Emergency state dump" message, which Terraform prints only when it cannot write
 its state (FAKE_DUMP replays that message in Terraform's -json format); and
 `test_signals_to_the_supervisor` needs a child that announces when its signal trap is set,
-so the test can look at the supervisor's signal mask without a race."""
+so the test can look at the supervisor's signal mask without a race. The tests of spawn()
+and its handle (at the end) supervise /bin/sh: they check the supervisor's plumbing (folder,
+environment, umask, session, held descriptors, line limit, lifeline words, spool), which
+does not depend on what the supervised command is."""
 
 from __future__ import annotations
 
@@ -300,3 +303,120 @@ def test_terraform_gets_an_allow_listed_environment() -> None:
     assert "TF_CLI_CONFIG_FILE" not in env  # dangling: dropped
     assert env["TF_VAR_x"] == "1" and env["TF_IN_AUTOMATION"] == "1"
     assert "GITHUB_TOKEN" not in env and "OPENAI_API_KEY" not in env
+
+
+# -- spawn() and the handle, with /bin/sh as the supervised command ------------------------
+
+
+def test_the_run_folder_and_the_spool_of_an_operation() -> None:
+    """Protects where recovery looks for an orphaned run's output (`.npa-run/<op>.orphaned.log`)."""
+    assert supervision.run_dir("/srv/inst") == Path("/srv/inst/.npa-run")  # type: ignore[arg-type]
+    assert supervision.spool_path(Path("/srv/inst"), "deploy-7") == Path(
+        "/srv/inst/.npa-run/deploy-7.orphaned.log"
+    )
+
+
+async def _sh(tmp_path: Path, script: str, **kwargs: object) -> supervision.Supervised:
+    env = {"PATH": os.environ["PATH"], "MARK": "from-npa"}
+    return await supervision.spawn("/bin/sh", ["-c", script], cwd=tmp_path, env=env, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_spawn_runs_the_command_in_its_folder_with_that_environment_private_and_apart(
+    tmp_path: Path,
+) -> None:
+    """Protects spawn's contract: the command's cwd and environment, files it creates are
+    0600 (state can hold secrets), the supervisor leads a session of its own (a terminal's
+    Ctrl-C reaches npa only), and npa learns the supervisor's pid and the arguments."""
+    seen: list[tuple[int, list[str]]] = []
+    script = 'echo secret > made; echo "$MARK $(pwd)"; sleep 30'
+    handle = await _sh(tmp_path, script, on_spawn=lambda pid, args: seen.append((pid, args)))
+    try:
+        line = await asyncio.wait_for(handle.stdout.readline(), 30)
+        assert line.decode().split() == ["from-npa", str(tmp_path)]
+        assert handle.pid == handle.proc.pid and seen == [(handle.pid, ["-c", script])]
+        assert handle.args == ["/bin/sh", "-c", script]
+        assert os.getsid(handle.pid) == handle.pid != os.getsid(0)
+        assert stat.S_IMODE((tmp_path / "made").stat().st_mode) == 0o600
+        assert (tmp_path / ".npa-run").is_dir()  # the disk reserve's folder
+    finally:
+        handle.kill()
+        await asyncio.wait_for(handle.wait(), 30)
+
+
+async def test_a_line_far_longer_than_asyncios_default_limit_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    """Protects STREAM_LIMIT: `terraform show -json` prints the whole state on one line."""
+    size = 1024 * 1024
+    handle = await _sh(tmp_path, f"head -c {size} /dev/zero | tr '\\\\0' x; echo")
+    line = await asyncio.wait_for(handle.stdout.readline(), 60)
+    assert len(line) == size + 1
+    assert await asyncio.wait_for(handle.wait(), 30) == 0
+
+
+async def test_held_descriptors_stay_open_until_the_command_has_exited(tmp_path: Path) -> None:
+    """Protects `hold_fds`: the cluster lock's descriptor goes there, so a Terraform that
+    outlives npa still holds the cluster. Seen from a pipe: its read end has no end of
+    file while the supervisor holds the write end."""
+    import select
+
+    read_end, write_end = os.pipe()
+    go = tmp_path / "go"
+    handle = await _sh(tmp_path, f"while [ ! -e {go} ]; do sleep 0.05; done", hold_fds=[write_end])
+    os.close(write_end)
+    try:
+        assert select.select([read_end], [], [], 0.5)[0] == [], "held while it runs"
+        go.touch()
+        assert await asyncio.wait_for(handle.wait(), 30) == 0
+        assert select.select([read_end], [], [], 30)[0] == [read_end]
+        assert os.read(read_end, 1) == b""  # end of file: released with the supervisor
+    finally:
+        os.close(read_end)
+
+
+async def test_interrupt_sends_int_and_kill_sends_kill_through_the_lifeline(
+    tmp_path: Path,
+) -> None:
+    """Protects the two words: `int` reaches the command as SIGINT (it can stop gracefully),
+    `kill` as SIGKILL (exit 128+9)."""
+    ready = tmp_path / "trap-set"
+    graceful = await _sh(
+        tmp_path, f"trap 'exit 3' INT; touch {ready}; while :; do sleep 0.05; done"
+    )
+    await eventually(ready.exists, timeout=30, what="the trap to be set")
+    graceful.interrupt()
+    assert await asyncio.wait_for(graceful.wait(), 30) == 3
+    assert graceful._stopped == ["int"]
+    hard = await _sh(tmp_path, "trap '' INT; while :; do sleep 0.05; done")
+    hard.kill()
+    assert await asyncio.wait_for(hard.wait(), 30) == 128 + signal.SIGKILL
+    assert hard._stopped == ["kill"]
+
+
+async def test_the_lifeline_closes_only_after_the_supervisor_exited(tmp_path: Path) -> None:
+    """Protects `close()`: closing the lifeline early is how the supervisor learns npa died
+    (it would stop Terraform), so close() before exit leaves it open, and words sent after
+    it was closed are dropped, not raised."""
+    go = tmp_path / "go"
+    handle = await _sh(tmp_path, f"while [ ! -e {go} ]; do sleep 0.05; done")
+    handle.close()
+    assert handle.proc.stdin is not None and not handle.proc.stdin.is_closing()
+    go.touch()
+    assert await asyncio.wait_for(handle.wait(), 30) == 0
+    assert handle.proc.stdin.is_closing()  # wait() closed it once the supervisor was gone
+    handle.interrupt()
+    handle.kill()
+    assert handle._stopped == []
+
+
+async def test_npa_gone_sends_the_rest_of_the_output_to_the_spool(tmp_path: Path) -> None:
+    """Protects spawn's `spool`: with the lifeline closed (npa dead) the command's output
+    from then on goes to the spool file instead of the pipe nobody reads."""
+    spool = supervision.spool_path(tmp_path, "op-1")
+    script = "trap 'echo after-npa-died; exit 4' INT; echo started; while :; do sleep 0.05; done"
+    handle = await _sh(tmp_path, script, spool=spool)
+    assert await asyncio.wait_for(handle.stdout.readline(), 30) == b"started\n"
+    assert handle.proc.stdin is not None
+    handle.proc.stdin.close()
+    assert await asyncio.wait_for(handle.proc.wait(), 30) == 4
+    assert "after-npa-died" in spool.read_text()
