@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -248,3 +249,57 @@ def test_the_record_is_settled_as_read_again_under_the_lock(
     monkeypatch.setattr(store, "get", lambda name: finished)
     (listed,) = inventory.list_clusters(store=store)
     assert listed is finished and listed.state == "deployed"
+
+
+def test_a_cluster_being_destroyed_is_finished_by_destroy_whatever_ran_last() -> None:
+    """Protects both teardown states on their own: `destroying` (a killed destroy) and
+    `destroy-incomplete` name destroy even when the last record is not a destroy."""
+    for state in ("destroying", "destroy-incomplete"):
+        entry = InventoryEntry(name="td", kube_context="nebius-td-slurm", state=state)  # type: ignore[arg-type]
+        entry.record(OperationRecord(id="p-1", kind="deploy", started=1.0, result="failed"))
+        assert inventory.next_step(entry).startswith("`npa soperator destroy --name td`")
+
+
+def test_the_functions_use_the_store_they_are_given() -> None:
+    """Protects the team's bucket: a caller's store (not this machine's default) holds the
+    spec, the records and the damaged ones."""
+    from npa_sop_tui.state.local import LocalStore
+
+    class Given(LocalStore):
+        specs: ClassVar[dict[str, str]] = {}
+        entries: ClassVar[dict[str, InventoryEntry]] = {}
+
+        def get(self, name: str) -> InventoryEntry | None:
+            return self.entries.get(name)
+
+        def save(self, entry: InventoryEntry) -> None:
+            self.entries[entry.name] = entry
+
+        def save_spec(self, name: str, spec_yaml: str) -> None:
+            self.specs[name] = spec_yaml
+
+        def read_spec(self, name: str) -> str | None:
+            return self.specs.get(name)
+
+        def scan(self) -> tuple[list[InventoryEntry], list[inventory.InventoryDamaged]]:
+            return [], [inventory.InventoryDamaged("s3://team/x", ["bad"])]
+
+    given = Given()
+    entry = InventoryEntry(name="gs", kube_context="nebius-gs-slurm")
+    inventory.save(entry, store=given)
+    assert inventory.get("gs", store=given) is entry
+    assert inventory.require("gs", store=given) is entry
+    assert inventory.get("gs") is None  # this machine's store never saw it
+    inventory.save_spec("gs", "name: gs\n", store=given)
+    assert inventory.read_spec("gs", store=given) == "name: gs\n"
+    assert inventory.read_spec("gs") is None  # not written to this machine's store
+    (damaged,) = inventory.damaged_records(store=given)
+    assert str(damaged).startswith("s3://team/x: the inventory record is damaged")
+    assert inventory.damaged_records() == []
+
+
+def test_a_record_without_operations_lists_as_it_is() -> None:
+    """Protects `list` on a cluster that never ran an operation (nothing to settle)."""
+    inventory.save(InventoryEntry(name="fresh", kube_context="nebius-fresh-slurm"))
+    (listed,) = inventory.list_clusters()
+    assert listed.name == "fresh" and listed.operations == [] and listed.state == "planned"
