@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.events import Diagnostic, Event
+from npa_sop_tui.fsutil import RESERVE_NAME
 from npa_sop_tui.sandbox.local_terraform import prepare
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform.binary import clean_env, terraform_environment
@@ -337,7 +338,19 @@ async def test_spawn_runs_the_command_in_its_folder_with_that_environment_privat
         assert handle.args == ["/bin/sh", "-c", script]
         assert os.getsid(handle.pid) == handle.pid != os.getsid(0)
         assert stat.S_IMODE((tmp_path / "made").stat().st_mode) == 0o600
-        assert (tmp_path / ".npa-run").is_dir()  # the disk reserve's folder
+        # What the supervisor is told, on its command line: isolated Python, the command,
+        # no spool, the disk reserve it may give up for a state dump, the dump's name.
+        cmdline = Path(f"/proc/{handle.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+        python, isolated, no_site, program, config = (a.decode() for a in cmdline)
+        assert python == sys.executable
+        assert (isolated, no_site, program) == ("-I", "-S", str(supervision.SUPERVISOR))
+        assert json.loads(config) == {
+            "argv": ["/bin/sh", "-c", script],
+            "spool": "",
+            "ballast": str(tmp_path / ".npa-run" / RESERVE_NAME),
+            "state_file": "errored.tfstate",
+        }
+        assert (tmp_path / ".npa-run" / RESERVE_NAME).is_file()
     finally:
         handle.kill()
         await asyncio.wait_for(handle.wait(), 30)
