@@ -446,8 +446,12 @@ def test_team_lock_takes_the_flock_first_and_gives_it_back_when_the_bucket_refus
     try:
         assert team.held and team.lost is None
         assert team.fileno() == team.local.fileno()
-        team.note_child(os.getpid(), ["plan"])
+        # the Terraform supervisor is recorded in (and cleared from) this machine's lock
+        team.note_child(os.getpid(), ["plan", "-var=x=1"])
+        assert team.local._record["terraform"]["pid"] == os.getpid()
+        assert team.local._record["terraform"]["args"] == ["plan"]
         team.clear_child()
+        assert team.local._record["terraform"] is None
         with pytest.raises(ClusterBusy):
             ClusterLock("tl", operation="plan").acquire()
     finally:
