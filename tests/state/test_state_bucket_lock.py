@@ -437,8 +437,9 @@ def test_team_lock_takes_the_flock_first_and_gives_it_back_when_the_bucket_refus
     key = store.location.key("tl", "npa.lock")
     _plant(store, "tl", {"user": "bob", "host": "hb", "lease_seconds": 600})
     team = TeamLock(store.bucket, key, "tl", "deploy", store.location)
-    with pytest.raises(ClusterBusy):
+    with pytest.raises(ClusterBusy) as busy:
         team.acquire()
+    assert busy.value.message.startswith("cluster 'tl' is busy")
     assert not team.held
     ClusterLock("tl", operation="plan").acquire().release()  # the flock is free again
     store.bucket.delete(key)
@@ -452,8 +453,9 @@ def test_team_lock_takes_the_flock_first_and_gives_it_back_when_the_bucket_refus
         assert team.local._record["terraform"]["args"] == ["plan"]
         team.clear_child()
         assert team.local._record["terraform"] is None
-        with pytest.raises(ClusterBusy):
+        with pytest.raises(ClusterBusy) as here:
             ClusterLock("tl", operation="plan").acquire()
+        assert "busy: deploy by pid" in here.value.message  # the flock names the operation
     finally:
         team.release()
     assert not team.held and read_lock(store.bucket, key) is None
