@@ -433,3 +433,20 @@ async def test_npa_gone_sends_the_rest_of_the_output_to_the_spool(tmp_path: Path
     handle.proc.stdin.close()
     assert await asyncio.wait_for(handle.proc.wait(), 30) == 4
     assert "after-npa-died" in spool.read_text()
+
+
+async def test_without_a_disk_reserve_the_supervisor_is_told_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the empty ballast when the disk was too full for a reserve: the supervisor
+    must not be handed a path (such as "None") it would try to remove for a state dump."""
+    from npa_sop_tui import fsutil
+
+    monkeypatch.setattr(fsutil, "ensure_reserve", lambda folder: None)
+    handle = await _sh(tmp_path, "sleep 30")
+    try:
+        config = Path(f"/proc/{handle.pid}/cmdline").read_bytes().split(b"\0")[4]
+        assert json.loads(config)["ballast"] == ""
+    finally:
+        handle.kill()
+        await asyncio.wait_for(handle.wait(), 30)
