@@ -450,3 +450,58 @@ async def test_without_a_disk_reserve_the_supervisor_is_told_none(
     finally:
         handle.kill()
         await asyncio.wait_for(handle.wait(), 30)
+
+
+class _Lifeline:
+    """npa's end of a lifeline whose writes and close fail as a broken pipe or a closed
+    event loop make them fail (asyncio raises those only in such edge cases, which a live
+    supervisor cannot be made to produce on demand)."""
+
+    def __init__(self, error: BaseException | None = None, closing: bool = False) -> None:
+        self.error, self.closing, self.written, self.closed = error, closing, b"", 0
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def write(self, data: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.written += data
+
+    def close(self) -> None:
+        self.closed += 1
+        if self.error is not None:
+            raise self.error
+
+
+def _handle(stdin: _Lifeline | None, returncode: int | None) -> supervision.Supervised:
+    from types import SimpleNamespace
+
+    return supervision.Supervised(SimpleNamespace(stdin=stdin, returncode=returncode), [])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("error", [BrokenPipeError(32, "Broken pipe"), RuntimeError("loop closed")])
+def test_a_broken_lifeline_never_raises_into_npas_cleanup(error: BaseException) -> None:
+    """Protects interrupt/kill/close during npa's own teardown: a lifeline that fails to
+    write or close is the supervisor already gone, not an error to raise."""
+    handle = _handle(_Lifeline(error), returncode=0)
+    handle.interrupt()
+    handle.kill()
+    handle.close()
+    assert handle._stopped == ["int", "kill"]
+
+
+def test_close_closes_an_open_lifeline_once_the_supervisor_exited() -> None:
+    line = _Lifeline()
+    _handle(line, returncode=None).close()
+    assert line.closed == 0  # still running: closing would stop Terraform
+    _handle(line, returncode=0).close()
+    assert line.closed == 1
+    done = _Lifeline(closing=True)
+    _handle(done, returncode=0).close()
+    assert done.closed == 0  # already closing: left alone
+    _handle(None, returncode=0).close()  # no lifeline at all: nothing to do
+    words = _Lifeline()
+    handle = _handle(words, returncode=None)
+    handle.interrupt()
+    assert words.written == b"int\n"
