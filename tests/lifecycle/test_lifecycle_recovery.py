@@ -440,6 +440,8 @@ def test_newer_of_the_same_lineage_decides_the_force_push(tmp_path: Path) -> Non
     no_serial = _dump(tmp_path, "errored.tfstate", {"lineage": "L1"}, age=0)
     state.write_text(json.dumps({"lineage": "L1"}))
     assert recovery._newer_of_same_lineage(no_serial, state) is True  # both 0
+    state.write_text(json.dumps({"lineage": "L1", "serial": 1}))
+    assert recovery._newer_of_same_lineage(no_serial, state) is False  # 0 < 1
     state.write_text("{cut")
     assert recovery._newer_of_same_lineage(no_serial, state) is False
 
@@ -478,7 +480,7 @@ async def test_a_refused_push_names_the_dump_and_how_to_finish_by_hand(tmp_path:
         await recovery.push_errored_state(refuses, tmp_path, lambda _: None)
     message = refused.value.message
     assert message.startswith(f"Terraform's saved state {dump} could not be pushed back: ")
-    assert message.endswith("x" * 400) and "Error:" not in message  # the last 400 characters
+    assert message == f"Terraform's saved state {dump} could not be pushed back: " + "x" * 400
     assert refused.value.hint == (
         f"compare it with {tmp_path / 'terraform.tfstate'}; if it is the newer one, "
         f"`cd {tmp_path} && terraform state push -force {dump.name}`, then run the command again"
@@ -501,8 +503,10 @@ def test_a_raw_no_space_error_becomes_one_disk_full(tmp_path: Path, npa_home: Pa
     named = recovery.translate_error(OSError(errno.ENOSPC, "No space", str(tmp_path / "f")))
     assert isinstance(named, DiskFull) and named.path == tmp_path / "f"
     assert named.needed == recovery.MIN_FREE_BYTES
+    (tmp_path / "terraform.tfstate").write_bytes(b"x" * 100)
     quota = recovery.translate_error(OSError(errno.EDQUOT, "Quota"), tmp_path)
     assert isinstance(quota, DiskFull) and quota.path == tmp_path
+    assert quota.needed == recovery.MIN_FREE_BYTES + 300  # the installation's state counts
     unnamed = recovery.translate_error(OSError(errno.ENOSPC, "No space"))
     assert isinstance(unnamed, DiskFull) and unnamed.path == npa_home
     other = OSError(errno.EACCES, "denied")
@@ -519,8 +523,11 @@ def test_terraforms_no_space_names_the_file_and_the_kept_state(tmp_path: Path) -
     )
     failed.no_space = True  # type: ignore[attr-defined]
     failed.errored_state = str(tmp_path / "errored.tfstate")  # type: ignore[attr-defined]
+    (tmp_path / "terraform.tfstate").write_bytes(b"x" * 100)
     full = recovery.translate_error(failed, tmp_path)
     assert isinstance(full, DiskFull) and full.path == tmp_path / "terraform.tfstate"
+    assert full.needed == recovery.MIN_FREE_BYTES + 300
+    assert full.message.startswith(f"disk full: cannot write {tmp_path / 'terraform.tfstate'}")
     assert full.message.endswith(
         f"; Terraform could not save its state, npa kept it in {tmp_path / 'errored.tfstate'} "
         "and pushes it back on the next run"
@@ -532,6 +539,8 @@ def test_terraforms_no_space_names_the_file_and_the_kept_state(tmp_path: Path) -
     assert isinstance(full, DiskFull) and full.path == Path("/var/x/plan.tfplan")
     assert "Terraform could not save" not in full.message
     assert full.errored_state is None  # type: ignore[attr-defined]
+    unplaced = recovery.translate_error(failed)  # no installation: the name as Terraform gave it
+    assert isinstance(unplaced, DiskFull) and unplaced.path == Path("terraform.tfstate")
     vague = OperationError("no space left on device")
     vague.no_space = True  # type: ignore[attr-defined]
     full = recovery.translate_error(vague, tmp_path)
