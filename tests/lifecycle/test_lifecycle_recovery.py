@@ -257,6 +257,7 @@ def test_begin_settles_sweeps_and_reports_the_orphaned_output(
     spool = supervision.spool_path(install, "deploy-9")
     spool.write_text(
         "line\n# npa supervisor: Terraform exited with 2\n"
+        "# npa supervisor: Terraform exited with 3\n"
         "# npa supervisor: Terraform exited with 1\n"
     )
     lock = ClusterLock("tidy", operation="plan")
@@ -285,6 +286,10 @@ def test_an_orphaned_run_that_never_reported_says_so_and_none_says_nothing(
     spool.write_text("partial output\n")
     (report,) = recovery._orphan_report(install, "op-1")
     assert "gracefully (Terraform did not report);" in report
+    # Terraform's output is not always valid UTF-8: still reported, never a crash
+    spool.write_bytes(b"\xff\xfe junk\n# npa supervisor: Terraform exited with 1\n")
+    (report,) = recovery._orphan_report(install, "op-1")
+    assert "gracefully (Terraform exited with 1);" in report
     _record_running("quiet", install, op_id="op-2")  # settled, but no spool of its own
     lock = ClusterLock("quiet", operation="plan")
     notes = recovery.begin(lock, "quiet")
@@ -393,13 +398,17 @@ def test_a_missing_state_is_restored_from_the_newest_dump(tmp_path: Path) -> Non
     _dump(tmp_path, "errored.tfstate", {**STATE, "serial": 4}, age=60)
     newest = _dump(tmp_path, "errored-2.tfstate", {**STATE, "serial": 5}, age=10)
     (tmp_path / "errored-empty.tfstate").write_text("")  # empty: not a dump
+    one_byte = tmp_path / "errored-1.tfstate"
+    one_byte.write_text("{")
+    os.utime(one_byte, (time.time() - 90, time.time() - 90))
+    assert recovery._errored_dumps(tmp_path)[0] == one_byte  # non-empty: a dump, oldest first
     recovery.restore_state_file(tmp_path, notes.append)
     state = tmp_path / "terraform.tfstate"
     assert json.loads(state.read_text())["serial"] == 5
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
     run = supervision.run_dir(tmp_path)
     kept = sorted(p.name for p in run.iterdir() if p.name.endswith(".tfstate"))
-    assert sorted(k.split("-restored-")[0] for k in kept) == ["errored", "errored-2"]
+    assert sorted(k.split("-restored-")[0] for k in kept) == ["errored", "errored-1", "errored-2"]
     assert not newest.exists() and (tmp_path / "errored-empty.tfstate").exists()
     assert notes == [
         f"restored terraform.tfstate from the state Terraform could not save ({newest.name}); "
