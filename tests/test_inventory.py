@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -157,3 +158,148 @@ def test_an_unknown_cluster_names_the_known_ones() -> None:
     with pytest.raises(UsageError) as two_known:
         inventory.require("ghost")
     assert "known clusters: a-two, b-one;" in (two_known.value.hint or "")
+
+
+def test_a_long_note_is_cut_to_300_characters_as_the_summary() -> None:
+    """Protects the summary's bound (a record line in `list`/`history`), not the note's."""
+    entry = _running("long", pid=5, host="h" * 400)
+    note = inventory.settle_dead_operation(entry)
+    assert note is not None and len(note) > 300
+    assert entry.last_operation is not None and entry.last_operation.summary == note[:300]
+    assert len(entry.last_operation.summary) == 300
+
+
+def test_specs_round_trip_and_damaged_records_are_named() -> None:
+    inventory.save_spec("sp", "name: sp\n")
+    assert inventory.read_spec("sp") == "name: sp\n"
+    assert inventory.read_spec("other") is None
+    assert inventory.get("other") is None
+    bad = Path(os.environ["NPA_HOME"]) / "soperator" / "broken" / "inventory.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("[]")
+    (damaged,) = inventory.damaged_records()
+    assert "broken" in str(damaged.path)
+
+
+def test_settling_on_list_gives_the_lock_back() -> None:
+    """Protects the lock `list` takes to prove a record's process gone: released after."""
+    from npa_sop_tui.locks import ClusterLock
+
+    inventory.save(_running("freed"))
+    (listed,) = inventory.list_clusters()
+    assert listed.state == "interrupted"
+    ClusterLock("freed", operation="deploy").acquire().release()  # not still held by list
+
+
+def test_a_settled_record_that_cannot_be_saved_is_shown_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Protects `list` on a read-only or full disk: the record as stored, no traceback, and
+    the lock released."""
+    from npa_sop_tui.locks import ClusterLock
+    from npa_sop_tui.state import default_store
+
+    store = default_store()
+    store.save(_running("ro"))
+
+    def read_only(entry: InventoryEntry) -> None:
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(store, "save", read_only)
+    (listed,) = inventory.list_clusters(store=store)
+    assert listed.state == "deploying" and listed.last_operation.result == "running"  # type: ignore[union-attr]
+    ClusterLock("ro", operation="deploy").acquire().release()
+
+
+def test_a_lock_that_cannot_be_taken_leaves_the_record_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from npa_sop_tui.state import default_store
+
+    store = default_store()
+    store.save(_running("nolock"))
+
+    class Unlockable:
+        def acquire(self) -> None:
+            raise OSError(13, "Permission denied")
+
+    taken: list[str] = []
+
+    def lock(name: str, *, operation: str) -> Unlockable:
+        taken.append(f"{name}:{operation}")
+        return Unlockable()
+
+    monkeypatch.setattr(store, "lock", lock)
+    (listed,) = inventory.list_clusters(store=store)
+    assert listed.state == "deploying" and taken == ["nolock:list"]
+
+
+def test_the_record_is_settled_as_read_again_under_the_lock(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Protects the re-read: what the scan saw may have finished before the lock was taken;
+    the record as it is then is the one settled (or left alone) and shown."""
+    from npa_sop_tui.state import default_store
+
+    store = default_store()
+    store.save(_running("raced"))
+    finished = _running("raced")
+    finished.last_operation.result = "ok"  # type: ignore[union-attr]
+    finished.state = "deployed"
+    monkeypatch.setattr(store, "get", lambda name: finished)
+    (listed,) = inventory.list_clusters(store=store)
+    assert listed is finished and listed.state == "deployed"
+
+
+def test_a_cluster_being_destroyed_is_finished_by_destroy_whatever_ran_last() -> None:
+    """Protects both teardown states on their own: `destroying` (a killed destroy) and
+    `destroy-incomplete` name destroy even when the last record is not a destroy."""
+    for state in ("destroying", "destroy-incomplete"):
+        entry = InventoryEntry(name="td", kube_context="nebius-td-slurm", state=state)  # type: ignore[arg-type]
+        entry.record(OperationRecord(id="p-1", kind="deploy", started=1.0, result="failed"))
+        assert inventory.next_step(entry).startswith("`npa soperator destroy --name td`")
+
+
+def test_the_functions_use_the_store_they_are_given() -> None:
+    """Protects the team's bucket: a caller's store (not this machine's default) holds the
+    spec, the records and the damaged ones."""
+    from npa_sop_tui.state.local import LocalStore
+
+    class Given(LocalStore):
+        specs: ClassVar[dict[str, str]] = {}
+        entries: ClassVar[dict[str, InventoryEntry]] = {}
+
+        def get(self, name: str) -> InventoryEntry | None:
+            return self.entries.get(name)
+
+        def save(self, entry: InventoryEntry) -> None:
+            self.entries[entry.name] = entry
+
+        def save_spec(self, name: str, spec_yaml: str) -> None:
+            self.specs[name] = spec_yaml
+
+        def read_spec(self, name: str) -> str | None:
+            return self.specs.get(name)
+
+        def scan(self) -> tuple[list[InventoryEntry], list[inventory.InventoryDamaged]]:
+            return [], [inventory.InventoryDamaged("s3://team/x", ["bad"])]
+
+    given = Given()
+    entry = InventoryEntry(name="gs", kube_context="nebius-gs-slurm")
+    inventory.save(entry, store=given)
+    assert inventory.get("gs", store=given) is entry
+    assert inventory.require("gs", store=given) is entry
+    assert inventory.get("gs") is None  # this machine's store never saw it
+    inventory.save_spec("gs", "name: gs\n", store=given)
+    assert inventory.read_spec("gs", store=given) == "name: gs\n"
+    assert inventory.read_spec("gs") is None  # not written to this machine's store
+    (damaged,) = inventory.damaged_records(store=given)
+    assert str(damaged).startswith("s3://team/x: the inventory record is damaged")
+    assert inventory.damaged_records() == []
+
+
+def test_a_record_without_operations_lists_as_it_is() -> None:
+    """Protects `list` on a cluster that never ran an operation (nothing to settle)."""
+    inventory.save(InventoryEntry(name="fresh", kube_context="nebius-fresh-slurm"))
+    (listed,) = inventory.list_clusters()
+    assert listed.name == "fresh" and listed.operations == [] and listed.state == "planned"

@@ -132,14 +132,16 @@ class BucketLock:
                 current = read_lock(self.bucket, self.key)
         if current is None or not current.expired:
             raise ClusterBusy(self.name, current.holder if current else None)
+        # Named in the record the take-over writes, so the team sees whose lock it replaced
+        # at once (not only after the first renewal).
+        self.holder["took_over"] = {
+            k: current.holder.get(k) for k in ("user", "host", "pid", "operation", "started")
+        }
         try:
             self.etag = self.bucket.put(self.key, self._body(), if_match=current.etag)
         except ConditionFailed:  # another operator took it over first
             latest = read_lock(self.bucket, self.key)
             raise ClusterBusy(self.name, latest.holder if latest else current.holder) from None
-        self.holder["took_over"] = {
-            k: current.holder.get(k) for k in ("user", "host", "pid", "operation", "started")
-        }
 
     def _renew_loop(self) -> None:
         interval = max(0.5, self.lease / 3)

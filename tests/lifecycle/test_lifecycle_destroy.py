@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from npa_sop_tui import inventory, lifecycle
+from npa_sop_tui.errors import UsageError
+from npa_sop_tui.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
@@ -20,6 +23,11 @@ async def test_a_destroy_that_leaves_resources_in_state_is_incomplete(
     cluster must be reported destroy-incomplete with what is left, never `destroyed`."""
     spec = make_spec("pfpart", workers=[{"name": "cpu", "size": 1}])
     await lifecycle.deploy(spec, options=sandbox_options(preflight=False), on_event=recorder)
+    # --source-preflight-only resolves the recipe it was deployed with and destroys nothing
+    checked = await lifecycle.destroy("pfpart", options=sandbox_options(source_preflight_only=True))
+    assert (checked.status, checked.destroyed) == ("source-preflight-passed", 0)
+    assert checked.install_dir == inventory.require("pfpart").install_dir
+    assert inventory.require("pfpart").state == "deployed"
     real_destroy = steps.destroy
 
     async def destroy_one(ctx: Any, install: Any) -> Any:
@@ -37,3 +45,24 @@ async def test_a_destroy_that_leaves_resources_in_state_is_incomplete(
     monkeypatch.setattr(steps, "destroy", real_destroy)
     done = await lifecycle.destroy("pfpart", options=sandbox_options(), on_event=recorder)
     assert done.status == "destroyed"
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+async def test_a_cluster_without_its_installation_folder_is_refused(
+    sandbox_options: Any, tmp_path: Path, recorded: bool
+) -> None:
+    """Protects destroy's first refusal (local state): with the installation folder gone
+    there is nothing to run Terraform in, so it says so and what to do; nothing changes."""
+    gone = tmp_path / "gone"
+    entry = InventoryEntry(name="nofolder", kube_context="nebius-nofolder-slurm")
+    entry.install_dir = str(gone) if recorded else None
+    inventory.save(entry)
+    with pytest.raises(UsageError) as refused:
+        await lifecycle.destroy("nofolder", options=sandbox_options())
+    where = str(gone) if recorded else "none recorded"
+    assert refused.value.message == f"cluster 'nofolder' has no installation folder ({where})"
+    assert refused.value.hint == (
+        "it may never have been deployed; remove its inventory folder if it is gone"
+    )
+    assert inventory.require("nofolder").state == entry.state
+    assert inventory.require("nofolder").operations == []

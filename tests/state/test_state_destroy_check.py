@@ -179,3 +179,27 @@ async def test_s3_destroy_that_leaves_a_filesystem_names_it_end_to_end(
     done = await lifecycle.destroy(name, options=options(), on_event=Recorder())
     assert done.status == "destroyed"
     assert inventory.require(name).state == "destroyed"
+
+
+async def test_a_cluster_deployed_elsewhere_without_its_spec_is_refused(
+    bucket_env: dict[str, str], sandbox_in_home: Path, tmp_path: Path
+) -> None:
+    """Protects destroy from another machine (team state): with no installation here it is
+    rebuilt from the spec as deployed, kept in the bucket; without that spec it says so and
+    where to destroy from instead."""
+    from npa_sop_tui import inventory, lifecycle
+    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.inventory import InventoryEntry
+
+    from testkit.lifecycle import options
+
+    entry = InventoryEntry(name="elsewhere", kube_context="nebius-elsewhere-slurm")
+    entry.install_dir = str(tmp_path / "on-their-laptop")
+    inventory.save(entry)
+    with pytest.raises(UsageError) as refused:
+        await lifecycle.destroy("elsewhere", options=options())
+    assert refused.value.message == (
+        f"cluster 'elsewhere' has no spec as deployed in {default_store().describe()}, so its "
+        "installation cannot be rebuilt on this machine"
+    )
+    assert refused.value.hint == "destroy it from the machine that deployed it"

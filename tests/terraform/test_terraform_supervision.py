@@ -6,7 +6,10 @@ reason real Terraform cannot give on demand: `test_an_emergency_state_dump_is_sa
 needs the "Emergency state dump" message, which Terraform prints only when it cannot write
 its state (FAKE_DUMP replays that message in Terraform's -json format); and
 `test_signals_to_the_supervisor` needs a child that announces when its signal trap is set,
-so the test can look at the supervisor's signal mask without a race."""
+so the test can look at the supervisor's signal mask without a race. The tests of spawn()
+and its handle (at the end) supervise /bin/sh: they check the supervisor's plumbing (folder,
+environment, umask, session, held descriptors, line limit, lifeline words, spool), which
+does not depend on what the supervised command is."""
 
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.events import Diagnostic, Event
+from npa_sop_tui.fsutil import RESERVE_NAME
 from npa_sop_tui.sandbox.local_terraform import prepare
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform.binary import clean_env, terraform_environment
@@ -300,3 +304,204 @@ def test_terraform_gets_an_allow_listed_environment() -> None:
     assert "TF_CLI_CONFIG_FILE" not in env  # dangling: dropped
     assert env["TF_VAR_x"] == "1" and env["TF_IN_AUTOMATION"] == "1"
     assert "GITHUB_TOKEN" not in env and "OPENAI_API_KEY" not in env
+
+
+# -- spawn() and the handle, with /bin/sh as the supervised command ------------------------
+
+
+def test_the_run_folder_and_the_spool_of_an_operation() -> None:
+    """Protects where recovery looks for an orphaned run's output (`.npa-run/<op>.orphaned.log`)."""
+    assert supervision.run_dir("/srv/inst") == Path("/srv/inst/.npa-run")  # type: ignore[arg-type]
+    assert supervision.spool_path(Path("/srv/inst"), "deploy-7") == Path(
+        "/srv/inst/.npa-run/deploy-7.orphaned.log"
+    )
+
+
+async def _sh(tmp_path: Path, script: str, **kwargs: object) -> supervision.Supervised:
+    env = {"PATH": os.environ["PATH"], "MARK": "from-npa"}
+    return await supervision.spawn("/bin/sh", ["-c", script], cwd=tmp_path, env=env, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_spawn_runs_the_command_in_its_folder_with_that_environment_private_and_apart(
+    tmp_path: Path,
+) -> None:
+    """Protects spawn's contract: the command's cwd and environment, files it creates are
+    0600 (state can hold secrets), the supervisor leads a session of its own (a terminal's
+    Ctrl-C reaches npa only), and npa learns the supervisor's pid and the arguments."""
+    seen: list[tuple[int, list[str]]] = []
+    script = 'echo secret > made; echo "$MARK $(pwd)"; sleep 30'
+    handle = await _sh(tmp_path, script, on_spawn=lambda pid, args: seen.append((pid, args)))
+    try:
+        line = await asyncio.wait_for(handle.stdout.readline(), 30)
+        assert line.decode().split() == ["from-npa", str(tmp_path)]
+        assert handle.pid == handle.proc.pid and seen == [(handle.pid, ["-c", script])]
+        assert handle.args == ["/bin/sh", "-c", script]
+        assert os.getsid(handle.pid) == handle.pid != os.getsid(0)
+        assert stat.S_IMODE((tmp_path / "made").stat().st_mode) == 0o600
+        # What the supervisor is told, on its command line: isolated Python, the command,
+        # no spool, the disk reserve it may give up for a state dump, the dump's name.
+        cmdline = Path(f"/proc/{handle.pid}/cmdline").read_bytes().split(b"\0")[:-1]
+        python, isolated, no_site, program, config = (a.decode() for a in cmdline)
+        assert python == sys.executable
+        assert (isolated, no_site, program) == ("-I", "-S", str(supervision.SUPERVISOR))
+        assert json.loads(config) == {
+            "argv": ["/bin/sh", "-c", script],
+            "spool": "",
+            "ballast": str(tmp_path / ".npa-run" / RESERVE_NAME),
+            "state_file": "errored.tfstate",
+        }
+        assert (tmp_path / ".npa-run" / RESERVE_NAME).is_file()
+    finally:
+        handle.kill()
+        await asyncio.wait_for(handle.wait(), 30)
+
+
+async def test_a_line_far_longer_than_asyncios_default_limit_is_read_whole(
+    tmp_path: Path,
+) -> None:
+    """Protects STREAM_LIMIT: `terraform show -json` prints the whole state on one line."""
+    size = 1024 * 1024
+    handle = await _sh(tmp_path, f"head -c {size} /dev/zero | tr '\\\\0' x; echo")
+    line = await asyncio.wait_for(handle.stdout.readline(), 60)
+    assert len(line) == size + 1
+    assert await asyncio.wait_for(handle.wait(), 30) == 0
+
+
+async def test_held_descriptors_stay_open_until_the_command_has_exited(tmp_path: Path) -> None:
+    """Protects `hold_fds`: the cluster lock's descriptor goes there, so a Terraform that
+    outlives npa still holds the cluster. Seen from a pipe: its read end has no end of
+    file while the supervisor holds the write end."""
+    import select
+
+    read_end, write_end = os.pipe()
+    go = tmp_path / "go"
+    handle = await _sh(tmp_path, f"while [ ! -e {go} ]; do sleep 0.05; done", hold_fds=[write_end])
+    os.close(write_end)
+    try:
+        assert select.select([read_end], [], [], 0.5)[0] == [], "held while it runs"
+        go.touch()
+        assert await asyncio.wait_for(handle.wait(), 30) == 0
+        assert select.select([read_end], [], [], 30)[0] == [read_end]
+        assert os.read(read_end, 1) == b""  # end of file: released with the supervisor
+    finally:
+        os.close(read_end)
+
+
+async def test_interrupt_sends_int_and_kill_sends_kill_through_the_lifeline(
+    tmp_path: Path,
+) -> None:
+    """Protects the two words: `int` reaches the command as SIGINT (it can stop gracefully),
+    `kill` as SIGKILL (exit 128+9)."""
+    ready = tmp_path / "trap-set"
+    graceful = await _sh(
+        tmp_path, f"trap 'exit 3' INT; touch {ready}; while :; do sleep 0.05; done"
+    )
+    await eventually(ready.exists, timeout=30, what="the trap to be set")
+    graceful.interrupt()
+    assert await asyncio.wait_for(graceful.wait(), 30) == 3
+    assert graceful._stopped == ["int"]
+    hard = await _sh(tmp_path, "trap '' INT; while :; do sleep 0.05; done")
+    hard.kill()
+    assert await asyncio.wait_for(hard.wait(), 30) == 128 + signal.SIGKILL
+    assert hard._stopped == ["kill"]
+
+
+async def test_the_lifeline_closes_only_after_the_supervisor_exited(tmp_path: Path) -> None:
+    """Protects `close()`: closing the lifeline early is how the supervisor learns npa died
+    (it would stop Terraform), so close() before exit leaves it open, and words sent after
+    it was closed are dropped, not raised."""
+    go = tmp_path / "go"
+    handle = await _sh(tmp_path, f"while [ ! -e {go} ]; do sleep 0.05; done")
+    handle.close()
+    assert handle.proc.stdin is not None and not handle.proc.stdin.is_closing()
+    go.touch()
+    assert await asyncio.wait_for(handle.wait(), 30) == 0
+    assert handle.proc.stdin.is_closing()  # wait() closed it once the supervisor was gone
+    handle.interrupt()
+    handle.kill()
+    assert handle._stopped == []
+
+
+async def test_npa_gone_sends_the_rest_of_the_output_to_the_spool(tmp_path: Path) -> None:
+    """Protects spawn's `spool`: with the lifeline closed (npa dead) the command's output
+    from then on goes to the spool file instead of the pipe nobody reads."""
+    spool = supervision.spool_path(tmp_path, "op-1")
+    script = "trap 'echo after-npa-died; exit 4' INT; echo started; while :; do sleep 0.05; done"
+    handle = await _sh(tmp_path, script, spool=spool)
+    assert await asyncio.wait_for(handle.stdout.readline(), 30) == b"started\n"
+    assert handle.proc.stdin is not None
+    handle.proc.stdin.close()
+    assert await asyncio.wait_for(handle.proc.wait(), 30) == 4
+    assert "after-npa-died" in spool.read_text()
+
+
+async def test_without_a_disk_reserve_the_supervisor_is_told_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the empty ballast when the disk was too full for a reserve: the supervisor
+    must not be handed a path (such as "None") it would try to remove for a state dump."""
+    from npa_sop_tui import fsutil
+
+    monkeypatch.setattr(fsutil, "ensure_reserve", lambda folder: None)
+    handle = await _sh(tmp_path, "sleep 30")
+    try:
+        config = Path(f"/proc/{handle.pid}/cmdline").read_bytes().split(b"\0")[4]
+        assert json.loads(config)["ballast"] == ""
+    finally:
+        handle.kill()
+        await asyncio.wait_for(handle.wait(), 30)
+
+
+class _Lifeline:
+    """npa's end of a lifeline whose writes and close fail as a broken pipe or a closed
+    event loop make them fail (asyncio raises those only in such edge cases, which a live
+    supervisor cannot be made to produce on demand)."""
+
+    def __init__(self, error: BaseException | None = None, closing: bool = False) -> None:
+        self.error, self.closing, self.written, self.closed = error, closing, b"", 0
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def write(self, data: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.written += data
+
+    def close(self) -> None:
+        self.closed += 1
+        if self.error is not None:
+            raise self.error
+
+
+def _handle(stdin: _Lifeline | None, returncode: int | None) -> supervision.Supervised:
+    from types import SimpleNamespace
+
+    return supervision.Supervised(SimpleNamespace(stdin=stdin, returncode=returncode), [])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("error", [BrokenPipeError(32, "Broken pipe"), RuntimeError("loop closed")])
+def test_a_broken_lifeline_never_raises_into_npas_cleanup(error: BaseException) -> None:
+    """Protects interrupt/kill/close during npa's own teardown: a lifeline that fails to
+    write or close is the supervisor already gone, not an error to raise."""
+    handle = _handle(_Lifeline(error), returncode=0)
+    handle.interrupt()
+    handle.kill()
+    handle.close()
+    assert handle._stopped == ["int", "kill"]
+
+
+def test_close_closes_an_open_lifeline_once_the_supervisor_exited() -> None:
+    line = _Lifeline()
+    _handle(line, returncode=None).close()
+    assert line.closed == 0  # still running: closing would stop Terraform
+    _handle(line, returncode=0).close()
+    assert line.closed == 1
+    done = _Lifeline(closing=True)
+    _handle(done, returncode=0).close()
+    assert done.closed == 0  # already closing: left alone
+    _handle(None, returncode=0).close()  # no lifeline at all: nothing to do
+    words = _Lifeline()
+    handle = _handle(words, returncode=None)
+    handle.interrupt()
+    assert words.written == b"int\n"
