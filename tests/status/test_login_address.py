@@ -188,3 +188,22 @@ def test_a_client_error_without_a_message_is_named_by_its_type(
         "cannot read the login address through kube context nebius-demo-slurm: TimeoutError"
     )
     assert caught.value.hint == f"fix the kube context (--kubeconfig/--context), or {WHAT_TO_SET}"
+
+
+def test_without_a_kubeconfig_the_users_default_one_is_read(
+    fake_kube: FakeKubeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No `--kubeconfig`: the client's default (`~/.kube/config`) is read, as kubectl does,
+    not a file named after nothing."""
+    from kubernetes.config import kube_config
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    # KUBECONFIG is read once when the client is imported: pin the default it falls back to
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", "~/.kube/config")
+    (tmp_path / ".kube").mkdir()
+    fake_kube.write_kubeconfig(tmp_path / ".kube" / "config", "nebius-demo-slurm")
+    fake_kube.add("services", make_login_service("203.0.113.9"))
+    got = login_address(
+        cluster="demo", configured=None, kubeconfig=None, context="nebius-demo-slurm"
+    )
+    assert (got.host, got.source) == ("203.0.113.9", "service")
