@@ -512,3 +512,59 @@ def test_a_named_item_inserted_in_the_middle_leaves_the_comment_above_it_in_plac
     doc.apply_changes({"l": before}, {"l": [before[0], {"name": "b"}, before[1]]})
     assert doc.changed == ["l[1]"]
     assert doc.render() == "l:\n  - name: a\n    # about a\n  - name: b\n  - name: c\nend: x\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("name[0]", "name[0]: not a list"),
+        ("workers[2]", "workers[2]: the list has 2 item(s)"),
+        ("name.x", "name.x: not a mapping"),
+        ("nothing", "nothing: no such field in the file"),
+        ("a..b", "cannot read the key 'a..b' at character 3"),
+    ],
+)
+def test_a_path_that_is_not_in_the_file_says_which_and_why(path: str, message: str) -> None:
+    with pytest.raises(PathError) as caught:
+        SpecDocument.parse(COMMENTED).get(path)
+    assert str(caught.value) == message
+
+
+def test_a_second_write_goes_to_the_same_file_and_checks_it_was_not_edited_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the first write the document is the file's: a second write (no path given)
+    replaces that file, and refuses when someone changed it in between."""
+    from npa_sop_tui.file_edit import FileChanged
+
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "spec.yaml"
+    doc = SpecDocument.parse(COMMENTED)
+    assert doc.write(target) == target
+    assert (doc.path, doc.changed, doc.original) == (target, [], COMMENTED)
+    assert doc.write() == target  # nothing changed: nothing to do, still the same file
+    doc.set("name", "second")
+    doc.write()
+    assert "name: second" in target.read_text() and not (tmp_path / "cluster.yaml").exists()
+    target.write_text(target.read_text() + "# someone else\n")
+    doc.set("name", "third")
+    with pytest.raises(FileChanged):
+        doc.write()
+    assert target.read_text().endswith("# someone else\n")
+
+
+def test_a_document_without_a_file_names_itself_in_errors_and_diffs() -> None:
+    doc = SpecDocument.parse(COMMENTED)
+    doc.set("name", "other")
+    assert doc.diff().startswith("--- cluster.yaml (on disk)\n+++ cluster.yaml (after)\n")
+    bad = SpecDocument.parse("apiVersion: npa.soperator/v0.0.1\nname: x\n")
+    with pytest.raises(SpecError, match=r"<spec>:"):
+        bad.validated_text()
+
+
+def test_reading_a_file_that_is_not_text_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "bin.yaml"
+    path.write_bytes(b"name: \xff\xfe\n")
+    with pytest.raises(SpecError) as caught:
+        SpecDocument.read(path)
+    assert str(path) in str(caught.value)
