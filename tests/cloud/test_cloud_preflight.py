@@ -21,6 +21,8 @@ from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
 
 from .conftest import PROJECT, REGION, TENANT, TOKEN
 
+GIB_BYTES = 1024**3
+
 GROUP_ID = "capacityblockgroup-e2e0000000001"
 
 
@@ -304,3 +306,31 @@ def test_quotas_count_in_their_region_or_everywhere_when_they_name_none() -> Non
     )
     rows, _ = quota_rows(needs[1:2], quotas[:1], region=None)  # no region asked: any counts
     assert (rows[0].verdict, rows[0].region) == ("ok", "us-central1")
+
+
+def test_without_a_live_answer_the_regions_refreshed_list_is_used_then_the_catalog() -> None:
+    """No live platform list: the region's refreshed list (`cache`), else the packaged
+    catalog's platforms of that region only (`catalog`)."""
+    from npa_sop_tui.cloud.catalog_cache import catalog_platforms, write_cache
+    from npa_sop_tui.cloud.model import PlatformOffer, PresetOffer
+    from npa_sop_tui.cloud.preflight import _platforms
+
+    seen = _platforms(gpu_spec(), None, REGION)
+    assert seen.source == "catalog"
+    assert sorted(seen.offered) == sorted(p.name for p in catalog_platforms(REGION))
+    assert len(seen.offered) < len(catalog_platforms(None))  # the region's, not every one
+    offer = PlatformOffer("gpu-h100-sxm", (PresetOffer("8gpu-128vcpu-1600gb", 128, 1600, 8),))
+    write_cache(REGION, [offer], source="test")
+    seen = _platforms(gpu_spec(), None, REGION)
+    assert (seen.source, seen.offered) == ("cache", {"gpu-h100-sxm": ["8gpu-128vcpu-1600gb"]})
+    assert [(p.pool, p.offered) for p in seen.pools] == [("gpu", True), ("cpu", False)]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(3 * GIB_BYTES, "3 GiB"), (int(1.33 * GIB_BYTES), "1.3 GiB")]
+)
+def test_byte_amounts_are_whole_gib_or_one_decimal(value: int, shown: str) -> None:
+    from npa_sop_tui.cloud.preflight import _amount
+
+    assert _amount(value, "bytes") == shown
+    assert _amount(value, "count") == str(value)
