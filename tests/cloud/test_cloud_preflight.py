@@ -334,3 +334,23 @@ def test_byte_amounts_are_whole_gib_or_one_decimal(value: int, shown: str) -> No
 
     assert _amount(value, "bytes") == shown
     assert _amount(value, "count") == str(value)
+
+
+def test_availability_skips_reserved_pools_and_still_reads_the_pools_after_them() -> None:
+    """A reserved pool is judged against its capacity block group, never against on-demand
+    availability; the pools listed after it still get their row."""
+    from npa_sop_tui.cloud.model import Availability, ResourceAdvice
+    from npa_sop_tui.cloud.preflight import _availability
+
+    shape = {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb", "fabric": "fabric-3"}
+    spec = spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [{"name": "res", "size": 2, "capacity_block_group": "h100-res", **shape},
+                     {"name": "od", "size": 3, **shape}]}
+    )  # fmt: skip
+    low = Availability(data_state="fresh", available=1, limit=10, level="low")
+    advice = [ResourceAdvice(REGION, "fabric-3", shape["platform"], shape["preset"], 8,
+                             reserved=low, on_demand=low)]  # fmt: skip
+    rows, warnings = _availability(spec, advice, REGION)
+    assert [(r.pool, r.mode, r.needed) for r in rows] == [("od", "on-demand", 3)]
+    assert [w.split(":")[0] for w in warnings] == ["pool od"]
