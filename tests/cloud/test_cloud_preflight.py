@@ -354,3 +354,49 @@ def test_availability_skips_reserved_pools_and_still_reads_the_pools_after_them(
     rows, warnings = _availability(spec, advice, REGION)
     assert [(r.pool, r.mode, r.needed) for r in rows] == [("od", "on-demand", 3)]
     assert [w.split(":")[0] for w in warnings] == ["pool od"]
+
+
+def test_availability_reads_the_first_advice_of_the_pools_shape_region_and_fabric() -> None:
+    """Each pool reads the first ResourceAdvice entry of its platform AND preset, in the
+    project's region, of its fabric (or of no fabric), in its own mode; another platform,
+    preset, region or fabric is never taken for it."""
+    from npa_sop_tui.cloud.model import Availability, ResourceAdvice
+    from npa_sop_tui.cloud.preflight import _availability
+
+    plat, preset = "gpu-h100-sxm", "8gpu-128vcpu-1600gb"
+    shape = {"platform": plat, "preset": preset, "fabric": "fabric-3"}
+    spec = spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [{"name": "od", "size": 3, **shape},
+                     {"name": "pre", "size": 1, "preemptible": True, **shape}]}
+    )  # fmt: skip
+
+    def avail(level: str, available: int) -> Availability:
+        return Availability(data_state="fresh", available=available, limit=10, level=level)
+
+    wrong = avail("wrong", 99)
+
+    def advice(region: str, fabric: str, platform: str, preset_: str, **modes: Any) -> Any:
+        return ResourceAdvice(region, fabric, platform, preset_, 8, **modes)
+
+    entries = [
+        advice(REGION, "", "gpu-other", preset, on_demand=wrong, preemptible=wrong),
+        advice(REGION, "", plat, "other-preset", on_demand=wrong, preemptible=wrong),
+        advice("eu-west9", "", plat, preset, on_demand=wrong, preemptible=wrong),
+        advice(REGION, "fabric-9", plat, preset, on_demand=wrong, preemptible=wrong),
+        advice(
+            REGION,
+            "",
+            plat,
+            preset,
+            on_demand=avail("high", 5),
+            preemptible=avail("limit_reached", 0),
+        ),
+        advice(REGION, "fabric-3", plat, preset, on_demand=wrong, preemptible=wrong),
+    ]
+    rows, warnings = _availability(spec, entries, REGION)
+    assert [(r.pool, r.mode, r.level, r.available, r.needed) for r in rows] == [
+        ("od", "on-demand", "high", 5, 3),
+        ("pre", "preemptible", "limit_reached", 0, 1),
+    ]
+    assert [w.split(":")[0] for w in warnings] == ["pool pre"]
