@@ -400,3 +400,33 @@ def test_availability_reads_the_first_advice_of_the_pools_shape_region_and_fabri
         ("pre", "preemptible", "limit_reached", 0, 1),
     ]
     assert [w.split(":")[0] for w in warnings] == ["pool pre"]
+
+
+@pytest.mark.parametrize(
+    ("state", "level", "available", "said"),
+    [
+        ("fresh", "low", 5, "is low (5 free, 3 needed)"),
+        ("fresh", "limit_reached", 9, "is limit reached (9 free, 3 needed)"),
+        ("fresh", "high", 2, "is high (2 free, 3 needed)"),
+        ("fresh", "high", 3, None),  # exactly enough
+        ("stale", "low", 0, None),  # old data warns nobody
+    ],
+)
+def test_availability_warns_on_fresh_data_that_is_short_or_low(
+    state: str, level: str, available: int, said: str | None
+) -> None:
+    from npa_sop_tui.cloud.model import Availability, ResourceAdvice
+    from npa_sop_tui.cloud.preflight import _availability
+
+    shape = {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb", "fabric": "fabric-3"}
+    spec = spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [{"name": "od", "size": 3, **shape}]}
+    )  # fmt: skip
+    got = Availability(data_state=state, available=available, limit=10, level=level)
+    entry = ResourceAdvice(REGION, "fabric-3", shape["platform"], shape["preset"], 8, on_demand=got)
+    _, warnings = _availability(spec, [entry], REGION)
+    assert warnings == (
+        [f"pool od: on-demand availability of gpu-h100-sxm/8gpu-128vcpu-1600gb {said}; "
+         "nodes may stay pending"] if said else []
+    )  # fmt: skip
