@@ -260,7 +260,7 @@ class SpecDocument:
                 if key in before:
                     self._apply([*at, key], before[key], value)
                 elif key not in SECRET_KEYS:
-                    self.set([*at, key], plain(value))
+                    self.set([*at, key], _without_secrets(plain(value)))
             return
         if (
             isinstance(before, list)
@@ -292,7 +292,7 @@ class SpecDocument:
                 self._apply([*at, i], before[names_b.index(name)], after[i])
             else:
                 tail = take_tail(node, i - 1) if i == len(node) and i else ""
-                node.insert(i, _new_value(i, plain(after[i])))
+                node.insert(i, _new_value(i, _without_secrets(plain(after[i]))))
                 put_tail(node, i, tail)
                 self.changed.append(format_path([*at, i]))
         return True
@@ -405,6 +405,16 @@ def plain(value: Any) -> Any:
         return float(value)
     if isinstance(value, str):
         return str(value)
+    return value
+
+
+def _without_secrets(value: Any) -> Any:
+    """Plain `value` without its secret keys at any depth: a pool the wizard adds carries
+    the revealed capacity ID, which is given at run time, never written."""
+    if isinstance(value, dict):
+        return {k: _without_secrets(v) for k, v in value.items() if k not in SECRET_KEYS}
+    if isinstance(value, list):
+        return [_without_secrets(v) for v in value]
     return value
 
 

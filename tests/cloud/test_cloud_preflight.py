@@ -21,6 +21,8 @@ from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
 
 from .conftest import PROJECT, REGION, TENANT, TOKEN
 
+GIB_BYTES = 1024**3
+
 GROUP_ID = "capacityblockgroup-e2e0000000001"
 
 
@@ -304,3 +306,127 @@ def test_quotas_count_in_their_region_or_everywhere_when_they_name_none() -> Non
     )
     rows, _ = quota_rows(needs[1:2], quotas[:1], region=None)  # no region asked: any counts
     assert (rows[0].verdict, rows[0].region) == ("ok", "us-central1")
+
+
+def test_without_a_live_answer_the_regions_refreshed_list_is_used_then_the_catalog() -> None:
+    """No live platform list: the region's refreshed list (`cache`), else the packaged
+    catalog's platforms of that region only (`catalog`)."""
+    from npa_sop_tui.cloud.catalog_cache import catalog_platforms, write_cache
+    from npa_sop_tui.cloud.model import PlatformOffer, PresetOffer
+    from npa_sop_tui.cloud.preflight import _platforms
+
+    seen = _platforms(gpu_spec(), None, REGION)
+    assert seen.source == "catalog"
+    assert sorted(seen.offered) == sorted(p.name for p in catalog_platforms(REGION))
+    assert len(seen.offered) < len(catalog_platforms(None))  # the region's, not every one
+    offer = PlatformOffer("gpu-h100-sxm", (PresetOffer("8gpu-128vcpu-1600gb", 128, 1600, 8),))
+    write_cache(REGION, [offer], source="test")
+    seen = _platforms(gpu_spec(), None, REGION)
+    assert (seen.source, seen.offered) == ("cache", {"gpu-h100-sxm": ["8gpu-128vcpu-1600gb"]})
+    assert [(p.pool, p.offered) for p in seen.pools] == [("gpu", True), ("cpu", False)]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(3 * GIB_BYTES, "3 GiB"), (int(1.33 * GIB_BYTES), "1.3 GiB")]
+)
+def test_byte_amounts_are_whole_gib_or_one_decimal(value: int, shown: str) -> None:
+    from npa_sop_tui.cloud.preflight import _amount
+
+    assert _amount(value, "bytes") == shown
+    assert _amount(value, "count") == str(value)
+
+
+def test_availability_skips_reserved_pools_and_still_reads_the_pools_after_them() -> None:
+    """A reserved pool is judged against its capacity block group, never against on-demand
+    availability; the pools listed after it still get their row."""
+    from npa_sop_tui.cloud.model import Availability, ResourceAdvice
+    from npa_sop_tui.cloud.preflight import _availability
+
+    shape = {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb", "fabric": "fabric-3"}
+    spec = spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [{"name": "res", "size": 2, "capacity_block_group": "h100-res", **shape},
+                     {"name": "od", "size": 3, **shape}]}
+    )  # fmt: skip
+    low = Availability(data_state="fresh", available=1, limit=10, level="low")
+    advice = [ResourceAdvice(REGION, "fabric-3", shape["platform"], shape["preset"], 8,
+                             reserved=low, on_demand=low)]  # fmt: skip
+    rows, warnings = _availability(spec, advice, REGION)
+    assert [(r.pool, r.mode, r.needed) for r in rows] == [("od", "on-demand", 3)]
+    assert [w.split(":")[0] for w in warnings] == ["pool od"]
+
+
+def test_availability_reads_the_first_advice_of_the_pools_shape_region_and_fabric() -> None:
+    """Each pool reads the first ResourceAdvice entry of its platform AND preset, in the
+    project's region, of its fabric (or of no fabric), in its own mode; another platform,
+    preset, region or fabric is never taken for it."""
+    from npa_sop_tui.cloud.model import Availability, ResourceAdvice
+    from npa_sop_tui.cloud.preflight import _availability
+
+    plat, preset = "gpu-h100-sxm", "8gpu-128vcpu-1600gb"
+    shape = {"platform": plat, "preset": preset, "fabric": "fabric-3"}
+    spec = spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [{"name": "od", "size": 3, **shape},
+                     {"name": "pre", "size": 1, "preemptible": True, **shape}]}
+    )  # fmt: skip
+
+    def avail(level: str, available: int) -> Availability:
+        return Availability(data_state="fresh", available=available, limit=10, level=level)
+
+    wrong = avail("wrong", 99)
+
+    def advice(region: str, fabric: str, platform: str, preset_: str, **modes: Any) -> Any:
+        return ResourceAdvice(region, fabric, platform, preset_, 8, **modes)
+
+    entries = [
+        advice(REGION, "", "gpu-other", preset, on_demand=wrong, preemptible=wrong),
+        advice(REGION, "", plat, "other-preset", on_demand=wrong, preemptible=wrong),
+        advice("eu-west9", "", plat, preset, on_demand=wrong, preemptible=wrong),
+        advice(REGION, "fabric-9", plat, preset, on_demand=wrong, preemptible=wrong),
+        advice(
+            REGION,
+            "",
+            plat,
+            preset,
+            on_demand=avail("high", 5),
+            preemptible=avail("limit_reached", 0),
+        ),
+        advice(REGION, "fabric-3", plat, preset, on_demand=wrong, preemptible=wrong),
+    ]
+    rows, warnings = _availability(spec, entries, REGION)
+    assert [(r.pool, r.mode, r.level, r.available, r.needed) for r in rows] == [
+        ("od", "on-demand", "high", 5, 3),
+        ("pre", "preemptible", "limit_reached", 0, 1),
+    ]
+    assert [w.split(":")[0] for w in warnings] == ["pool pre"]
+
+
+@pytest.mark.parametrize(
+    ("state", "level", "available", "said"),
+    [
+        ("fresh", "low", 5, "is low (5 free, 3 needed)"),
+        ("fresh", "limit_reached", 9, "is limit reached (9 free, 3 needed)"),
+        ("fresh", "high", 2, "is high (2 free, 3 needed)"),
+        ("fresh", "high", 3, None),  # exactly enough
+        ("stale", "low", 0, None),  # old data warns nobody
+    ],
+)
+def test_availability_warns_on_fresh_data_that_is_short_or_low(
+    state: str, level: str, available: int, said: str | None
+) -> None:
+    from npa_sop_tui.cloud.model import Availability, ResourceAdvice
+    from npa_sop_tui.cloud.preflight import _availability
+
+    shape = {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb", "fabric": "fabric-3"}
+    spec = spec_from_mapping(
+        {"apiVersion": "npa.soperator/v0.0.1", "name": "pf", "region": REGION,
+         "workers": [{"name": "od", "size": 3, **shape}]}
+    )  # fmt: skip
+    got = Availability(data_state=state, available=available, limit=10, level=level)
+    entry = ResourceAdvice(REGION, "fabric-3", shape["platform"], shape["preset"], 8, on_demand=got)
+    _, warnings = _availability(spec, [entry], REGION)
+    assert warnings == (
+        [f"pool od: on-demand availability of gpu-h100-sxm/8gpu-128vcpu-1600gb {said}; "
+         "nodes may stay pending"] if said else []
+    )  # fmt: skip

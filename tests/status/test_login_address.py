@@ -147,3 +147,64 @@ def test_a_service_without_a_status_or_load_balancer_has_no_address_yet(
         svc["status"] = status
     fake_kube.add("services", svc)
     assert login_ip_once(settings(kubeconfig)) is None
+
+
+def test_the_service_read_is_bounded_so_a_stalled_api_server_cannot_hang_ssh_or_status(
+    fake_kube: FakeKubeServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ssh`, the operator actions and the GPU gate read the address once, blocking: without a
+    bound a stalled API server would hang them. The connect waits at most 5 s and the answer
+    at most 15 s (the read goes through to the real client and server)."""
+    from kubernetes import client
+
+    asked: list[object] = []
+    real = client.CoreV1Api.read_namespaced_service
+
+    def spy(self: client.CoreV1Api, *args: object, **kwargs: object) -> object:
+        asked.append(kwargs.get("_request_timeout"))
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(client.CoreV1Api, "read_namespaced_service", spy)
+    fake_kube.add("services", make_login_service("203.0.113.9"))
+    assert login_ip_once(settings(kubeconfig)) == "203.0.113.9"
+    assert asked == [(5, 15)]
+
+
+def test_a_client_error_without_a_message_is_named_by_its_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some errors out of the client's transport carry no text (a bare `TimeoutError()`); the
+    message then names the error's type rather than ending in an empty colon. No kubeconfig
+    or server answer was found that makes the client raise one, so it is raised at the
+    client's entry point."""
+    from kubernetes import config
+
+    def stalled(**_: object) -> object:
+        raise TimeoutError()
+
+    monkeypatch.setattr(config, "new_client_from_config", stalled)
+    with pytest.raises(OperationError) as caught:
+        resolve_login_address(settings(tmp_path / "kubeconfig"))
+    assert str(caught.value) == (
+        "cannot read the login address through kube context nebius-demo-slurm: TimeoutError"
+    )
+    assert caught.value.hint == f"fix the kube context (--kubeconfig/--context), or {WHAT_TO_SET}"
+
+
+def test_without_a_kubeconfig_the_users_default_one_is_read(
+    fake_kube: FakeKubeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No `--kubeconfig`: the client's default (`~/.kube/config`) is read, as kubectl does,
+    not a file named after nothing."""
+    from kubernetes.config import kube_config
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    # KUBECONFIG is read once when the client is imported: pin the default it falls back to
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", "~/.kube/config")
+    (tmp_path / ".kube").mkdir()
+    fake_kube.write_kubeconfig(tmp_path / ".kube" / "config", "nebius-demo-slurm")
+    fake_kube.add("services", make_login_service("203.0.113.9"))
+    got = login_address(
+        cluster="demo", configured=None, kubeconfig=None, context="nebius-demo-slurm"
+    )
+    assert (got.host, got.source) == ("203.0.113.9", "service")

@@ -505,3 +505,51 @@ async def test_collect_json_falls_back_when_the_format_is_not_shipped() -> None:
     state = await collect_json(r, host="h")
     assert [n.name for n in state.nodes] == ["w-0", "w-1"]
     assert [c for c, _ in r.asked][-1] == "sinfo -a --json"
+
+
+def _newer_slurm(first: Result) -> Runner:
+    r = runner(version=Result(stdout="slurm 28.05.1\n"))
+    r.answers["sinfo -a --json=v0.0.44"] = first
+    r.answers["sinfo -a --json"] = Result(stdout=NODES_JSON)
+    return r
+
+
+async def test_the_fallback_keeps_the_callers_timeout() -> None:
+    r = _newer_slurm(Result(1, "", "sinfo: error: unable to find plugin: data_parser/v0.0.44"))
+    await collect_json(r, host="h", timeout=7)
+    assert ("sinfo -a --json", 7) in r.asked
+
+
+async def test_a_failure_that_is_not_about_the_format_is_reported_not_retried() -> None:
+    r = _newer_slurm(Result(1, "", "slurm_load_node: Unable to contact slurm controller"))
+    with pytest.raises(SlurmCommandFailed) as info:
+        await collect_json(r, host="h")
+    assert str(info.value) == (
+        "`sinfo -a --json=v0.0.44` exited 1: slurm_load_node: Unable to contact slurm controller"
+    )
+    assert "sinfo -a --json" not in [c for c, _ in r.asked]
+
+
+async def test_a_warning_naming_a_plugin_on_a_good_answer_is_no_reason_to_retry() -> None:
+    good = Result(0, NODES_JSON, "sinfo: error: unable to find plugin: auth/jwt")
+    r = _newer_slurm(good)
+    state = await collect_json(r, host="h")
+    assert [n.name for n in state.nodes] == ["w-0", "w-1"]
+    assert "sinfo -a --json" not in [c for c, _ in r.asked]
+
+
+@pytest.mark.parametrize(("pad", "retried"), [(200 - 21, True), (201 - 21, False)])
+async def test_only_the_head_of_stdout_is_read_for_the_format_error(
+    pad: int, retried: bool
+) -> None:
+    """A failing sinfo may print a whole document before its error; only its first 200
+    characters are searched for Slurm's "no such format" words."""
+    marker = "unable to find plugin"
+    assert len(marker) == 21
+    r = _newer_slurm(Result(1, "x" * pad + marker, ""))
+    if retried:
+        await collect_json(r, host="h")
+    else:
+        with pytest.raises(SlurmCommandFailed):
+            await collect_json(r, host="h")
+    assert ("sinfo -a --json" in [c for c, _ in r.asked]) is retried
