@@ -109,7 +109,9 @@ def service_address(kubeconfig: Path | None, context: str) -> str | None:
             f"cannot read the login address through kube context {context}: {said}",
             hint=f"fix the kube context (--kubeconfig/--context), or {WHAT_TO_SET}",
         ) from exc
-    lb = svc.status.load_balancer if svc.status else None
+    # a broken API server may answer 200 with no object at all: no address, not a crash
+    status = getattr(svc, "status", None)
+    lb = getattr(status, "load_balancer", None)
     for ing in (lb.ingress if lb else None) or []:
         if ing.ip or ing.hostname:
             return str(ing.ip or ing.hostname)

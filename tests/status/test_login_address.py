@@ -149,6 +149,17 @@ def test_a_service_without_a_status_or_load_balancer_has_no_address_yet(
     assert login_ip_once(settings(kubeconfig)) is None
 
 
+def test_an_api_server_answering_no_object_gives_no_address_not_a_crash(
+    fake_kube: FakeKubeServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken API server answering 200 with a `null` body: the client returns None, and
+    the resolver says there is no address yet (a traceback before)."""
+    from kubernetes import client
+
+    monkeypatch.setattr(client.CoreV1Api, "read_namespaced_service", lambda *_a, **_k: None)
+    assert login_ip_once(settings(kubeconfig)) is None
+
+
 def test_the_service_read_is_bounded_so_a_stalled_api_server_cannot_hang_ssh_or_status(
     fake_kube: FakeKubeServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
