@@ -49,7 +49,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 
     from npa_sop_tui.errors import UsageError
     from npa_sop_tui.spec.model import VERSION_FIELDS
-    from npa_sop_tui.spec.roundtrip import PathError, parse_path
+    from npa_sop_tui.spec.spec_paths import PathError, parse_path
 
     key, sep, raw = text.partition("=")
     key = key.strip()
@@ -94,7 +94,8 @@ def _edit(
     from npa_sop_tui.errors import EXIT_BAD_INPUT, UsageError
     from npa_sop_tui.spec.findings import summary_line
     from npa_sop_tui.spec.model import SpecError
-    from npa_sop_tui.spec.roundtrip import PathError, SpecDocument
+    from npa_sop_tui.spec.roundtrip import SpecDocument
+    from npa_sop_tui.spec.spec_paths import PathError
 
     doc = SpecDocument.read(args.spec)
     try:

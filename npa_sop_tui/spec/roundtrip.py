@@ -20,8 +20,6 @@ and raises `SpecError` (file:line) when it is invalid; `write` writes nothing in
 from __future__ import annotations
 
 import difflib
-import io
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,82 +29,17 @@ from npa_sop_tui.spec.derived import SECRET_FIELDS
 from npa_sop_tui.spec.findings import error
 from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
+from npa_sop_tui.spec.spec_paths import PathError, format_path, parse_path
 from npa_sop_tui.spec.yaml_comments import put_tail, take_tail
+from npa_sop_tui.spec.yaml_style import (
+    INDENT_STYLES,
+    closest_style,
+    dump_in_style,
+    round_trip_yaml,
+)
 
 SECRET_KEYS = SECRET_FIELDS
 """Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
-
-_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
-
-
-class PathError(ValueError):
-    """A KEY path that does not parse or does not lead anywhere in the document."""
-
-
-def parse_path(path: str) -> list[str | int]:
-    """`workers[1].size` → ["workers", 1, "size"]."""
-    parts: list[str | int] = []
-    pos = 0
-    text = path.strip()
-    while pos < len(text):
-        if parts and text[pos] == ".":
-            pos += 1
-        match = _PART.match(text, pos)
-        if match is None or (match.group(1) and parts and text[pos - 1] not in ".]"):
-            raise PathError(f"cannot read the key {path!r} at character {pos + 1}")
-        parts.append(match.group(1) if match.group(1) else int(match.group(2)))
-        pos = match.end()
-    if not parts or not isinstance(parts[0], str):
-        raise PathError(f"cannot read the key {path!r}: start with a field name")
-    return parts
-
-
-def format_path(parts: Sequence[str | int]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = 4096  # never fold a long line the user wrote on one
-    return y
-
-
-INDENT_STYLES = tuple(
-    (mapping, offset + step, offset)
-    for mapping in (2, 4)
-    for offset in (0, 2, 4)
-    for step in (2, 4)
-)
-"""(mapping, sequence, dash offset) settings tried when matching a file's own indentation;
-the first, (2, 2, 0), is ruamel's default and the style of a new file."""
-
-
-def _dump(data: Any, style: tuple[int, int, int], explicit_start: bool) -> str:
-    y = _yaml()
-    y.indent(mapping=style[0], sequence=style[1], offset=style[2])
-    y.explicit_start = explicit_start
-    out = io.StringIO()
-    y.dump(data, out)
-    return out.getvalue()
-
-
-def _closest_style(original: str, loaded: Any) -> tuple[int, int, int]:
-    """The indentation style whose dump of the file matches the most of its lines."""
-    lines = set(original.splitlines())
-    explicit = original.lstrip().startswith("---")
-    best, score = INDENT_STYLES[0], -1
-    for style in INDENT_STYLES:
-        dumped = _dump(loaded, style, explicit).splitlines()
-        same = sum(1 for line in dumped if line in lines)
-        if same > score:
-            best, score = style, same
-    return best
 
 
 @dataclass
@@ -134,7 +67,7 @@ class SpecDocument:
                 check_limits(text, source=source, what="spec")
             except YamlProblem as exc:
                 raise SpecError(exc.findings) from None
-        y = _yaml()
+        y = round_trip_yaml()
         try:
             data = y.load(text) if text.strip() else None
         except Exception as exc:
@@ -304,13 +237,13 @@ class SpecDocument:
         if not self.changed:
             return self.original
         explicit = self.original.lstrip().startswith("---")
-        loaded = _yaml().load(self.original) if self.original.strip() else None
-        style = _closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
-        edited = _dump(self.data, style, explicit)
-        baseline = _dump(loaded, style, explicit) if loaded is not None else ""
+        loaded = round_trip_yaml().load(self.original) if self.original.strip() else None
+        style = closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
+        edited = dump_in_style(self.data, style, explicit)
+        baseline = dump_in_style(loaded, style, explicit) if loaded is not None else ""
         merged = merge_lines(self.original, baseline, edited)
         try:
-            agrees = plain(_yaml().load(merged)) == plain(self.data)
+            agrees = plain(round_trip_yaml().load(merged)) == plain(self.data)
         except Exception:  # the merge mixed two indentations into something unreadable
             agrees = False
         return merged if agrees else edited  # if not, ruamel's whole dump: correct, noisier

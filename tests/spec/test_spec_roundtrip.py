@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import SpecError, parse_spec_text
-from npa_sop_tui.spec.roundtrip import PathError, SpecDocument, parse_path
+from npa_sop_tui.spec.roundtrip import SpecDocument
+from npa_sop_tui.spec.spec_paths import PathError, parse_path
 
 from testkit.specs import COMMENTED, changed_lines
 
