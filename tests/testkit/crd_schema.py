@@ -1,7 +1,8 @@
 """Validate objects against the real CRDs' `openAPIV3Schema`: Soperator's own CRD files
-(SlurmCluster, NodeSet, ActiveCheck) from the public nebius/soperator repository, copied
-unchanged into this repository's test data, in a folder named after the release tag the
-product's CRD contract records (`npa_sop_tui/status/soperator_crds.json`).
+(SlurmCluster, NodeSet, ActiveCheck) as Nebius publishes them in Soperator's public GitHub
+repository, copied unchanged into this repository at tests/data/soperator-crds/<tag>/, the
+folder named after the release tag that the product's CRD contract records
+(npa_sop_tui/status/soperator_crds.json, in this repository too).
 
 The OpenAPI subset Kubernetes uses becomes JSON Schema for the `jsonschema` package:
 `nullable` adds `null` to the type, `x-kubernetes-int-or-string` allows both, and an object
