@@ -5,15 +5,16 @@ matches most of the file's own lines."""
 from __future__ import annotations
 
 import io
+import sys
 from typing import Any
 
 
 def round_trip_yaml() -> Any:
     from ruamel.yaml import YAML
 
-    y = YAML(typ="rt")
+    y = YAML()  # round-trip mode, ruamel's default: comments, order and quotes survive
     y.preserve_quotes = True
-    y.width = 4096  # never fold a long line the user wrote on one
+    y.width = sys.maxsize  # never fold a long line the user wrote on one
     return y
 
 
@@ -27,7 +28,7 @@ INDENT_STYLES = tuple(
 the first, (2, 2, 0), is ruamel's default and the style of a new file."""
 
 
-def dump_in_style(data: Any, style: tuple[int, int, int], explicit_start: bool) -> str:
+def dump_in_style(data: Any, style: tuple[int, int, int], explicit_start: bool = False) -> str:
     y = round_trip_yaml()
     y.indent(mapping=style[0], sequence=style[1], offset=style[2])
     y.explicit_start = explicit_start
@@ -37,13 +38,12 @@ def dump_in_style(data: Any, style: tuple[int, int, int], explicit_start: bool) 
 
 
 def closest_style(original: str, loaded: Any) -> tuple[int, int, int]:
-    """The indentation style whose dump of the file matches the most of its lines."""
+    """The indentation style whose dump of the file matches the most of its lines; on a tie,
+    the first such style of INDENT_STYLES. The dumps leave out a `---` start line: it would
+    count for every style alike."""
     lines = set(original.splitlines())
-    explicit = original.lstrip().startswith("---")
-    best, score = INDENT_STYLES[0], -1
-    for style in INDENT_STYLES:
-        dumped = dump_in_style(loaded, style, explicit).splitlines()
-        same = sum(1 for line in dumped if line in lines)
-        if same > score:
-            best, score = style, same
-    return best
+
+    def matching(style: tuple[int, int, int]) -> int:
+        return sum(line in lines for line in dump_in_style(loaded, style).splitlines())
+
+    return max(INDENT_STYLES, key=matching)
