@@ -18,22 +18,28 @@
 # --no-slurm (with --module) leaves out the tests on the shared Slurm labs, --direct keeps
 # only the test files importing the module itself (a module every lifecycle test reaches),
 # --tests FILE... (with --module) judges by those test files alone (still a lower bound).
+# --each runs --module for every listed module in turn, each judged by the test files
+# [tool.npa-mutation.tests] names for it (else its importers' tests), keeps each module's
+# log and survivors in mutants-each/ and ends with every score line: exit 1 when one is
+# below 90 %.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 keep=0
+each=0
 jobs=2
 module=""
 narrow=()
 while (($#)); do
   case "$1" in
     --keep) keep=1 ;;
+    --each) each=1 ;;
     --jobs) jobs="$2"; shift ;;
     --module) module="$2"; shift ;;
     --no-slurm) narrow+=(--no-slurm) ;;
     --direct) narrow+=(--direct) ;;
     --tests) narrow+=(--tests); shift; while (($#)) && [[ "$1" != --* ]]; do narrow+=("$1"); shift; done; continue ;;
-    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--module PATH [--no-slurm] [--direct] [--tests FILE...]]" >&2
+    *) echo "usage: scripts/mutation.sh [--keep] [--jobs N] [--each | --module PATH [--no-slurm] [--direct] [--tests FILE...]]" >&2
        exit 2 ;;
   esac
   shift
@@ -42,6 +48,24 @@ done
 if [[ ! -x .venv/bin/mutmut ]]; then
   echo "==> pip install -e .[test,dev]"
   .venv/bin/pip install -q --disable-pip-version-check -e '.[test,dev]'
+fi
+
+if ((each)); then
+  plan=$(.venv/bin/python scripts/mutation_module.py --plan)
+  rm -rf mutants-each && mkdir mutants-each
+  status=0
+  while IFS=$'\t' read -r listed tests; do
+    name=${listed//\//.}
+    echo "==> ${listed}"
+    # shellcheck disable=SC2086 # the test files are one space-separated field of the plan
+    bash "$0" --jobs "$jobs" --module "$listed" --tests $tests >"mutants-each/${name}.log" 2>&1 || status=1
+    cp mutants/survivors.txt "mutants-each/${name}.survivors.txt" 2>/dev/null || true
+    grep -E '^(mutation score|    done in)' "mutants-each/${name}.log" | tee -a mutants-each/scores.txt \
+      || { echo "    no score: see mutants-each/${name}.log" | tee -a mutants-each/scores.txt; status=1; }
+  done <<<"$plan"
+  echo "==> every listed module (mutants-each/scores.txt)"
+  grep '^mutation score' mutants-each/scores.txt
+  exit "$status"
 fi
 ((keep)) || rm -rf mutants
 

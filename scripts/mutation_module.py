@@ -17,6 +17,10 @@ PATH` wraps it): `python scripts/mutation_module.py npa_sop_tui/status/hostlist.
 leaves out the tests on the shared Slurm labs, which wait for a free lab per test: still a
 lower bound). `--tests FILE...` judges by those test files alone (a module whose importers'
 tests each run real Terraform for minutes: say which files in the figure; a lower bound too).
+
+`--plan` prints, for `scripts/mutation.sh --each`, one line per listed module: the module, a
+tab, and the test files judging it: the files `[tool.npa-mutation.tests]` names for it, else
+the test files importing the module or a direct importer of it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import ast
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 PACKAGE = "npa_sop_tui"
 
@@ -55,6 +60,27 @@ def tests_reaching(module_path: str, *, direct: bool = False) -> list[str]:
     return [str(t) for t in tests if _imported_modules(t, graph.modules) & near]
 
 
+def _pyproject() -> dict[str, Any]:
+    return tomllib.loads(Path("pyproject.toml").read_text("utf-8"))
+
+
+def plan() -> list[tuple[str, list[str]]]:
+    """Every module of [tool.mutmut] only_mutate with the test files judging it one at a time.
+
+    A module named in [tool.npa-mutation.tests] gets those files: the importers' tests of a
+    module every lifecycle test reaches re-run real Terraform per mutant (hours). A name there
+    that is not a listed module, or a test file that does not exist, stops the plan: a renamed
+    file would otherwise judge a module by nothing."""
+    tool = _pyproject()["tool"]
+    listed: list[str] = tool["mutmut"]["only_mutate"]
+    chosen: dict[str, list[str]] = tool.get("npa-mutation", {}).get("tests", {})
+    if unknown := sorted(set(chosen) - set(listed)):
+        raise SystemExit(f"[tool.npa-mutation.tests] names modules mutmut does not list: {unknown}")
+    if missing := sorted(f for files in chosen.values() for f in files if not Path(f).is_file()):
+        raise SystemExit(f"[tool.npa-mutation.tests] names missing test files: {missing}")
+    return [(module, chosen.get(module) or tests_reaching(module)) for module in listed]
+
+
 def _marker_expression(args: list[str]) -> str:
     """The configured `-m` expression ("" → every test)."""
     marks = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-m"]
@@ -63,7 +89,7 @@ def _marker_expression(args: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("module", help="a path listed in [tool.mutmut] only_mutate")
+    parser.add_argument("module", nargs="?", help="a path listed in [tool.mutmut] only_mutate")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--list", action="store_true", help="print the test files and stop")
     parser.add_argument(
@@ -83,9 +109,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="judge by these test files only (instead of the importers' tests)",
     )
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="print each listed module and its test files (tab-separated) and stop",
+    )
     args = parser.parse_args(argv)
-
-    listed = tomllib.loads(Path("pyproject.toml").read_text("utf-8"))["tool"]["mutmut"]
+    if args.plan:
+        for module, tests in plan():
+            print(f"{module}\t{' '.join(tests)}")
+        return 0
+    if args.module is None:
+        parser.error("a module (or --plan) is required")
+    listed = _pyproject()["tool"]["mutmut"]
     if args.module not in listed["only_mutate"]:
         raise SystemExit(f"{args.module} is not listed in [tool.mutmut] only_mutate")
     tests = args.tests or tests_reaching(args.module, direct=args.direct)
