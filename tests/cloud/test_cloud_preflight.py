@@ -284,16 +284,6 @@ def test_a_short_quota_warns_with_amounts_in_its_unit() -> None:
     assert warnings == ["tenant quota compute.x in eu-north1 is deleted: nothing new can use it"]
 
 
-def test_a_quota_with_no_room_at_all_shows_its_limit_as_zero() -> None:
-    """Protects the short-quota warning's numbers: a zero allowance is shown as `limit 0`,
-    so the user knows to request the quota rather than raise it by one."""
-    _, warnings = _quota_rows(2, limit=0, usage=0)
-    assert warnings == [
-        "tenant quota compute.x in eu-north1 is short by 2: the spec needs 2 (2 nodes); "
-        "limit 0, in use 0"
-    ]
-
-
 def test_quotas_count_in_their_region_or_everywhere_when_they_name_none() -> None:
     """Protects the allowance selection by region and the region each row shows."""
     from npa_sop_tui.cloud.model import Quota

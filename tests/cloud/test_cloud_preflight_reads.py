@@ -347,3 +347,17 @@ async def test_a_redeploy_credits_its_gpus_against_the_projects_allowance(
     assert [a.verdict for a in new.allowances] == ["short"]
     (problem,) = new.problems
     assert problem.message.startswith(f"worker pool(s) gpu: project {PROJECT} may use 0 GPU(s)")
+
+
+def test_a_quota_with_no_room_at_all_shows_its_limit_as_zero() -> None:
+    """Protects the short-quota warning's numbers: a zero allowance is shown as `limit 0`,
+    so the user knows to request the quota rather than raise it by one."""
+    from npa_sop_tui.cloud.needs import Need
+    from npa_sop_tui.cloud.preflight import quota_rows
+
+    need = Need("compute.x", 2, "count", "2 nodes")
+    _, warnings = quota_rows([need], [Quota("compute.x", REGION, 0, 0, "active")], region=REGION)
+    assert warnings == [
+        "tenant quota compute.x in eu-north1 is short by 2: the spec needs 2 (2 nodes); "
+        "limit 0, in use 0"
+    ]
