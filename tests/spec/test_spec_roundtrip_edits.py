@@ -5,6 +5,7 @@ by a refused or same-value edit, the quoting a value is written in, comments kep
 from __future__ import annotations
 
 import pytest
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from npa_sop_tui.spec.roundtrip import SpecDocument, plain
 from npa_sop_tui.spec.spec_paths import PathError
@@ -102,6 +103,7 @@ def test_deleting_the_first_item_does_not_move_its_comment_to_the_last_item() ->
     [
         ("tags: ['a', \"b\"]\n", "tags[0]", "c", "tags: ['c', \"b\"]\n"),
         ("tags: ['a', \"b\"]\n", "tags[1]", "c", "tags: ['a', \"c\"]\n"),
+        ("tags: ['a', \"b\"]\n", "tags[0]", DoubleQuotedScalarString("c"), "tags: ['c', \"b\"]\n"),
         ('size: "2"\n', "size", 4, "size: 4\n"),
         ("k8s_version: '1.31'\n", "k8s_version", 1.32, "k8s_version: '1.32'\n"),
         (
@@ -110,15 +112,22 @@ def test_deleting_the_first_item_does_not_move_its_comment_to_the_last_item() ->
             {"k8s_version": "1.30"},
             'name: demo\nextra:\n  k8s_version: "1.30"\n',
         ),
+        (
+            "name: demo\n",
+            "extra",
+            [{"k8s_version": "1.30"}],
+            'name: demo\nextra:\n- k8s_version: "1.30"\n',
+        ),
     ],
 )
 def test_a_value_is_written_in_the_quoting_of_the_value_it_replaces(
     text: str, path: str, value: object, written: str
 ) -> None:
-    """Protects the user's quoting: a new string (also a list's first item) keeps the quotes
-    of the one it replaces, a number replacing a quoted number is a number, a version keeps
-    its quotes even when given as a number, and a version in a new section is double-quoted
-    (YAML would read 1.30 as 1.3)."""
+    """Protects the user's quoting: a new string (also a list's first item, also one quoted
+    otherwise elsewhere) keeps the quotes of the one it replaces, a number replacing a
+    quoted number is a number, a version keeps its quotes even when given as a number, and
+    a version in a new section (or a new list's item) is double-quoted (YAML would read
+    1.30 as 1.3)."""
     doc = SpecDocument.parse(text)
     doc.set(path, value)
     assert doc.render() == written
