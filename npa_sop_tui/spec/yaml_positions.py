@@ -145,8 +145,20 @@ class _Builder:
             self.positions.numeric_text[path] = str(node.value)
         try:
             return self.constructor.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError, OverflowError, TypeError) as exc:
+        except (
+            yaml.YAMLError,
+            ValueError,
+            OverflowError,
+            TypeError,
+            # PyYAML's own constructors fail so on some tagged values: `!!bool maybe`
+            # (KeyError), `!!timestamp soon` (AttributeError), `!!int ''` (IndexError)
+            KeyError,
+            AttributeError,
+            IndexError,
+        ) as exc:
             problem = getattr(exc, "problem", None) or str(exc)
+            if isinstance(exc, KeyError | AttributeError | IndexError):  # says nothing useful
+                problem = f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}"
             if _secret_path(path):  # the problem quotes the value
                 problem = f"a {node.tag.rsplit(':', 1)[-1]} (value hidden: the field is a secret)"
             self.problem(node, path, f"cannot read this YAML value: {problem}")
