@@ -66,9 +66,11 @@ def quota_rows(
     existing: bool = False,
     project: list[Quota] | None = None,
     region: str | None = None,
+    level: Literal["tenant", "project"] = "tenant",
 ) -> tuple[list[QuotaRow], list[str]]:
-    """Rows for each need at each level read: the tenant's allowance (`quotas`; None: the
-    read failed, all unknown) and the project's own (`project`; a quota the project does not
+    """Rows for each need at each level read: the deciding allowance (`quotas`, at `level`:
+    the tenant's, or the project's when no tenant is known; None: the read failed, all
+    unknown) and the project's own under a tenant (`project`; a quota the project does not
     list has no separate cap there). Allowances are keyed by name and region (an allowance
     without a region counts everywhere).
 
@@ -78,23 +80,23 @@ def quota_rows(
     """
     rows: list[QuotaRow] = []
     warnings: list[str] = []
-    levels: list[tuple[Literal["tenant", "project"], list[Quota] | None]] = [("tenant", quotas)]
+    levels: list[tuple[Literal["tenant", "project"], list[Quota] | None]] = [(level, quotas)]
     if project is not None:
         levels.append(("project", project))
-    for level, listed in levels:
+    for deciding, (at, listed) in zip((True, False), levels, strict=False):
         found = {
             q.name: q for q in listed or [] if region is None or not q.region or q.region == region
         }
         for need in needs:
             q = found.get(need.resource)
             if q is None:
-                if level == "tenant":
+                if deciding:
                     rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=None,
                                          usage=None, verdict="unknown", unit=need.unit,
-                                         level=level, region=region))  # fmt: skip
+                                         level=at, region=region))  # fmt: skip
                 continue
             verdict = _verdict(need, q, existing)
-            where = f"{level} quota {need.resource}" + (f" in {q.region}" if q.region else "")
+            where = f"{at} quota {need.resource}" + (f" in {q.region}" if q.region else "")
             if verdict in UNUSABLE:
                 warnings.append(f"{where} is {verdict}: nothing new can use it")
             elif verdict.startswith("short"):
@@ -104,7 +106,7 @@ def quota_rows(
                     f"{_amount(q.usage or 0, need.unit)}"
                 )
             rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=q.limit,
-                                 usage=q.usage, verdict=verdict, unit=need.unit, level=level,
+                                 usage=q.usage, verdict=verdict, unit=need.unit, level=at,
                                  region=q.region or region))  # fmt: skip
     return rows, warnings
 
@@ -227,8 +229,9 @@ async def run_preflight(
         else nothing(),
         _read("price", client.estimate_hourly(price_requests(spec), project_id), warnings),
     )
-    if not tenant_id:  # the project's allowances are all there is to go by
-        quotas, project_quotas = project_quotas, None
+    deciding: Literal["tenant", "project"] = "tenant"
+    if not tenant_id and project_id:  # the project's allowances are all there is to go by
+        quotas, project_quotas, deciding = project_quotas, None, "project"
     gpu_quotas = {p.name: p.gpu_quota for p in platforms or [] if p.gpu_quota}
     report.rows, short = quota_rows(
         quota_needs(spec, capacity, gpu_quotas=gpu_quotas),
@@ -236,6 +239,7 @@ async def run_preflight(
         existing=existing,
         project=project_quotas,
         region=region,
+        level=deciding,
     )
     report.platforms = _platforms(spec, platforms, region)
     for shape in report.platforms.pools:

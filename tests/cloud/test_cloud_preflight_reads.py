@@ -303,14 +303,19 @@ async def test_without_a_tenant_the_projects_quotas_are_what_is_checked(
     cloud: CloudClient, cloud_state: FakeCloudState
 ) -> None:
     """Protects a project-only deploy (no tenant ID known): the project's allowances are
-    checked in place of the tenant's instead of every quota being unknown."""
+    checked in place of the tenant's instead of every quota being unknown, and every row and
+    warning says they are the project's."""
     gpu_quota = gpu_quota_name(H100)
     cloud_state.project_quotas = _short(cloud_state.project_quotas, gpu_quota)
-    report = (await _run(cloud, tenant_id=None)).report
+    outcome = await _run(cloud, tenant_id=None)
+    report = outcome.report
     rows = [r for r in report.rows if r.resource == gpu_quota]
     assert [(r.limit, r.usage, r.verdict) for r in rows] == [(1, 1, "short by 16")]
     limits = {q.name: q.limit for q in cloud_state.project_quotas}
     assert all(r.limit == limits[r.resource] for r in report.rows if r.limit is not None)
+    assert {r.level for r in report.rows} == {"project"}
+    quota_warnings = [w for w in report.warnings if " quota " in w]
+    assert quota_warnings and all(w.startswith("project quota ") for w in quota_warnings)
 
 
 async def test_gpus_count_against_the_quota_the_platform_publishes(
