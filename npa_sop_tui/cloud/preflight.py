@@ -83,14 +83,14 @@ def quota_rows(
     levels: list[tuple[Literal["tenant", "project"], list[Quota] | None]] = [(level, quotas)]
     if project is not None:
         levels.append(("project", project))
-    for deciding, (at, listed) in zip((True, False), levels, strict=False):
+    for index, (at, listed) in enumerate(levels):
         found = {
             q.name: q for q in listed or [] if region is None or not q.region or q.region == region
         }
         for need in needs:
             q = found.get(need.resource)
             if q is None:
-                if deciding:
+                if index == 0:  # the deciding level: unknown; the project's: no separate cap
                     rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=None,
                                          usage=None, verdict="unknown", unit=need.unit,
                                          level=at, region=region))  # fmt: skip

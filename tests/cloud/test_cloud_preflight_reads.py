@@ -366,3 +366,19 @@ def test_a_quota_with_no_room_at_all_shows_its_limit_as_zero() -> None:
         "tenant quota compute.x in eu-north1 is short by 2: the spec needs 2 (2 nodes); "
         "limit 0, in use 0"
     ]
+
+
+def test_a_quota_the_deciding_project_does_not_list_is_unknown_at_the_project_level() -> None:
+    """Protects the level named on an unknown row: when the project's allowances decide (no
+    tenant known), a need they do not list is unknown, and the row says whose list lacked it;
+    under a tenant, the project not listing a quota means no separate cap (no row)."""
+    from npa_sop_tui.cloud.needs import Need
+    from npa_sop_tui.cloud.preflight import quota_rows
+
+    need = Need("compute.x", 2, "count", "2 nodes")
+    rows, warnings = quota_rows([need], [], region=REGION, level="project")
+    assert [(r.level, r.verdict, r.limit) for r in rows] == [("project", "unknown", None)]
+    assert warnings == []
+    listed = [Quota("compute.x", REGION, 8, 0, "active")]
+    rows, _ = quota_rows([need], listed, project=[], region=REGION)
+    assert [(r.level, r.verdict) for r in rows] == [("tenant", "ok")]
