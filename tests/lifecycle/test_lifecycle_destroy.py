@@ -92,7 +92,8 @@ async def test_a_failed_terraform_destroy_reports_terraforms_error_and_what_is_l
 ) -> None:
     """Protects the reason of a failed destroy (local state, so no bucket to blame): the user
     reads Terraform's own error, with everything still in state and the cluster's name,
-    never "still in state" as if Terraform had succeeded."""
+    never "still in state" as if Terraform had succeeded. An entry without a recorded recipe
+    is then destroyed with the environment's own."""
     spec = make_spec("tffail", workers=[{"name": "cpu", "size": 1}])
     deployed = await lifecycle.deploy(spec, options=sandbox_options(preflight=False))
 
@@ -100,6 +101,7 @@ async def test_a_failed_terraform_destroy_reports_terraforms_error_and_what_is_l
         args = ["destroy", "-input=false", "-no-such-flag"]
         return await steps.within(ctx, ctx.runner().run(args, cwd=install.dir), "destroy")
 
+    real_destroy = steps.destroy
     monkeypatch.setattr(steps, "destroy", refused)
     with pytest.raises(lifecycle.DestroyIncomplete) as info:
         await lifecycle.destroy("tffail", options=sandbox_options(), on_event=recorder)
@@ -109,6 +111,13 @@ async def test_a_failed_terraform_destroy_reports_terraforms_error_and_what_is_l
     assert len(info.value.remaining) == deployed.resources > 0
     assert info.value.hint == "fix the cause and destroy 'tffail' again"
     assert inventory.require("tffail").state == "destroy-incomplete"
+    # an entry that recorded no recipe (an older npa) is destroyed with the default one
+    monkeypatch.setattr(steps, "destroy", real_destroy)
+    entry = inventory.require("tffail")
+    entry.recipe = None
+    inventory.save(entry)
+    done = await lifecycle.destroy("tffail", options=sandbox_options())
+    assert (done.status, done.destroyed) == ("destroyed", deployed.resources)
 
 
 async def test_what_nebius_keeps_after_destroy_is_named_from_the_state_and_the_project(
