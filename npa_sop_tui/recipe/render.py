@@ -190,9 +190,14 @@ def render(
     capacity: Mapping[str, str] | None = None,
     root_login_key: ResolvedKey | str | None = None,
     catalog: Catalog | None = None,
+    validate: bool = True,
 ) -> Rendered:
     """Render `spec` for its recipe commit: the table's default for the spec's operator
     version, or `recipe_ref` when it names a commit with a contract.
+
+    `validate=False` renders a spec as deployed without npa's spec rules: a destroy that
+    rebuilds its installation from it must not be refused by a rule added since the deploy
+    (the recipe's own rules are still checked below).
 
     Raises `SpecError` if the spec has errors, `UsageError` for an unsupported version, a
     commit that cannot host the spec (GB300), an unresolved capacity name, or no root login
@@ -201,7 +206,7 @@ def render(
     from npa_sop_tui.spec.validate import validate_spec
 
     cat = catalog or load_catalog()
-    findings = validate_spec(spec, catalog=cat, capacity=capacity)
+    findings = validate_spec(spec, catalog=cat, capacity=capacity) if validate else []
     if errors_of(findings):
         raise SpecError(findings)
     version = recipe_version or spec.slurm_operator_version

@@ -210,6 +210,21 @@ def test_render_refuses_invalid_spec() -> None:
         render(spec, root_login_key=KEY)
 
 
+def test_a_spec_as_deployed_renders_without_todays_spec_rules() -> None:
+    """Protects destroying what an older npa deployed: with validate=False a spec breaking
+    a rule npa added since (a 256 GiB boot disk) still renders, with the disk as deployed;
+    by default the same spec is refused."""
+    spec = _example("4.1.6")
+    older = spec.model_copy(
+        update={"workers": [spec.workers[0].model_copy(update={"boot_disk_gib": 256})]}
+    )
+    with pytest.raises(SpecError, match="boot_disk_gib"):
+        render(older, root_login_key=KEY)
+    as_deployed = render(older, root_login_key=KEY, validate=False)
+    first = as_deployed.tfvars["slurm_nodeset_workers"][0]
+    assert first["boot_disk"]["size_gibibytes"] == 256
+
+
 def test_env_carries_identity_not_the_file() -> None:
     ident = Identity(
         region="eu-north1",
