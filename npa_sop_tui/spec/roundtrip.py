@@ -30,7 +30,7 @@ from npa_sop_tui.spec.findings import error
 from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
 from npa_sop_tui.spec.spec_paths import PathError, format_path, parse_path
-from npa_sop_tui.spec.yaml_comments import put_tail, take_tail
+from npa_sop_tui.spec.yaml_comments import emptied, put_lead, put_tail, take_tail
 from npa_sop_tui.spec.yaml_style import (
     INDENT_STYLES,
     closest_style,
@@ -162,6 +162,10 @@ class SpecDocument:
         del parent[key]
         if previous is not None:
             put_tail(parent, previous, tail, replace_blank=True)
+        elif parent:  # the lines after a first item lead the next one in: they stay above it
+            put_lead(parent, tail)
+        elif len(parts) > 1:  # emptied: its comments go below its `key: []` line
+            emptied(self._parent(parts[:-1], create=False), parts[-2], tail)
         self.changed.append(format_path(parts))
 
     def _parent(self, parts: list[str | int], *, create: bool) -> Any:
@@ -240,6 +244,10 @@ class SpecDocument:
         loaded = round_trip_yaml().load(self.original) if self.original.strip() else None
         style = closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
         edited = dump_in_style(self.data, style, explicit)
+        if self.original.strip() and all(
+            line.lstrip()[:1] in ("", "#") for line in self.original.splitlines()
+        ):
+            return _with_newline(self.original) + edited  # comments only: they stay on top
         baseline = dump_in_style(loaded, style, explicit) if loaded is not None else ""
         merged = merge_lines(self.original, baseline, edited)
         try:

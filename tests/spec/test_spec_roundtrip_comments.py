@@ -1,0 +1,105 @@
+"""Editing a spec in place keeps the user's comment lines where they belong: above the item
+they lead in when the item before them is deleted, below `key: []` when a list or mapping
+loses its last item, above the fields when the file held nothing but comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from npa_sop_tui.spec.roundtrip import SpecDocument, plain
+
+POOLS = (
+    "name: demo\n"
+    "workers:\n"
+    "  # the H100 pools\n"
+    "  - name: a  # pool a\n"
+    "    size: 1\n"
+    "  # pool b is shared\n"
+    "  - name: b\n"
+    "    size: 2\n"
+    "accounting: false\n"
+    "slurm_operator_version: '1.0'\n"
+)
+
+
+@pytest.mark.parametrize("how", ["delete", "apply_changes"])
+def test_deleting_every_commented_pool_leaves_a_readable_empty_list(how: str) -> None:
+    """Protects the file after the last worker pool is removed (`unset` or the wizard): the
+    list is written `workers: []` on its own line, the comments stay below it, and the keys
+    after it stay on their own lines (ruamel glued them into unreadable YAML)."""
+    doc = SpecDocument.parse(POOLS)
+    if how == "delete":
+        doc.delete("workers[1]")
+        doc.delete("workers[0]")
+    else:
+        before = plain(doc.data)
+        doc.apply_changes(before, {**before, "workers": []})
+    rendered = doc.render()
+    assert rendered == (
+        "name: demo\n"
+        "workers: []\n"
+        "  # the H100 pools\n"
+        "  # pool b is shared\n"
+        "accounting: false\n"
+        "slurm_operator_version: '1.0'\n"
+    )
+    assert plain(SpecDocument.parse(rendered).data) == {**plain(doc.data), "workers": []}
+
+
+def test_a_comment_after_the_emptied_lists_key_stays_on_its_line() -> None:
+    """Protects a comment written on the list's own line: it stays on the `workers: []`
+    line, and the section break and comment before the next key stay in place."""
+    text = "workers:  # pools\n  - name: a\n\n# billing\naccounting: false\n"
+    doc = SpecDocument.parse(text)
+    doc.delete("workers[0]")
+    assert doc.render() == "workers: [] # pools\n\n# billing\naccounting: false\n"
+
+
+def test_emptying_a_commented_mapping_keeps_the_next_key_readable() -> None:
+    """Protects a section whose last field is removed: `x: {}` on its own line, its
+    comments below it, the next field intact."""
+    doc = SpecDocument.parse("x:\n  # head\n  a: 1\n  # after a\nz: 1\n")
+    doc.delete("x.a")
+    assert doc.render() == "x: {}\n  # head\n  # after a\nz: 1\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "written"),
+    [
+        ("a: 1  # one\n# about b\nb: 2\nc: 3\n", "a", "# about b\nb: 2\nc: 3\n"),
+        ("a: 1\n\n# about b\nb: 2\n", "a", "# about b\nb: 2\n"),
+        ("a: 1\n\nb: 2\n", "a", "b: 2\n"),
+        (
+            "x:\n  # head\n  a: 1\n\n  # about b\n  b: 2\n",
+            "x.a",
+            "x:\n  # head\n\n  # about b\n  b: 2\n",
+        ),
+        (
+            "l:\n  - name: a  # one\n  # about b\n  - name: b\n  - name: c\n",
+            "l[0]",
+            "l:\n  # about b\n  - name: b\n  - name: c\n",
+        ),
+    ],
+)
+def test_the_comment_after_a_deleted_first_item_stays_above_the_next(
+    text: str, path: str, written: str
+) -> None:
+    """Protects the comment lines after a deleted first field or list item: they introduce
+    the next one, so they stay above it (below any comment already heading the block; a
+    blank line left at the very top of the block is dropped)."""
+    doc = SpecDocument.parse(text)
+    doc.delete(path)
+    assert doc.render() == written
+
+
+@pytest.mark.parametrize(
+    "text", ["# only comments\n# here\n", "# no newline at the end", "\n# after a blank\n\n"]
+)
+def test_setting_a_field_in_a_file_of_comments_keeps_them(text: str) -> None:
+    """Protects a cluster.yaml that holds only comments (a template's notes): a field set
+    in it is written below them and the comments stay, line for line."""
+    doc = SpecDocument.parse(text)
+    doc.set("name", "demo")
+    rendered = doc.render()
+    assert rendered == text + ("" if text.endswith("\n") else "\n") + "name: demo\n"
+    assert plain(SpecDocument.parse(rendered).data) == {"name": "demo"}
