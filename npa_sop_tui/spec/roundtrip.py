@@ -31,12 +31,8 @@ from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
 from npa_sop_tui.spec.spec_paths import PathError, format_path, parse_path
 from npa_sop_tui.spec.yaml_comments import emptied, put_lead, put_tail, take_tail
-from npa_sop_tui.spec.yaml_style import (
-    INDENT_STYLES,
-    closest_style,
-    dump_in_style,
-    round_trip_yaml,
-)
+from npa_sop_tui.spec.yaml_head import dump_body, split_head
+from npa_sop_tui.spec.yaml_style import INDENT_STYLES, closest_style, round_trip_yaml
 
 SECRET_KEYS = SECRET_FIELDS
 """Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
@@ -240,21 +236,21 @@ class SpecDocument:
         """The document's text: the original when nothing changed, else a minimal edit."""
         if not self.changed:
             return self.original
-        explicit = self.original.lstrip().startswith("---")
+        head, body = split_head(self.original)
+        explicit = not head and self.original.lstrip().startswith("---")
+        head = _with_newline(head)  # the `---`/directive lines the dump would drop or move
         loaded = round_trip_yaml().load(self.original) if self.original.strip() else None
         style = closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
-        edited = dump_in_style(self.data, style, explicit)
-        if self.original.strip() and all(
-            line.lstrip()[:1] in ("", "#") for line in self.original.splitlines()
-        ):
-            return _with_newline(self.original) + edited  # comments only: they stay on top
-        baseline = dump_in_style(loaded, style, explicit) if loaded is not None else ""
-        merged = merge_lines(self.original, baseline, edited)
+        edited = dump_body(self.data, style, explicit, head)
+        if body.strip() and all(line.lstrip()[:1] in ("", "#") for line in body.splitlines()):
+            return head + _with_newline(body) + edited  # comments only: they stay on top
+        baseline = dump_body(loaded, style, explicit, head) if loaded is not None else ""
+        merged = head + merge_lines(body, baseline, edited)
         try:
             agrees = plain(round_trip_yaml().load(merged)) == plain(self.data)
         except Exception:  # the merge mixed two indentations into something unreadable
             agrees = False
-        return merged if agrees else edited  # if not, ruamel's whole dump: correct, noisier
+        return merged if agrees else head + edited  # if not, ruamel's whole dump: correct, noisier
 
     def diff(self, *, label: str | None = None) -> str:
         """Unified diff from the original text to `render()` ("" when unchanged)."""

@@ -103,3 +103,41 @@ def test_setting_a_field_in_a_file_of_comments_keeps_them(text: str) -> None:
     rendered = doc.render()
     assert rendered == text + ("" if text.endswith("\n") else "\n") + "name: demo\n"
     assert plain(SpecDocument.parse(rendered).data) == {"name": "demo"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "%YAML 1.2\n---\na: 1\nb: 2\n",
+        "--- # c\na: 1\nb: 2\n",
+        "# top\n---\na: 1\nb: 2\n",
+        "%YAML 1.2\n# top\n---  # c\n\n# about a\na: 1\nb: 2\n",
+        "--- # c\n# about a\na: 1\nb: 2\n",
+        "%YAML 1.2\r\n--- # c\r\na: 1\r\nb: 2\r\n",
+    ],
+)
+def test_the_lines_up_to_the_document_start_are_kept_by_an_edit(text: str) -> None:
+    """Protects a file's head: a `%YAML` directive, the comments before `---` and the
+    comment on the `---` line stay as written when a field is changed or added (ruamel
+    drops the first two and moves the third onto a line of its own)."""
+    doc = SpecDocument.parse(text)
+    doc.set("a", 5)
+    doc.set("z", 1)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    assert doc.render() == text.replace("a: 1", "a: 5") + "z: 1" + newline
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("--- # c\n", "--- # c\nname: demo\n"),
+        ("---", "---\nname: demo\n"),
+        ("%YAML 1.2\n---\n# fill in\n", "%YAML 1.2\n---\n# fill in\nname: demo\n"),
+    ],
+)
+def test_a_field_set_in_a_file_of_a_head_only_goes_below_it(text: str, written: str) -> None:
+    """Protects a template that holds a document start (and comments) but no field yet: a
+    field set in it goes on a line of its own below them."""
+    doc = SpecDocument.parse(text)
+    doc.set("name", "demo")
+    assert doc.render() == written
