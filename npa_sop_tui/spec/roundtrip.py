@@ -81,9 +81,7 @@ class SpecDocument:
                 ]
             ) from None
         if data is None:
-            from ruamel.yaml.comments import CommentedMap
-
-            data = CommentedMap()
+            data = _comments_only(split_head(text)[1])
         if not isinstance(data, dict):
             raise SpecError([error("", "spec must be a mapping (key: value)")])
         return cls(original=text, path=path, data=data)
@@ -242,8 +240,6 @@ class SpecDocument:
         loaded = round_trip_yaml().load(self.original) if self.original.strip() else None
         style = closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
         edited = dump_body(self.data, style, explicit, head)
-        if body.strip() and all(line.lstrip()[:1] in ("", "#") for line in body.splitlines()):
-            return head + _with_newline(body) + edited  # comments only: they stay on top
         baseline = dump_body(loaded, style, explicit, head) if loaded is not None else ""
         merged = head + merge_lines(body, baseline, edited)
         try:
@@ -299,6 +295,18 @@ class SpecDocument:
 
 def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _comments_only(text: str) -> Any:
+    """An empty tree holding `text`'s comments (no field yet) above its first field."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    data = CommentedMap()
+    if text.strip() and all(line.lstrip()[:1] in ("", "#") for line in text.splitlines()):
+        data.ca.comment = [None, [CommentToken(_with_newline(text), CommentMark(0), None)]]
+    return data
 
 
 def _child(node: Any, part: str | int, where: str) -> Any:

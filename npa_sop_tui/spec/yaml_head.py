@@ -33,17 +33,18 @@ def split_head(text: str) -> tuple[str, str]:
 
 def dump_body(tree: Any, style: tuple[int, int, int], explicit: bool, head: str) -> str:
     """`tree` dumped in `style` without what it holds of `head`: ruamel keeps the comment of
-    the `---` line as the first line of a comment token before the first field."""
+    the `---` line as the first line of a comment token before the first field (tokens
+    made by an edit have no line: they are the body's)."""
     from ruamel.yaml.error import CommentMark
     from ruamel.yaml.tokens import CommentToken
 
     comment = getattr(getattr(tree, "ca", None), "comment", None)
     saved = comment[1] if comment and head else None
     if saved:
-        lines = head.count("\n") + (not head.endswith("\n"))
-        kept = [t for t in saved if t.start_mark is None or t.start_mark.line >= lines]
-        first = next((t for t in saved if t not in kept), None)
-        rest = first.value.partition("\n")[2] if first is not None else ""
+        lines = head.count("\n")  # `render` gives it ending in a newline
+        in_head = [t for t in saved if getattr(t.start_mark, "line", lines) < lines]
+        kept = [t for t in saved if all(t is not h for h in in_head)]
+        rest = in_head[0].value.partition("\n")[2] if in_head else ""
         comment[1] = ([CommentToken(rest, CommentMark(0), None)] if rest else []) + kept
     try:
         return dump_in_style(tree, style, explicit)

@@ -93,16 +93,24 @@ def test_the_comment_after_a_deleted_first_item_stays_above_the_next(
 
 
 @pytest.mark.parametrize(
-    "text", ["# only comments\n# here\n", "# no newline at the end", "\n# after a blank\n\n"]
+    ("text", "written"),
+    [
+        ("# only comments\n# here\n", "# only comments\n# here\nname: demo\n"),
+        ("# no final newline", "# no final newline\nname: demo"),
+        ("\n# after a blank\n\n", "\n# after a blank\n\nname: demo\n"),
+    ],
 )
-def test_setting_a_field_in_a_file_of_comments_keeps_them(text: str) -> None:
+def test_setting_a_field_in_a_file_of_comments_keeps_them(text: str, written: str) -> None:
     """Protects a cluster.yaml that holds only comments (a template's notes): a field set
-    in it is written below them and the comments stay, line for line."""
+    in it is written below them and the comments stay, line for line, also through a second
+    edit after the first was written (a file without a final newline keeps it so)."""
     doc = SpecDocument.parse(text)
     doc.set("name", "demo")
-    rendered = doc.render()
-    assert rendered == text + ("" if text.endswith("\n") else "\n") + "name: demo\n"
-    assert plain(SpecDocument.parse(rendered).data) == {"name": "demo"}
+    assert doc.render() == written
+    assert plain(SpecDocument.parse(written).data) == {"name": "demo"}
+    doc.original, doc.changed = written, []  # as `write` leaves it
+    doc.set("size", 2)
+    assert doc.render().rstrip("\n") == written.rstrip("\n") + "\nsize: 2"
 
 
 @pytest.mark.parametrize(
@@ -141,3 +149,12 @@ def test_a_field_set_in_a_file_of_a_head_only_goes_below_it(text: str, written: 
     doc = SpecDocument.parse(text)
     doc.set("name", "demo")
     assert doc.render() == written
+
+
+def test_deleting_the_first_field_below_a_commented_document_start() -> None:
+    """Protects both comments when the first field of a file starting `--- # c` is deleted:
+    the `---` line keeps its comment, the comment after the deleted field stays above the
+    next one."""
+    doc = SpecDocument.parse("--- # c\na: 1\n# about b\nb: 2\n")
+    doc.delete("a")
+    assert doc.render() == "--- # c\n# about b\nb: 2\n"
