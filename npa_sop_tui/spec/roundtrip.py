@@ -32,7 +32,7 @@ from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
 from npa_sop_tui.spec.spec_paths import PathError, format_path, parse_path
 from npa_sop_tui.spec.yaml_comments import emptied, put_lead, put_tail, take_tail
 from npa_sop_tui.spec.yaml_head import dump_body, split_head
-from npa_sop_tui.spec.yaml_style import INDENT_STYLES, closest_style, round_trip_yaml
+from npa_sop_tui.spec.yaml_style import closest_style, round_trip_yaml
 
 SECRET_KEYS = SECRET_FIELDS
 """Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
@@ -159,7 +159,7 @@ class SpecDocument:
         elif parent:  # the lines after a first item lead the next one in: they stay above it
             put_lead(parent, tail)
         elif len(parts) > 1:  # emptied: its comments go below its `key: []` line
-            emptied(self._parent(parts[:-1], create=False), parts[-2], tail)
+            emptied(self.get(parts[:-2]), parts[-2], tail)
         self.changed.append(format_path(parts))
 
     def _parent(self, parts: list[str | int], *, create: bool) -> Any:
@@ -237,10 +237,10 @@ class SpecDocument:
         head, body = split_head(self.original)
         explicit = not head and self.original.lstrip().startswith("---")
         head = _with_newline(head)  # the `---`/directive lines the dump would drop or move
-        loaded = round_trip_yaml().load(self.original) if self.original.strip() else None
-        style = closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
+        loaded = SpecDocument.parse(self.original).data  # as read: the merge's baseline
+        style = closest_style(self.original, loaded)
         edited = dump_body(self.data, style, explicit, head)
-        baseline = dump_body(loaded, style, explicit, head) if loaded is not None else ""
+        baseline = dump_body(loaded, style, explicit, head)
         merged = head + merge_lines(body, baseline, edited)
         try:
             agrees = plain(round_trip_yaml().load(merged)) == plain(self.data)
@@ -305,7 +305,7 @@ def _comments_only(text: str) -> Any:
 
     data = CommentedMap()
     if text.strip() and all(line.lstrip()[:1] in ("", "#") for line in text.splitlines()):
-        data.ca.comment = [None, [CommentToken(_with_newline(text), CommentMark(0), None)]]
+        data.ca.comment = [None, [CommentToken(_with_newline(text), CommentMark(0))]]
     return data
 
 

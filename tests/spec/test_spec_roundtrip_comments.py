@@ -55,12 +55,30 @@ def test_a_comment_after_the_emptied_lists_key_stays_on_its_line() -> None:
     assert doc.render() == "workers: [] # pools\n\n# billing\naccounting: false\n"
 
 
-def test_emptying_a_commented_mapping_keeps_the_next_key_readable() -> None:
-    """Protects a section whose last field is removed: `x: {}` on its own line, its
-    comments below it, the next field intact."""
-    doc = SpecDocument.parse("x:\n  # head\n  a: 1\n  # after a\nz: 1\n")
-    doc.delete("x.a")
-    assert doc.render() == "x: {}\n  # head\n  # after a\nz: 1\n"
+@pytest.mark.parametrize(
+    ("text", "path", "written"),
+    [
+        (
+            "x:\n  # head\n  a: 1\n  # after a\nz: 1\n",
+            "x.a",
+            "x: {}\n  # head\n  # after a\nz: 1\n",
+        ),
+        (
+            "x:\n  l:\n    # c\n    - 1\n  m: 2\nz: 1\n",
+            "x.l[0]",
+            "x:\n  l: []\n    # c\n  m: 2\nz: 1\n",
+        ),
+        ("# c\na: 1\n", "a", "# c\n{}\n"),
+    ],
+)
+def test_emptying_a_commented_block_keeps_the_next_key_readable(
+    text: str, path: str, written: str
+) -> None:
+    """Protects a section (or a nested list, or the whole file) whose last item is removed:
+    `{}` / `[]` on the key's own line, its comments below it, the next field intact."""
+    doc = SpecDocument.parse(text)
+    doc.delete(path)
+    assert doc.render() == written
 
 
 @pytest.mark.parametrize(
@@ -96,21 +114,22 @@ def test_the_comment_after_a_deleted_first_item_stays_above_the_next(
     ("text", "written"),
     [
         ("# only comments\n# here\n", "# only comments\n# here\nname: demo\n"),
-        ("# no final newline", "# no final newline\nname: demo"),
+        ("# no final newline", "# no final newline\nname: demo\n"),
+        ("  # indented\n# c\n", "  # indented\n# c\nname: demo\n"),
         ("\n# after a blank\n\n", "\n# after a blank\n\nname: demo\n"),
     ],
 )
 def test_setting_a_field_in_a_file_of_comments_keeps_them(text: str, written: str) -> None:
     """Protects a cluster.yaml that holds only comments (a template's notes): a field set
     in it is written below them and the comments stay, line for line, also through a second
-    edit after the first was written (a file without a final newline keeps it so)."""
+    edit after the first was written."""
     doc = SpecDocument.parse(text)
     doc.set("name", "demo")
     assert doc.render() == written
     assert plain(SpecDocument.parse(written).data) == {"name": "demo"}
     doc.original, doc.changed = written, []  # as `write` leaves it
     doc.set("size", 2)
-    assert doc.render().rstrip("\n") == written.rstrip("\n") + "\nsize: 2"
+    assert doc.render() == written + "size: 2\n"
 
 
 @pytest.mark.parametrize(
@@ -158,3 +177,22 @@ def test_deleting_the_first_field_below_a_commented_document_start() -> None:
     doc = SpecDocument.parse("--- # c\na: 1\n# about b\nb: 2\n")
     doc.delete("a")
     assert doc.render() == "--- # c\n# about b\nb: 2\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "value", "written"),
+    [
+        ("--- {a: 1}\n", "a", 5, "--- {a: 5}\n"),
+        ("\n--- {a: 1}\n", "a", 5, "--- {a: 5}\n"),
+        ("--- !!map\na: 1\nb: 2\n", "b", 7, "--- !!map\na: 1\nb: 7\n"),
+        ("--- # c\na: { x: 1 }\nb: 2\n", "a.x", 2, "--- # c\na: { x: 2 }\nb: 2\n"),
+    ],
+)
+def test_an_edit_below_a_document_start_keeps_the_rest_of_its_line(
+    text: str, path: str, value: int, written: str
+) -> None:
+    """Protects a document that starts on the `---` line (`--- {a: 1}`, `--- !!map`): it
+    keeps that line; and an edit below a commented `---` keeps the padding of a flow map."""
+    doc = SpecDocument.parse(text)
+    doc.set(path, value)
+    assert doc.render() == written
