@@ -30,13 +30,9 @@ from npa_sop_tui.spec.findings import error
 from npa_sop_tui.spec.line_merge import merge_lines
 from npa_sop_tui.spec.model import VERSION_FIELDS, SpecError, parse_spec_text
 from npa_sop_tui.spec.spec_paths import PathError, format_path, parse_path
-from npa_sop_tui.spec.yaml_comments import put_tail, take_tail
-from npa_sop_tui.spec.yaml_style import (
-    INDENT_STYLES,
-    closest_style,
-    dump_in_style,
-    round_trip_yaml,
-)
+from npa_sop_tui.spec.yaml_comments import emptied, put_lead, put_tail, take_tail
+from npa_sop_tui.spec.yaml_head import dump_body, split_head
+from npa_sop_tui.spec.yaml_style import closest_style, round_trip_yaml
 
 SECRET_KEYS = SECRET_FIELDS
 """Keys whose values are secrets: never written into cluster.yaml (given at run time)."""
@@ -85,9 +81,7 @@ class SpecDocument:
                 ]
             ) from None
         if data is None:
-            from ruamel.yaml.comments import CommentedMap
-
-            data = CommentedMap()
+            data = _comments_only(split_head(text)[1])
         if not isinstance(data, dict):
             raise SpecError([error("", "spec must be a mapping (key: value)")])
         return cls(original=text, path=path, data=data)
@@ -162,6 +156,10 @@ class SpecDocument:
         del parent[key]
         if previous is not None:
             put_tail(parent, previous, tail, replace_blank=True)
+        elif parent:  # the lines after a first item lead the next one in: they stay above it
+            put_lead(parent, tail)
+        elif len(parts) > 1:  # emptied: its comments go below its `key: []` line
+            emptied(self.get(parts[:-2]), parts[-2], tail)
         self.changed.append(format_path(parts))
 
     def _parent(self, parts: list[str | int], *, create: bool) -> Any:
@@ -236,17 +234,19 @@ class SpecDocument:
         """The document's text: the original when nothing changed, else a minimal edit."""
         if not self.changed:
             return self.original
-        explicit = self.original.lstrip().startswith("---")
-        loaded = round_trip_yaml().load(self.original) if self.original.strip() else None
-        style = closest_style(self.original, loaded) if loaded is not None else INDENT_STYLES[0]
-        edited = dump_in_style(self.data, style, explicit)
-        baseline = dump_in_style(loaded, style, explicit) if loaded is not None else ""
-        merged = merge_lines(self.original, baseline, edited)
+        head, body = split_head(self.original)
+        explicit = not head and self.original.lstrip().startswith("---")
+        head = _with_newline(head)  # the `---`/directive lines the dump would drop or move
+        loaded = SpecDocument.parse(self.original).data  # as read: the merge's baseline
+        style = closest_style(self.original, loaded)
+        edited = dump_body(self.data, style, explicit, head)
+        baseline = dump_body(loaded, style, explicit, head)
+        merged = head + merge_lines(body, baseline, edited)
         try:
             agrees = plain(round_trip_yaml().load(merged)) == plain(self.data)
         except Exception:  # the merge mixed two indentations into something unreadable
             agrees = False
-        return merged if agrees else edited  # if not, ruamel's whole dump: correct, noisier
+        return merged if agrees else head + edited  # if not, ruamel's whole dump: correct, noisier
 
     def diff(self, *, label: str | None = None) -> str:
         """Unified diff from the original text to `render()` ("" when unchanged)."""
@@ -295,6 +295,18 @@ class SpecDocument:
 
 def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _comments_only(text: str) -> Any:
+    """An empty tree holding `text`'s comments (no field yet) above its first field."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    data = CommentedMap()
+    if text.strip() and all(line.lstrip()[:1] in ("", "#") for line in text.splitlines()):
+        data.ca.comment = [None, [CommentToken(_with_newline(text), CommentMark(0))]]
+    return data
 
 
 def _child(node: Any, part: str | int, where: str) -> Any:

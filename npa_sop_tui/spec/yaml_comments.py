@@ -67,3 +67,47 @@ def put_tail(container: Any, key: Any, tail: str, *, replace_blank: bool = False
     else:
         head = token.value if token.value.endswith("\n") else token.value + "\n"
         token.value = head + tail
+
+
+def _lead_tokens(container: Any) -> list[Any] | None:
+    comment = getattr(getattr(container, "ca", None), "comment", None)
+    return comment[1] if comment and len(comment) > 1 else None
+
+
+def put_lead(container: Any, tail: str) -> None:
+    """Put `tail` (the lines that followed a deleted first item: in the user's eyes they
+    lead the next one in) before container's new first item, below the lines already there."""
+    if not tail.strip() or not hasattr(container, "ca"):
+        return
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    tokens = _lead_tokens(container)
+    if not tokens:  # nothing above it: the file or block does not start with a blank line
+        tail = tail[len(tail) - len(tail.lstrip("\n")) :]
+    token = CommentToken(tail, CommentMark(0), None)
+    if tokens is None:
+        container.ca.comment = [None, [token]]
+    else:
+        tokens.append(token)
+
+
+def emptied(parent: Any, key: Any, tail: str) -> None:
+    """parent[key] lost its last item, whose following lines are `tail`: they and the lines
+    that led its first item in go below its `key: []` line. (Left where they are, ruamel
+    writes them above the `[]` and glues the next key onto the line after it.)"""
+    container = parent[key]
+    tokens = _lead_tokens(container) or []
+    lines = "".join(
+        t.value if t.value.startswith("\n") else " " * t.column + t.value for t in tokens
+    )
+    if hasattr(container, "ca"):
+        container.ca.comment = None
+    items = getattr(getattr(parent, "ca", None), "items", None)
+    if not isinstance(parent, dict) or items is None:
+        return
+    items.setdefault(key, [None, None, None, None])[3] = None
+    put_tail(parent, key, lines + tail)
+    if items[key][2] is not None and hasattr(container, "fa"):
+        container.fa.set_flow_style()  # as if read from `key: []  # …`, where ruamel keeps
+        container.ca.comment = [items[key][2], None]  # the comments after it
