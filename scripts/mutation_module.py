@@ -67,16 +67,16 @@ def _pyproject() -> dict[str, Any]:
 def plan() -> list[tuple[str, list[str]]]:
     """Every module of [tool.mutmut] only_mutate with the test files judging it one at a time.
 
-    A module named in [tool.npa-mutation.tests] gets those files: the importers' tests of a
-    module every lifecycle test reaches re-run real Terraform per mutant (hours). A name there
-    that is not a listed module, or a test file that does not exist, stops the plan: a renamed
-    file would otherwise judge a module by nothing."""
+    A module named in [tool.npa-mutation.tests] gets those files (or folders): the importers'
+    tests of a module every lifecycle test reaches re-run real Terraform per mutant (hours).
+    A name there that is not a listed module, or a test file that does not exist, stops the
+    plan: a renamed file would otherwise judge a module by nothing."""
     tool = _pyproject()["tool"]
     listed: list[str] = tool["mutmut"]["only_mutate"]
     chosen: dict[str, list[str]] = tool.get("npa-mutation", {}).get("tests", {})
     if unknown := sorted(set(chosen) - set(listed)):
         raise SystemExit(f"[tool.npa-mutation.tests] names modules mutmut does not list: {unknown}")
-    if missing := sorted(f for files in chosen.values() for f in files if not Path(f).is_file()):
+    if missing := sorted(f for files in chosen.values() for f in files if not Path(f).exists()):
         raise SystemExit(f"[tool.npa-mutation.tests] names missing test files: {missing}")
     return [(module, chosen.get(module) or tests_reaching(module)) for module in listed]
 
