@@ -1,8 +1,8 @@
 """Validate objects against the real CRDs' `openAPIV3Schema`: Soperator's own CRD files
 (SlurmCluster, NodeSet, ActiveCheck) as Nebius publishes them in Soperator's public GitHub
-repository, copied unchanged into this repository at tests/data/soperator-crds/<tag>/, the
-folder named after the release tag that the product's CRD contract records
-(npa_sop_tui/status/soperator_crds.json, in this repository too).
+repository. Copies of them, unchanged, ship with these tests: `CRDS` below is their folder
+in the tests' own data, one folder per Soperator release tag, and the tag is the one the
+product's CRD contract records (read with `crd_contract()`).
 
 The OpenAPI subset Kubernetes uses becomes JSON Schema for the `jsonschema` package:
 `nullable` adds `null` to the type, `x-kubernetes-int-or-string` allows both, and an object
