@@ -29,13 +29,17 @@ import argparse
 import ast
 import sys
 import tomllib
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 PACKAGE = "npa_sop_tui"
 
 
-def _imported_modules(path: Path, known: set[str]) -> set[str]:
+@cache
+def _imported_modules(path: Path) -> frozenset[str]:
+    """Every module a test file names in its imports (read once per file: `--plan` asks for
+    each listed module)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.Import):
@@ -43,21 +47,26 @@ def _imported_modules(path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found |= {f"{node.module}.{alias.name}" for alias in node.names}
-    return found & known
+    return frozenset(found)
+
+
+@cache
+def _graph() -> Any:
+    import grimp
+
+    return grimp.build_graph(PACKAGE, cache_dir=None)
 
 
 def tests_reaching(module_path: str, *, direct: bool = False) -> list[str]:
     """Test files importing the module or one of its direct importers (`direct`: the
     module itself only)."""
-    import grimp
-
-    graph = grimp.build_graph(PACKAGE, cache_dir=None)
+    graph = _graph()
     module = module_path.removesuffix(".py").replace("/", ".")
     if module not in graph.modules:
         raise SystemExit(f"{module_path}: not a module of {PACKAGE}")
     near = {module} if direct else graph.find_modules_that_directly_import(module) | {module}
     tests = sorted(Path("tests").rglob("test_*.py"))
-    return [str(t) for t in tests if _imported_modules(t, graph.modules) & near]
+    return [str(t) for t in tests if _imported_modules(t) & near]
 
 
 def _pyproject() -> dict[str, Any]:
