@@ -29,6 +29,9 @@ _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _NUMERIC = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+# How PyYAML's own constructors fail on some tagged values: `!!bool maybe` (KeyError),
+# `!!timestamp soon` (AttributeError), `!!int ''` (IndexError)
+_CONSTRUCTOR_SLIPS = (KeyError, AttributeError, IndexError)
 
 
 class YamlProblem(Exception):
@@ -145,19 +148,9 @@ class _Builder:
             self.positions.numeric_text[path] = str(node.value)
         try:
             return self.constructor.construct_object(node, deep=True)
-        except (
-            yaml.YAMLError,
-            ValueError,
-            OverflowError,
-            TypeError,
-            # PyYAML's own constructors fail so on some tagged values: `!!bool maybe`
-            # (KeyError), `!!timestamp soon` (AttributeError), `!!int ''` (IndexError)
-            KeyError,
-            AttributeError,
-            IndexError,
-        ) as exc:
+        except (yaml.YAMLError, ValueError, OverflowError, TypeError, *_CONSTRUCTOR_SLIPS) as exc:
             problem = getattr(exc, "problem", None) or str(exc)
-            if isinstance(exc, KeyError | AttributeError | IndexError):  # says nothing useful
+            if isinstance(exc, _CONSTRUCTOR_SLIPS):  # its text says nothing useful
                 problem = f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}"
             if _secret_path(path):  # the problem quotes the value
                 problem = f"a {node.tag.rsplit(':', 1)[-1]} (value hidden: the field is a secret)"
