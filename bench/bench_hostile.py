@@ -21,7 +21,7 @@ from bench import Ratio, paired_ratio
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = (
     "import resource, sys\n"
-    "from npa_sop_tui.cli import main\n"
+    "from npa_sop_tui.cli.entry import main\n"
     "code = main(sys.argv[1:])\n"
     "sys.stderr.write(f'\\nMAXRSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
     "sys.exit(code)\n"

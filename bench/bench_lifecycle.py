@@ -60,8 +60,8 @@ def _fresh_copy(install_root: Path, name: str, into: Path) -> Path:
 def main() -> list[Ratio]:
     home = Path(tempfile.mkdtemp(prefix="npa-bench-lifecycle-"))
     os.environ["NPA_HOME"] = str(home)
-    from npa_sop_tui import lifecycle
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
+    from npa_sop_tui.lifecycle import api as lifecycle
     from npa_sop_tui.sandbox.local_terraform import prepare
     from npa_sop_tui.spec.model import spec_from_mapping
     from npa_sop_tui.terraform.runner import clean_env

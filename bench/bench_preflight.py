@@ -51,7 +51,7 @@ def _time(cmd: list[str], env: dict[str, str]) -> float:
 async def _warm(endpoint: str) -> float:
     import yaml
 
-    from npa_sop_tui.cloud import CloudSettings, connect
+    from npa_sop_tui.cloud.client import CloudSettings, connect
     from npa_sop_tui.cloud.preflight import run_preflight
     from npa_sop_tui.spec.model import spec_from_mapping
 

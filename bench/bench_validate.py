@@ -38,7 +38,11 @@ def _npa_command() -> list[str]:
     script = Path(sys.executable).parent / "npa"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())",
+    ]
 
 
 def _children_cpu() -> float:

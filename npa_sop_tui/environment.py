@@ -17,17 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from npa_sop_tui.settings import Settings, resolve_settings
+from npa_sop_tui.home.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:
-    from npa_sop_tui.cloud import CloudClient
-    from npa_sop_tui.cloud.client import CloudReads
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.cloud.client import CloudClient, CloudReads
     from npa_sop_tui.events import Event
+    from npa_sop_tui.home.config import Identity
     from npa_sop_tui.postdeploy.shell import SlurmShell
     from npa_sop_tui.recipe.source import Recipe, RecipeSettings
     from npa_sop_tui.spec.model import SoperatorSpec
-    from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.spec.sshkeys import ResolvedKey
     from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus
@@ -75,7 +74,7 @@ class Environment:
 
     def state_store(self) -> StateStore:
         """Where clusters' records, locks and Terraform state live: local, or a bucket."""
-        from npa_sop_tui.state import store_for
+        from npa_sop_tui.state.stores import store_for
 
         return store_for(self.settings)
 
@@ -159,7 +158,7 @@ class Environment:
 
     def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
         """Where the cluster lives in Nebius; incomplete identity raises `UsageError`."""
-        from npa_sop_tui.config import require_identity
+        from npa_sop_tui.home.config import require_identity
 
         identity = self.settings.identity(spec)
         if recipe is not None and recipe.is_standin:
@@ -167,7 +166,7 @@ class Environment:
             return placeholder_identity(identity)
         if identity.missing():
             identity = self.looked_up(identity)
-        return require_identity(identity, self.settings)
+        return require_identity(identity, self.settings.config_file)
 
     def looked_up(self, identity: Identity, *, subnet: bool = True) -> Identity:
         """What the CLI profile and the project can tell (cloud/identity_lookup.py); without
@@ -175,7 +174,7 @@ class Environment:
         set). A refused sign-in and a project with several subnets are errors."""
         from npa_sop_tui.cloud import identity_lookup
         from npa_sop_tui.cloud.client import CloudError, CloudSettings, connect
-        from npa_sop_tui.nebius_auth import CloudCredentialsMissing, SignInFailed
+        from npa_sop_tui.cloud.signin import CloudCredentialsMissing, SignInFailed
 
         profile = self.settings["profile"]
         identity = identity_lookup.from_profile(identity, profile)
@@ -192,7 +191,7 @@ class Environment:
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
         """The public key for root on the login node; a stand-in works without one."""
-        from npa_sop_tui.sshkeys import KeyNotFound
+        from npa_sop_tui.spec.sshkeys import KeyNotFound
 
         try:
             return self._user_root_key(spec)
@@ -202,7 +201,7 @@ class Environment:
             return self._generated_key()
 
     def _user_root_key(self, spec: SoperatorSpec) -> ResolvedKey:
-        from npa_sop_tui.sshkeys import resolve_root_login_key
+        from npa_sop_tui.spec.sshkeys import resolve_root_login_key
 
         spec_key = spec.root_login_ssh_public_key or (
             spec.ssh_public_keys[0] if spec.ssh_public_keys else None
@@ -228,7 +227,7 @@ class Environment:
     def cloud(self, *, profile: str | None = None, timeout: float | None = None) -> CloudClient:
         """A Nebius client (the official SDK, loaded on its first call) with the user's own
         credentials: `NEBIUS_IAM_TOKEN`, a service-account file, or the Nebius CLI profile."""
-        from npa_sop_tui.cloud import CloudSettings, connect
+        from npa_sop_tui.cloud.client import CloudSettings, connect
 
         return connect(CloudSettings.from_env(profile=profile, timeout=timeout))
 
@@ -341,6 +340,31 @@ class Environment:
             async for snapshot in watcher.snapshots(initial_timeout=initial_timeout):
                 yield snapshot
 
+    async def status_once(
+        self,
+        status: StatusSettings,
+        *,
+        host_key_policy: HostKeyPolicy | None = None,
+        initial_timeout: float = 10.0,
+    ) -> ClusterStatus:
+        """One snapshot: the first of `status_feed`, which waits (up to `initial_timeout`)
+        until every source answered once, so a one-shot call does not report "pending"
+        for a healthy cluster."""
+        from npa_sop_tui.errors import OperationError
+
+        snapshots = self.status_feed(
+            status, host_key_policy=host_key_policy, initial_timeout=initial_timeout
+        )
+        try:
+            return await anext(snapshots)
+        except StopAsyncIteration:
+            raise OperationError(
+                f"no status for {status.name!r}: the status feed ended without a snapshot",
+                hint="check the name with `npa soperator list`",
+            ) from None
+        finally:
+            await snapshots.aclose()
+
     async def slurm_ops(
         self, status: StatusSettings, *, host_key_policy: HostKeyPolicy | None = None
     ) -> Any:
@@ -355,7 +379,7 @@ class Environment:
 
 
 def placeholder_identity(partial: Identity) -> Identity:
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
 
     placeholders = {
         "region": "eu-north1",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from npa_sop_tui.environment import Environment
-from npa_sop_tui.settings import Settings, resolve_settings
+from npa_sop_tui.home.settings import Settings, resolve_settings
 
 
 def open_environment(

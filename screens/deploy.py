@@ -8,7 +8,6 @@ costs one redraw per tick, not one per event, and key presses stay responsive.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections import deque
 from pathlib import Path
@@ -23,19 +22,18 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Static
 
-from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
+from npa_sop_tui.events import Event, PlanSummary
 from npa_sop_tui.screens.timeline import timeline_binding
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
-from npa_sop_tui.tui.widgets.deploy.plan_price import PlanPrice
-from npa_sop_tui.tui.widgets.deploy.plan_summary import PlanSummaryLine
+from npa_sop_tui.tui.widgets.deploy.fan_out import ProgressWidgets
+from npa_sop_tui.tui.widgets.deploy.plan_review import PlanReview
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
-    log_lines,
 )
 from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -47,9 +45,6 @@ if TYPE_CHECKING:
 FLUSH_SECONDS = 0.1
 MAX_PENDING = 50_000
 """Events buffered between flushes; beyond this the oldest log lines are dropped."""
-
-KUBE_READY_PHASES = ("plan:full", "apply:full")
-"""Phases that start once the Kubernetes cluster (and so its kube context) exists."""
 
 
 class OperationStage:
@@ -110,7 +105,6 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         super().__init__()
         self.spec = spec
         self.spec_path = spec_path
-        self.plan: PlanSummary | None = None
         self.outcome: OperationOutcome | None = None
         self._pending: deque[Event] = deque(maxlen=MAX_PENDING)
         self._op_task: asyncio.Task[Any] | None = None
@@ -122,15 +116,16 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     def npa(self) -> NpaSopApp:
         return self.app  # type: ignore[return-value]
 
+    @property
+    def plan(self) -> PlanSummary | None:
+        """The plan under review (None while planning)."""
+        return self.query_one(PlanReview).plan
+
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         with Vertical(id="op-head"):
             yield PhaseBar(id="phase-bar")
-            yield PlanSummaryLine(id="plan-summary")
-            yield PlanPrice(self.spec, id="plan-price")
-            with Horizontal(classes="buttons", id="plan-buttons"):
-                yield Button("Back (esc)", id="leave")
-                yield Button("Apply (a)", id="apply", variant="success", disabled=True)
+            yield PlanReview(self.spec, id="plan-review")
         with Horizontal(id="op-body"):
             with Vertical(id="op-left"):
                 yield ResourceTable(id="resources")
@@ -165,29 +160,15 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
 
     @on(ResourceProgressed)
     def _progress(self, message: ResourceProgressed) -> None:
-        events = message.events
-        bar = self.query_one(PhaseBar)
-        table = self.query_one(ResourceTable)
-        folded = 0  # events[:folded] are in the table
-        for i, ev in enumerate(events):
-            match ev:
-                case PhaseChanged():
-                    bar.phase = ev.label
-                    if ev.phase in KUBE_READY_PHASES:
-                        self._start_status()
-                case PlanSummary() if self.stage != OperationStage.PLANNING:
-                    # each apply phase plans only what is left: grow the total by it, counted
-                    # against what was done before this plan (not later in the same batch)
-                    table.apply(events[folded:i])
-                    folded = i
-                    counts = table.counts()
-                    bar.total = max(bar.total, counts["done"] + counts["failed"] + ev.total)
-        table.apply(events[folded:])
-        counts = table.counts()
-        bar.done = counts["done"] + counts["failed"]
-        self.query_one(EventLog).add_lines(log_lines(events))
-        self.query_one(DiagnosticsPanel).add(events)
-        self.query_one(DeployTimelinePane).add(events)
+        widgets = ProgressWidgets(
+            self.query_one(PhaseBar),
+            self.query_one(ResourceTable),
+            self.query_one(EventLog),
+            self.query_one(DiagnosticsPanel),
+            self.query_one(DeployTimelinePane),
+        )
+        if widgets.add(message.events, planning=self.stage == OperationStage.PLANNING):
+            self._start_status()
 
     # -- plan ------------------------------------------------------------------------------
 
@@ -211,28 +192,23 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     @on(PlanReady)
     def _plan_ready(self, message: PlanReady) -> None:
         plan = message.summary
-        self.plan = plan
         self.stage = OperationStage.PLANNED
         bar = self.query_one(PhaseBar)
         bar.total = plan.total
         bar.phase = "planned: review and apply"
-        self.query_one(PlanSummaryLine).show_plan(plan, self.spec.name, sandbox=self.npa.sandbox)
-        empty = plan.total == 0
-        apply = self.query_one("#apply", Button)
-        apply.disabled = empty  # applying an empty plan would only look like progress
-        if not empty:
-            apply.focus()
+        self.query_one(PlanReview).show_plan(plan, sandbox=self.npa.sandbox)
 
     # -- apply -----------------------------------------------------------------------------
 
     @on(Button.Pressed, "#apply")
     def action_apply(self) -> None:
-        if self.stage != OperationStage.PLANNED or self.plan is None or not self.plan.total:
+        review = self.query_one(PlanReview)
+        if self.stage != OperationStage.PLANNED or not review.ready:
             return
         from npa_sop_tui.screens.modals import ConfirmModal
 
-        destructive = bool(self.plan.destructive)
-        if not destructive:
+        question = review.confirm_question()
+        if question is None:
             # The plan summary is on this screen: pressing Apply is the one confirmation
             # between the wizard and the apply. Only a plan that deletes or replaces
             # something asks again, naming what it would lose.
@@ -241,12 +217,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
 
         def confirmed(yes: bool | None) -> None:
             if yes:
-                self.post_message(self.DeployRequested(allow_destructive=destructive))
+                self.post_message(self.DeployRequested(allow_destructive=True))
 
-        question = (
-            f"The plan DELETES or REPLACES resources of {self.spec.name}:\n"
-            f"{', '.join(self.plan.destructive)}\n\nApply anyway?"
-        )
         self.app.push_screen(ConfirmModal(question, yes="Apply", danger=True), confirmed)
 
     @on(DeployRequested)
@@ -256,11 +228,9 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     @work(exclusive=True, group="deploy", exit_on_error=False)
     async def _run_deploy(self, allow_destructive: bool) -> None:
         self.stage = OperationStage.APPLYING
-        self.query_one("#plan-buttons").display = False
+        self.query_one(PlanReview).show_applying()
         # not the log filter: there `c` (cancel) would type a letter instead
         self.query_one(ResourceTable).focus()
-        if self.plan is not None:
-            self.query_one(PlanSummaryLine).show_applying(self.plan, self.spec.name)
         self._op_task = asyncio.create_task(
             self.npa.backend.deploy(self.spec, self.sink, allow_destructive=allow_destructive)
         )
@@ -281,9 +251,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     def _finished(self, message: DeployFinished) -> None:
         self.outcome = message.outcome
         self.stage = OperationStage.DONE
-        if message.step != "plan" and self.plan is not None:
-            summary = self.query_one(PlanSummaryLine)
-            summary.show_applied(self.plan, self.spec.name, message.outcome.result)
+        if message.step != "plan":
+            self.query_one(PlanReview).show_applied(message.outcome.result)
         result = self.query_one("#op-result", Static)
         if message.outcome.result != "ok":
             failed = message.outcome.result == "failed"
@@ -291,7 +260,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
                 time.time(), state="failed" if failed else "stopped"
             )
         if message.step == "plan":
-            self.query_one(PlanSummaryLine).show_plan_failed(message.outcome.message)
+            self.query_one(PlanReview).show_plan_failed(message.outcome.message)
             result.update(markup("Press [b]r[/b] to plan again, [b]l[/b] for the whole log."))
             self.query_one(PhaseBar).phase = "plan failed"
             self._offer_retry("Plan failed", message.outcome.message)
@@ -338,14 +307,11 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         if self.outcome.result == "ok" and self.plan is not None:
             return
         self.outcome = None
-        self.plan = None
         self.cancels = 0
         self._op_task = None
         self.query_one(DiagnosticsPanel).reset()
         self.query_one("#op-result", Static).update("")
-        self.query_one("#plan-summary", Static).update("Planning again…")
-        self.query_one("#plan-buttons").display = True
-        self.query_one("#apply", Button).disabled = True
+        self.query_one(PlanReview).restart()
         self._run_plan()
 
     def action_log(self) -> None:
@@ -436,16 +402,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             return
         self._status_started = True
         self.refresh_bindings()
-        self._watch_status()
-
-    @work(exclusive=True, group="deploy-status", exit_on_error=False)
-    async def _watch_status(self) -> None:
-        mini = self.query_one(MiniStatus)
-        with contextlib.suppress(asyncio.CancelledError):
-            async for snapshot in self.npa.backend.status_snapshots(
-                self.spec.name, interval=self.npa.status_interval
-            ):
-                mini.show(snapshot)
+        feed = self.npa.backend.status_snapshots(self.spec.name, interval=self.npa.status_interval)
+        self.query_one(MiniStatus).follow(feed)
 
 
 def _message(exc: BaseException) -> str:

@@ -138,7 +138,7 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
                 "Nothing is created in the cloud."
             )
         elif not identity:
-            from npa_sop_tui.paths import config_path, shown
+            from npa_sop_tui.home.paths import config_path, shown
 
             offer.update(
                 f"No cloud identity in {shown(config_path())} (tenant_id, project_id, subnet_id). "

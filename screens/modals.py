@@ -337,7 +337,7 @@ async def ask_host_key(app: Any, host: str, port: int, fingerprint: str) -> bool
 
 def sandbox_ssh_text() -> str:
     """Why `s` (ssh) offers no command in the sandbox, and what to set to use a real sshd."""
-    from npa_sop_tui.paths import config_path, shown
+    from npa_sop_tui.home.paths import config_path, shown
 
     return (
         "The sandbox has no login node to SSH into: Kubernetes and Slurm are "

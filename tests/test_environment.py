@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.config import Identity, IdentityError
 from npa_sop_tui.environment import Environment, placeholder_identity
 from npa_sop_tui.environment_choice import open_environment
+from npa_sop_tui.home.config import Identity, IdentityError
+from npa_sop_tui.home.settings import resolve_settings
 from npa_sop_tui.recipe.source import STANDIN_MARKER, Recipe
-from npa_sop_tui.settings import resolve_settings
 from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
-from npa_sop_tui.sshkeys import KeyNotFound
+from npa_sop_tui.spec.sshkeys import KeyNotFound
 
 IDENTITY = {
     "tenant_id": "tenant-e00example",

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from npa_sop_tui import debuglog
 from npa_sop_tui.events import Diagnostic, LogLine
+from npa_sop_tui.home import debuglog
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.spec.model import spec_from_mapping
 from npa_sop_tui.spec.yaml_dump import REVEAL_SECRETS, dump_spec_yaml

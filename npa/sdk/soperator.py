@@ -1,4 +1,4 @@
-"""`from npa.sdk import soperator`: the npa SDK namespace, backed by npa_sop_tui.sdk."""
+"""`from npa.sdk import soperator`: the npa SDK namespace, backed by npa_sop_tui.sdk.soperator."""
 
-from npa_sop_tui.sdk import *  # noqa: F403
-from npa_sop_tui.sdk import __all__  # noqa: F401
+from npa_sop_tui.sdk.soperator import *  # noqa: F403
+from npa_sop_tui.sdk.soperator import __all__  # noqa: F401

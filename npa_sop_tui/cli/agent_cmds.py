@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from npa_sop_tui import tools
+    from npa_sop_tui.agent import registry as tools
 
     chosen = [tools.get_tool(args.name)] if args.name else list(tools.registry().values())
     if wants_json(args):

@@ -177,7 +177,7 @@ def lifecycle_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _identity(environment: Any, spec: Any, project: str | None) -> Any:
     """Region, tenant and project for the cloud reads (the sandbox's placeholders there)."""
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
     from npa_sop_tui.lifecycle.flags import with_project
 
     if environment.is_sandbox:

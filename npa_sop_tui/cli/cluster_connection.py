@@ -80,7 +80,7 @@ def _refuse_sandbox_only(args: argparse.Namespace) -> None:
     name = (getattr(args, "name", None) or "").strip()
     if not name or args.context or args.kubeconfig or args.login_host:
         return
-    from npa_sop_tui.paths import CLUSTER_NAME_RE, sandbox_home, soperator_root
+    from npa_sop_tui.home.paths import CLUSTER_NAME_RE, sandbox_home, soperator_root
 
     if not CLUSTER_NAME_RE.fullmatch(name) or (soperator_root() / name).exists():
         return
@@ -99,7 +99,7 @@ def build_settings(
     name = (args.name or "").strip()
     if not name:
         raise UsageError("--name must not be empty", hint="pass the cluster name: --name demo")
-    from npa_sop_tui.paths import check_cluster_name
+    from npa_sop_tui.home.paths import check_cluster_name
 
     check_cluster_name(name)
     interval = getattr(args, "interval", None)

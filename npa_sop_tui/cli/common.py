@@ -64,13 +64,13 @@ def run_handler(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "sandbox", False):
             # Sandbox clusters keep their own npa home, shared with the app's sandbox.
-            from npa_sop_tui.home_files import enter_sandbox_home
+            from npa_sop_tui.home.files import enter_sandbox_home
 
             enter_sandbox_home()
         return handler(args)
     except NpaError as exc:
         if getattr(args, "debug", False):
-            from npa_sop_tui.debuglog import note_error
+            from npa_sop_tui.home.debuglog import note_error
 
             note_error(exc)
         from npa_sop_tui.redact import Redactor
@@ -129,7 +129,7 @@ def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
 def capacity_flag(args: argparse.Namespace) -> dict[str, str]:
     """`--capacity-block-group POOL=ID` (repeatable) over `NPA_CAPACITY_BLOCK_GROUPS`, per
     pool: the run-time reservations of a command."""
-    from npa_sop_tui.capacity import capacity_from_env, parse_capacity_assignments
+    from npa_sop_tui.home.capacity import capacity_from_env, parse_capacity_assignments
 
     given = getattr(args, "capacity_block_group", None)
     return {**capacity_from_env(), **parse_capacity_assignments(given)}

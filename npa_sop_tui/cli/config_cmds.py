@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle_show(args: argparse.Namespace) -> int:
-    from npa_sop_tui.settings import resolve_settings
+    from npa_sop_tui.home.settings import resolve_settings
 
     settings = resolve_settings()
     rows = [*settings.rows(), _state_keys_row(settings)]

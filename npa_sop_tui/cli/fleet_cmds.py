@@ -142,7 +142,8 @@ def _common(p: argparse.ArgumentParser, *, concurrency: bool) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, list[Any]]:
-    from npa_sop_tui.fleet import load_fleet, select_targets
+    from npa_sop_tui.fleet.loader import load_fleet
+    from npa_sop_tui.fleet.select import select_targets
 
     loaded = load_fleet(args.file)
     select = list(args.select)
@@ -281,7 +282,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     loaded, targets = _load(args)
     if args.sandbox:
-        from npa_sop_tui import home_files
+        from npa_sop_tui.home import files as home_files
 
         home_files.enter_sandbox_home()  # the sandbox's inventory and fleet records
     table = fleet_status(loaded, targets)

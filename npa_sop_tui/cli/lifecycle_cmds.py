@@ -155,11 +155,11 @@ def _run(
     """Run one lifecycle coroutine; each Ctrl-C (or SIGTERM, SIGHUP) cancels it (1st:
     graceful, 2nd: force). `final=False` for a preview that a prompt follows."""
     from npa_sop_tui.cli.interrupts import run_interruptible
-    from npa_sop_tui.config import IdentityError
+    from npa_sop_tui.home.config import IdentityError
 
     sink, progress = _sink(args)
     if getattr(args, "debug", False):
-        from npa_sop_tui.debuglog import logging_sink
+        from npa_sop_tui.home.debuglog import logging_sink
 
         sink = logging_sink(sink)
 
@@ -184,7 +184,7 @@ def _run(
 
 def _options(args: argparse.Namespace) -> Any:
     """The lifecycle options of this command: its environment, with the flags' settings."""
-    from npa_sop_tui.lifecycle import LifecycleOptions
+    from npa_sop_tui.lifecycle.api import LifecycleOptions
 
     return LifecycleOptions(
         environment=open_environment(args), **cloud_cmds.lifecycle_options(args)
@@ -196,7 +196,7 @@ async def _closing(options: Any, operation: Awaitable[T]) -> T:
     try:
         return await operation
     except OperationError as exc:
-        from npa_sop_tui.lifecycle import DestructivePlanError
+        from npa_sop_tui.lifecycle.api import DestructivePlanError
 
         if isinstance(exc, DestructivePlanError):  # the library's hint, in this CLI's words
             exc.hint = "check the spec change; re-run with --allow-destructive if intended"
@@ -231,7 +231,7 @@ def _ask(prompt: str) -> str:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     spec = _load(args, capacity_flag(args))
     options = _options(args)
@@ -273,7 +273,7 @@ def _print_plan(changes: Any, name: str) -> None:
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     spec = _load(args, capacity_flag(args))
     options = _options(args)
@@ -317,8 +317,9 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:
-    from npa_sop_tui import inventory, lifecycle
-    from npa_sop_tui.paths import check_cluster_name
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.home.paths import check_cluster_name
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     options = _options(args)
     entry = inventory.require(
@@ -357,7 +358,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     store = open_environment(args).state_store()
     # A damaged record must not make a cluster silently vanish from the list: name it.

@@ -32,8 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def cmd_mcp(args: argparse.Namespace) -> int:
     import asyncio
 
-    from npa_sop_tui.mcp_server import serve_stdio
-    from npa_sop_tui.tool_paths import workspace_root
+    from npa_sop_tui.agent.confinement import workspace_root
+    from npa_sop_tui.agent.mcp_server import serve_stdio
 
     root = workspace_root(args.root)
     if not root.is_dir():

@@ -40,12 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def handle_report(args: argparse.Namespace) -> int:
-    from npa_sop_tui import inventory
     from npa_sop_tui.events import GpuCheckReported
-    from npa_sop_tui.fsutil import atomic_write_text
     from npa_sop_tui.history.oplog import read_events
     from npa_sop_tui.history.timeline import TimelineBuilder
-    from npa_sop_tui.paths import check_cluster_name
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.home.fsutil import atomic_write_text
+    from npa_sop_tui.home.paths import check_cluster_name
     from npa_sop_tui.report.html import ReportData, render_report, verdict_of
 
     name = check_cluster_name(args.name)

@@ -87,7 +87,7 @@ def run_serve(args: argparse.Namespace) -> int:
         )
     name: str | None = args.name
     if name is not None:
-        from npa_sop_tui.paths import check_cluster_name
+        from npa_sop_tui.home.paths import check_cluster_name
 
         check_cluster_name(name)
     token = read_token_file(args.token_file) if args.token_file else new_token()
@@ -97,7 +97,7 @@ def run_serve(args: argparse.Namespace) -> int:
     flags = ["--sandbox"] if args.sandbox else []
     flags += ["--name", name] if name else []
     flags += [] if args.operator else ["--read-only"]
-    command = shlex.join([sys.executable, "-m", "npa_sop_tui.web.session", *flags])
+    command = shlex.join([sys.executable, "-m", "npa_sop_tui.cli.web_session", *flags])
     mode = "OPERATOR" if args.operator else "READ-ONLY"
     title = " · ".join(p for p in ("npa-sop", name, mode) if p)
     server = GatedServer(

@@ -76,7 +76,7 @@ def parse_assignment(text: str) -> tuple[str, Any]:
 def cmd_set(args: argparse.Namespace) -> int:
     from npa_sop_tui.cli.common import capacity_flag
     from npa_sop_tui.errors import UsageError
-    from npa_sop_tui.file_edit import editing
+    from npa_sop_tui.home.file_edit import editing
 
     if not args.assignments and not args.unset:
         raise UsageError("nothing to set", hint="pass KEY=VALUE (or --unset KEY)")

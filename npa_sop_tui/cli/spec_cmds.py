@@ -149,7 +149,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def _render_key(environment: Any, spec: Any) -> tuple[Any, str | None]:
     """The root login key, or a placeholder marked as such (and the hint naming where a real
     one goes): rendering only shows what would be applied, and needs no key."""
-    from npa_sop_tui.sshkeys import KeyNotFound, placeholder_key
+    from npa_sop_tui.spec.sshkeys import KeyNotFound, placeholder_key
 
     try:
         return environment.root_login_key(spec), None

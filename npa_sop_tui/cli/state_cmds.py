@@ -85,7 +85,7 @@ def _shared_args(p: argparse.ArgumentParser) -> None:
 
 
 def _holder_text(holder: dict[str, Any]) -> str:
-    from npa_sop_tui.locks import ClusterBusy
+    from npa_sop_tui.home.locks import ClusterBusy
 
     text = ClusterBusy("", holder).message.split(": ", 1)[-1]
     expires = holder.get("expires")
@@ -99,7 +99,7 @@ def _holder_text(holder: dict[str, Any]) -> str:
 
 def cmd_unlock(args: argparse.Namespace) -> int:
     from npa_sop_tui.cli.lifecycle_cmds import _ask, _interactive
-    from npa_sop_tui.paths import check_cluster_name
+    from npa_sop_tui.home.paths import check_cluster_name
 
     name = check_cluster_name(args.name)
     store = open_environment(args).state_store()
@@ -143,11 +143,11 @@ def cmd_unlock(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from npa_sop_tui.paths import check_cluster_name
-    from npa_sop_tui.state import store_at
+    from npa_sop_tui.home.paths import check_cluster_name
     from npa_sop_tui.state.location import location_from_settings
     from npa_sop_tui.state.migrate import migrate
     from npa_sop_tui.state.s3 import S3Store
+    from npa_sop_tui.state.stores import store_at
 
     name = check_cluster_name(args.name)
     environment = open_environment(args)

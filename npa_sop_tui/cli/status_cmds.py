@@ -116,7 +116,7 @@ def handle_status(args: argparse.Namespace) -> int:
     environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox:
-        from npa_sop_tui import inventory
+        from npa_sop_tui.home import inventory
 
         inventory.require(settings.name)  # a clear "no such sandbox cluster" before any server
     try:
@@ -251,8 +251,8 @@ async def _watch_text(
 def ssh_command(
     settings: StatusSettings, host: str, *, accept_new: bool, remote: list[str]
 ) -> list[str]:
-    from npa_sop_tui.home_files import open_private
-    from npa_sop_tui.paths import known_hosts_path
+    from npa_sop_tui.home.files import open_private
+    from npa_sop_tui.home.paths import known_hosts_path
     from npa_sop_tui.status.ssh import check_login_host, check_login_user
 
     # Validated again here, whatever built the settings: a leading "-" would be an option.

@@ -66,7 +66,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     name: str | None = args.name
     if name is not None:
-        from npa_sop_tui.paths import check_cluster_name
+        from npa_sop_tui.home.paths import check_cluster_name
 
         check_cluster_name(name)
     return run_app(

@@ -36,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from npa_sop_tui.agent.workflow import load_workflow, run_workflow
     from npa_sop_tui.events import Event, describe, is_milestone
-    from npa_sop_tui.workflow import load_workflow, run_workflow
 
     loaded = load_workflow(args.file)
 

@@ -16,13 +16,13 @@ from npa_sop_tui.cloud.model import PlatformOffer, PresetOffer
 
 
 def cache_path(region: str) -> Path:
-    from npa_sop_tui.paths import npa_home
+    from npa_sop_tui.home.paths import npa_home
 
     return npa_home() / "catalog" / f"platforms-{region}.json"
 
 
 def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Path:
-    from npa_sop_tui.fsutil import atomic_write_text
+    from npa_sop_tui.home.fsutil import atomic_write_text
 
     path = cache_path(region)  # atomic_write_text makes its folder 0700
     doc = {
@@ -37,7 +37,7 @@ def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Pat
 
 def cached_platforms(region: str | None) -> list[PlatformOffer] | None:
     """The refreshed list for `region`, or None when there is none (or it is unreadable)."""
-    from npa_sop_tui.home_files import read_trusted
+    from npa_sop_tui.home.files import read_trusted
 
     if not region:
         return None

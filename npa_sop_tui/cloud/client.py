@@ -36,7 +36,7 @@ from npa_sop_tui.cloud.model import (
     Subnet,
     WhoAmI,
 )
-from npa_sop_tui.nebius_auth import (  # the credential sources, shared with state/
+from npa_sop_tui.cloud.signin import (  # the credential sources, shared with state/
     CLI_CONFIG,
     ENDPOINT_ENV,
     PROFILE_ENV,

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.errors import OperationError
-from npa_sop_tui.nebius_auth import (
+from npa_sop_tui.cloud.signin import (
     CLI_CONFIG,
     ENDPOINT_ENV,
     PROFILE_ENV,
     SA_CREDENTIALS_ENV,
     is_loopback,
 )
+from npa_sop_tui.errors import OperationError
 
 DEFAULT_TIMEOUT = 120.0
 

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.errors import UsageError
 
 if TYPE_CHECKING:
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
 
 
 def from_profile(identity: Identity, profile: str | None) -> Identity:
     """Fill the project or tenant from the CLI profile's parent ID (a file read, no call)."""
-    from npa_sop_tui.nebius_auth import profile_parent_id
+    from npa_sop_tui.cloud.signin import profile_parent_id
 
     if identity.project_id and identity.tenant_id:
         return identity

@@ -31,7 +31,7 @@ class _NotFound(Exception):
 
 def _request_kwargs(budget: float) -> dict[str, Any]:
     """Every request's bound, and the option that makes a failed sign-in fail it at once."""
-    from npa_sop_tui.nebius_auth import fail_fast
+    from npa_sop_tui.cloud.signin import fail_fast
 
     return {"timeout": budget, **fail_fast()}
 
@@ -54,7 +54,7 @@ class NebiusCalls:
         self._sdk: Any = None
         self._lock = asyncio.Lock()
         self.calls = 0  # made so far (tests, benchmarks)
-        self._sign: Any = None  # the nebius_auth.SignIn in use, once connected
+        self._sign: Any = None  # the cloud.signin SignIn in use, once connected
         self._answered = False  # a call has come back: sign-in worked
 
     # --- connection --------------------------------------------------------------------
@@ -64,7 +64,7 @@ class NebiusCalls:
             if self._sdk is not None:
                 return self._sdk
             from npa_sop_tui.cloud.connection import wait_for_warm_up
-            from npa_sop_tui.nebius_auth import new_sdk, sign_in
+            from npa_sop_tui.cloud.signin import new_sdk, sign_in
 
             await asyncio.to_thread(wait_for_warm_up)
             s = self.settings
@@ -108,7 +108,7 @@ class NebiusCalls:
         except RequestError as exc:
             raise self._failure(what, exc) from None
         except Exception as exc:  # the SDK's sign-in errors are of several types
-            from npa_sop_tui.nebius_auth import refused
+            from npa_sop_tui.cloud.signin import refused
 
             failed = refused(exc, self._sign)
             if failed is None:
@@ -125,7 +125,7 @@ class NebiusCalls:
         return CloudTimeout(message)
 
     def _failure(self, what: str, exc: Exception) -> Exception:
-        from npa_sop_tui.nebius_auth import refused, request_failure
+        from npa_sop_tui.cloud.signin import refused, request_failure
 
         name, message = request_failure(exc)
         if name == "NOT_FOUND":

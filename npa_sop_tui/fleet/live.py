@@ -4,27 +4,39 @@ target). One target's failure is that target's `status-error`, never the command
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.fleet.status import BAD_STATES, FleetStatusTable, TargetStatusRow
+
+if TYPE_CHECKING:
+    from npa_sop_tui.status.model import ClusterStatus
 
 LIVE_STATES = frozenset({"deployed", "degraded-validation", "deploying", "failed"})
 
 
-async def _one(row: TargetStatusRow, *, sandbox: bool, timeout: float) -> None:
-    from npa_sop_tui import sdk
+async def _snapshot(name: str, *, sandbox: bool, timeout: float) -> ClusterStatus:
+    from npa_sop_tui.environment_choice import open_environment
 
+    environment = open_environment(sandbox=sandbox)
     try:
-        snap = await sdk.astatus(row.name, sandbox=sandbox, initial_timeout=timeout)
+        settings = environment.status_settings(name)
+        return await environment.status_once(settings, initial_timeout=timeout)
+    finally:
+        await environment.aclose()
+
+
+async def _one(row: TargetStatusRow, *, sandbox: bool, timeout: float) -> None:
+    try:
+        snap = await _snapshot(row.name, sandbox=sandbox, timeout=timeout)
     except Exception as exc:
         row.live_state = "status-error"
         text = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         row.message = (row.message + "; " if row.message else "") + text
         return
-    row.live_state = snap.status
+    row.live_state = snap.reach
     row.verdict = snap.verdict.state
     kube = snap.freshness.get("kube")
-    if snap.status != "running" and kube is not None:
+    if snap.reach != "running" and kube is not None:
         why = kube.error or kube.note or f"Kubernetes {kube.state}"
         row.message = (row.message + "; " if row.message else "") + why
     if snap.verdict.state in ("degraded", "failed") and not row.message:

@@ -58,7 +58,7 @@ class LoadedFleet:
 
 def load_fleet(path: str | Path) -> LoadedFleet:
     path = Path(path)
-    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
     from npa_sop_tui.spec.yaml_positions import MAX_BYTES
 
     try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fleet.records import damage, fleet_root
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
 
 NETWORK_FILE = ".npa-fleet-network.json"
 

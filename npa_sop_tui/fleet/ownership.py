@@ -10,16 +10,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui import inventory
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fleet import network as net
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.state import load_state
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.paths import cluster_dir
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
+from npa_sop_tui.home.paths import cluster_dir
 
 if TYPE_CHECKING:
-    from npa_sop_tui.settings import Settings
+    from npa_sop_tui.home.settings import Settings
 
 MARKER = "target.json"
 
@@ -79,7 +79,7 @@ def require_soperator(targets: Sequence[FleetTarget], operation: str) -> None:
 
 def target_identity(target: FleetTarget, settings: Settings, subnet_id: str | None) -> Any:
     """Identity from the fleet envelope; settings fill tenant/region only (never project)."""
-    from npa_sop_tui.config import IDENTITY_PREFIX, Identity
+    from npa_sop_tui.home.config import IDENTITY_PREFIX, Identity
 
     values = {
         "tenant_id": target.tenant_id or settings["tenant_id"],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from npa_sop_tui.paths import npa_home
+from npa_sop_tui.home.paths import npa_home
 
 
 def fleet_root(fleet: str) -> Path:

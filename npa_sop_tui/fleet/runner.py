@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui import inventory
 from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.events import Event
 from npa_sop_tui.fleet import network as net
@@ -41,6 +40,7 @@ from npa_sop_tui.fleet.ownership import (
     write_marker,
 )
 from npa_sop_tui.fleet.state import TargetRecord, TargetState, fleet_lock, load_state, save_state
+from npa_sop_tui.home import inventory
 
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
@@ -98,7 +98,7 @@ class FleetRunner:
     # -- shared --------------------------------------------------------------------------
 
     def _lifecycle_options(self, identity: Any) -> Any:
-        from npa_sop_tui.lifecycle import LifecycleOptions
+        from npa_sop_tui.lifecycle.api import LifecycleOptions
 
         extra: dict[str, Any] = {}
         if self.options.timeout_minutes is not None:
@@ -252,7 +252,7 @@ class FleetRunner:
     # -- operations ----------------------------------------------------------------------
 
     async def plan(self) -> FleetReport:
-        from npa_sop_tui import lifecycle
+        from npa_sop_tui.lifecycle import api as lifecycle
 
         require_soperator(self.targets, "plan")
         settings = self.environment.settings
@@ -286,7 +286,7 @@ class FleetRunner:
         return await self._run_all("plan", work)
 
     async def deploy(self) -> FleetReport:
-        from npa_sop_tui import lifecycle
+        from npa_sop_tui.lifecycle import api as lifecycle
 
         require_soperator(self.targets, "deploy")
         settings = self.environment.settings
@@ -335,7 +335,7 @@ class FleetRunner:
             return await self._run_all("deploy", work)
 
     async def destroy(self) -> FleetReport:
-        from npa_sop_tui import lifecycle
+        from npa_sop_tui.lifecycle import api as lifecycle
 
         require_soperator(self.targets, "destroy")
         for target in self.targets:

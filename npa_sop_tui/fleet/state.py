@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.fleet.records import damage, fleet_root
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.home_files import open_private
+from npa_sop_tui.home.files import open_private
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
 
 STATE_FILE = "fleet-state.json"
 

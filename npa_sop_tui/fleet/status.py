@@ -12,11 +12,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from npa_sop_tui import inventory
 from npa_sop_tui.fleet.loader import LoadedFleet
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.ownership import read_marker
 from npa_sop_tui.fleet.state import load_state
+from npa_sop_tui.home import inventory
 
 # Any of these makes `fleet status` exit 1 (as documented): the inventory's and the live ones.
 BAD_STATES = frozenset(

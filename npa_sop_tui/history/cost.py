@@ -53,7 +53,7 @@ def quoted_hourly(log: Path) -> tuple[Decimal, str] | None:
 
 def cost_so_far(name: str, *, store: StateStore | None = None) -> CostSoFar | None:
     """The running cost of cluster `name`, or None when it is not up or no price is known."""
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     entry = inventory.get(name, store=store)
     if entry is None or entry.state not in ("deployed", "ready"):

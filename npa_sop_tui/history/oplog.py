@@ -12,7 +12,7 @@ from npa_sop_tui.events import Event, parse_event
 
 def operation_log_path(name: str, operation_id: str | None = None) -> Path | None:
     """The log of `operation_id` of cluster `name`, else of its latest logged operation."""
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     entry = inventory.get(name)
     if entry is None:

@@ -24,7 +24,7 @@ FIELDS = tuple(JobInfo.__dataclass_fields__)
 
 
 def records_path(cluster: str) -> Path:
-    from npa_sop_tui.paths import cluster_dir
+    from npa_sop_tui.home.paths import cluster_dir
 
     return cluster_dir(cluster) / FILE
 
@@ -41,7 +41,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    from npa_sop_tui.home_files import open_private
+    from npa_sop_tui.home.files import open_private
 
     fd = open_private(path.parent / f".{FILE}.lock", os.O_RDWR | os.O_CREAT)
     try:
@@ -57,7 +57,7 @@ def _info(record: dict[str, Any]) -> JobInfo:
 
 def save(cluster: str, job: JobInfo, **extra: Any) -> None:
     """Add or update `job` (matched by ID) with `extra` fields such as the command."""
-    from npa_sop_tui.fsutil import atomic_write_text
+    from npa_sop_tui.home.fsutil import atomic_write_text
 
     path = records_path(cluster)
     with _locked(path):

@@ -33,8 +33,8 @@ class _Pool(PoolFacts):
 def deployed_spec(cluster: str) -> str | None:
     """The spec of the cluster's last deploy (the inventory's copy), None if unreadable: a
     missing copy only means Slurm is asked."""
-    from npa_sop_tui import inventory
     from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.home import inventory
 
     try:
         return inventory.read_spec(cluster)

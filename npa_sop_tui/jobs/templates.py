@@ -48,7 +48,7 @@ class Template:
 
 
 def user_folder() -> Path:
-    from npa_sop_tui.paths import npa_home
+    from npa_sop_tui.home.paths import npa_home
 
     return npa_home() / USER_FOLDER
 

@@ -69,8 +69,8 @@ def reads_for(options: Any, **fields: Any) -> CloudReads:
 
 def cluster_in_use(name: str, capacity: dict[str, str]) -> tuple[bool, dict[str, int]]:
     """Whether the cluster exists already, and the GPUs its reserved pools hold now."""
-    from npa_sop_tui import inventory
-    from npa_sop_tui.paths import cluster_dir
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.home.paths import cluster_dir
 
     entry = inventory.get(name)
     if entry is None or entry.state not in ("deployed", "failed", "interrupted", "deploying"):
@@ -227,7 +227,7 @@ async def verify_destroyed(
 
 def identity_from_env(env: dict[str, str], options: Any) -> Any:
     """The identity an installation was deployed with (its saved TF_VAR_* environment)."""
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
 
     if getattr(options, "identity", None) is not None:
         return options.identity

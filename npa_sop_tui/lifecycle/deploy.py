@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.errors import NpaError
 from npa_sop_tui.events import Outputs
-from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.contract_fields import deploy_fields
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation

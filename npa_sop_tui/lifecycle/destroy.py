@@ -6,10 +6,10 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from npa_sop_tui import inventory
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import PlanSummary
-from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DestroyIncomplete, DestroyResult, LifecycleOptions

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from npa_sop_tui import inventory
 from npa_sop_tui.errors import NpaError, OperationError
 from npa_sop_tui.events import (
     Diagnostic,
@@ -35,7 +34,8 @@ from npa_sop_tui.events import (
     OperationStarted,
     PhaseChanged,
 )
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.lifecycle.results import DestructivePlanError
 from npa_sop_tui.redact import Redactor
@@ -254,7 +254,7 @@ def operation(
 
 
 def _default_store() -> StateStore:
-    from npa_sop_tui.state import default_store
+    from npa_sop_tui.state.stores import default_store
 
     return default_store()
 
@@ -281,7 +281,7 @@ class Rollback:
                 continue  # nothing there yet (or unreadable): nothing to restore
 
     def restore(self) -> None:
-        from npa_sop_tui.fsutil import atomic_write_bytes
+        from npa_sop_tui.home.fsutil import atomic_write_bytes
 
         for path, (data, mode) in self._saved.items():
             with contextlib.suppress(OSError):

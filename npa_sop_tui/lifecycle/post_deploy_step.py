@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import GpuCheckReported, RepairReported
-from npa_sop_tui.postdeploy import run_post_deploy
 from npa_sop_tui.postdeploy.model import PostDeployResult
+from npa_sop_tui.postdeploy.run import run_post_deploy
 
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment

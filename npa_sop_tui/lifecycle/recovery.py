@@ -30,10 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui import fsutil, inventory
 from npa_sop_tui.errors import NpaError, OperationError
-from npa_sop_tui.fsutil import DiskFull, free_bytes, is_disk_full, sweep_temp_files
-from npa_sop_tui.paths import cluster_dir, npa_home
+from npa_sop_tui.home import fsutil, inventory
+from npa_sop_tui.home.fsutil import DiskFull, free_bytes, is_disk_full, sweep_temp_files
+from npa_sop_tui.home.paths import cluster_dir, npa_home
 from npa_sop_tui.state.store import Lock, StateStore
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform._supervisor import MARK_ENV
@@ -120,7 +120,7 @@ def reap_orphans(install_dir: Path) -> list[str]:
     its supervisor's pid and start time (`NPA_SUPERVISOR`), so nothing else is touched.
     Linux only (/proc); elsewhere a no-op.
     """
-    from npa_sop_tui.locks import process_alive
+    from npa_sop_tui.home.locks import process_alive
 
     notes: list[str] = []
     root = str(install_dir.resolve())

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.inventory import RecipeInfo
+from npa_sop_tui.home.inventory import RecipeInfo
 from npa_sop_tui.terraform.plan_reading import PlanChanges
 from npa_sop_tui.terraform.runner import RunResult
 
 if TYPE_CHECKING:
-    from npa_sop_tui.config import Identity
     from npa_sop_tui.environment import Environment
+    from npa_sop_tui.home.config import Identity
 
 
 @dataclass

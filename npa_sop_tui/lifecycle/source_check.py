@@ -15,7 +15,7 @@ async def source_preflight(spec: SoperatorSpec, options: Any) -> Any:
     (no lock, no log, nothing planned or applied)."""
     import time
 
-    from npa_sop_tui.inventory import RecipeInfo
+    from npa_sop_tui.home.inventory import RecipeInfo
     from npa_sop_tui.lifecycle.results import DeployResult
     from npa_sop_tui.lifecycle.steps import environment_of
     from npa_sop_tui.recipe import source

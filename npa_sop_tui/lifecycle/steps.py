@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.environment import Environment
 from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.events import Diagnostic, PlanSummary, RecipeResolved
-from npa_sop_tui.inventory import RecipeInfo
+from npa_sop_tui.home.inventory import RecipeInfo
 from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.lifecycle.operation import Operation
 from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
@@ -30,8 +30,8 @@ from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
 from npa_sop_tui.terraform.runner import RunResult, TerraformBinary, TerraformRunner
 
 if TYPE_CHECKING:
+    from npa_sop_tui.home.settings import Settings
     from npa_sop_tui.recipe.render import Rendered
-    from npa_sop_tui.settings import Settings
     from npa_sop_tui.spec.model import SoperatorSpec
     from npa_sop_tui.state.store import StateStore
 
@@ -157,8 +157,8 @@ async def prepare(
     op: Operation, spec: SoperatorSpec, options: LifecycleOptions
 ) -> tuple[Context, Installation, Rendered]:
     """Everything up to a ready installation folder (no Terraform run yet)."""
-    from npa_sop_tui import inventory
-    from npa_sop_tui.paths import cluster_dir
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.home.paths import cluster_dir
     from npa_sop_tui.recipe import source
     from npa_sop_tui.recipe.render import render
 
@@ -267,7 +267,7 @@ async def init(ctx: Context, install: Installation) -> None:
 
 
 def _plan_dir(install: Installation) -> Path:
-    from npa_sop_tui.home_files import ensure_dir
+    from npa_sop_tui.home.files import ensure_dir
 
     # 0700 (through the home's owner): saved plans hold variable values, secrets included
     return ensure_dir(install.dir / ".npa-plan")

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.capacity import CAPACITY_ENV
-from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.home.capacity import CAPACITY_ENV
+from npa_sop_tui.home.config import Identity
 from npa_sop_tui.recipe.contract import Contract, load_contract, require
 from npa_sop_tui.recipe.rules import ENV_VARIABLES, recipe_problems
 from npa_sop_tui.recipe.shape import (
@@ -33,7 +33,7 @@ from npa_sop_tui.spec.catalog import Catalog, load_catalog
 from npa_sop_tui.spec.findings import Finding, errors_of
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS, SoperatorSpec, SpecError
 from npa_sop_tui.spec.model import kube_context as kube_context  # re-exported per contracts.md
-from npa_sop_tui.sshkeys import ResolvedKey
+from npa_sop_tui.spec.sshkeys import ResolvedKey
 
 __all__ = ["recipe_problems"]
 
@@ -76,7 +76,7 @@ class Rendered:
     def write(self, out_dir: str | Path) -> Path:
         """Write `terraform.tfvars.json` atomically with mode 0600 (it may hold reservation
         IDs); a failure leaves any previous file intact."""
-        from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
+        from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
 
         target = Path(out_dir) / TFVARS_FILE
         atomic_write_text(target, self.tfvars_json(), mode=SECRET_MODE)
@@ -252,7 +252,7 @@ def render(
 
 
 def _root_key(spec: SoperatorSpec, given: ResolvedKey | str | None) -> ResolvedKey:
-    from npa_sop_tui.sshkeys import KeyProblem, check_public_key, resolve_root_login_key
+    from npa_sop_tui.spec.sshkeys import KeyProblem, check_public_key, resolve_root_login_key
 
     if isinstance(given, ResolvedKey):
         return given
@@ -261,7 +261,7 @@ def _root_key(spec: SoperatorSpec, given: ResolvedKey | str | None) -> ResolvedK
             return ResolvedKey(check_public_key(given), "caller")
         except KeyProblem as exc:
             raise UsageError(str(exc)) from None
-    from npa_sop_tui.config import load_config
+    from npa_sop_tui.home.config import load_config
 
     spec_key = spec.root_login_ssh_public_key or (
         spec.ssh_public_keys[0] if spec.ssh_public_keys else None

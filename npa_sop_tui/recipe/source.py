@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text, ensure_dir, tighten_tree
-from npa_sop_tui.paths import cluster_dir, npa_home, soperator_root
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text, ensure_dir, tighten_tree
+from npa_sop_tui.home.paths import cluster_dir, npa_home, soperator_root
 from npa_sop_tui.recipe.compat import recipe_version
 from npa_sop_tui.recipe.table import DEFAULT_RECIPE_REF
 

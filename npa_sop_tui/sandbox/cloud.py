@@ -30,8 +30,8 @@ CLUSTER_RESOURCE = ("null_resource", "cluster")  # the stand-in's mk8s cluster (
 def _has_cluster(name: str) -> bool:
     """Whether the cluster's Terraform state (local or in the team's bucket, read through
     the state store) holds the stand-in's mk8s cluster."""
-    from npa_sop_tui import inventory
-    from npa_sop_tui.state import default_store
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.state.stores import default_store
 
     entry = inventory.get(name)
     if entry is None or not entry.install_dir:
@@ -48,7 +48,7 @@ def _has_cluster(name: str) -> bool:
 
 def _kept_by_scenario(name: str, scenario: frozenset[str]) -> bool:
     """`destroy-leftover`: the cloud keeps a cluster whose destroy has started."""
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     entry = inventory.get(name)
     return (

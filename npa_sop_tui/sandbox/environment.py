@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from npa_sop_tui import home_files
 from npa_sop_tui.environment import (
     Environment,
     EventObserver,
@@ -26,18 +25,19 @@ from npa_sop_tui.environment import (
     placeholder_identity,
 )
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.home import files as home_files
+from npa_sop_tui.home.settings import Settings, resolve_settings
 from npa_sop_tui.sandbox.cluster import SimulatedCluster, state_addresses
 from npa_sop_tui.sandbox.hints import sandbox_hint_policy
 from npa_sop_tui.sandbox.slurm_sim import simulated_slurm_state
-from npa_sop_tui.settings import Settings, resolve_settings
 
 if TYPE_CHECKING:
     from npa_sop_tui.cloud.client import CloudClient, CloudReads
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
     from npa_sop_tui.recipe.source import Recipe
     from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
     from npa_sop_tui.spec.model import SoperatorSpec
-    from npa_sop_tui.sshkeys import ResolvedKey
+    from npa_sop_tui.spec.sshkeys import ResolvedKey
     from npa_sop_tui.state.store import StateStore
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.model import ClusterStatus, SlurmState
@@ -124,7 +124,7 @@ class SandboxEnvironment(Environment):
         return placeholder_identity(self.settings.identity(spec))
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
-        from npa_sop_tui.sshkeys import KeyNotFound
+        from npa_sop_tui.spec.sshkeys import KeyNotFound
 
         try:
             return self._user_root_key(spec)

@@ -17,10 +17,10 @@ from npa_sop_tui.cloud.model import Filesystem
 from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
 
 if TYPE_CHECKING:
-    from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+    from npa_sop_tui.sandbox.fake_nebius_host import ServiceHost
 
 
-def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
+def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
     import grpc
     from nebius.api.nebius.common.v1 import Operation
     from nebius.api.nebius.compute import v1 as compute

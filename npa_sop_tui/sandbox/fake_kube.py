@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from aiohttp import web
 
-from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.home.fsutil import atomic_write_text
 from npa_sop_tui.sandbox.fake_kube_resources import (
     CORE_RESOURCES,
     SOPERATOR_CRDS,

@@ -131,7 +131,7 @@ class FakeNebius:
         if code:
             ctx.abort(getattr(grpc.StatusCode, code), f"{method} failed on purpose (test)")
 
-    def _page(self, items: list[Any], request: Any) -> tuple[list[Any], str]:
+    def page(self, items: list[Any], request: Any) -> tuple[list[Any], str]:
         start = int(request.page_token or 0)
         size = min(request.page_size or self.state.max_page, self.state.max_page)
         chunk = items[start : start + size]
@@ -210,7 +210,7 @@ def _operation_rows(fake: FakeNebius) -> list[Any]:
 
 
 def _table(fake: FakeNebius) -> list[Any]:
-    from npa_sop_tui.sandbox.fake_access_keys import handlers as access_key_handlers
+    from npa_sop_tui.sandbox.fake_access_key_service import handlers as access_key_handlers
     from npa_sop_tui.sandbox.fake_filesystems import handlers as filesystem_handlers
     from npa_sop_tui.sandbox.fake_nebius_reads import handlers as read_handlers
 

@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from npa_sop_tui.sandbox.fake_nebius import FakeNebius
+    from npa_sop_tui.sandbox.fake_nebius_host import ServiceHost
 
 _FULL_STATE = {"active": "STATE_ACTIVE", "inactive": "STATE_INACTIVE"}
 
@@ -22,7 +22,7 @@ def _meta(**fields: Any) -> Any:
     return ResourceMetadata(**fields)
 
 
-def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
+def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
     """The (service, method, handler) rows of the read services."""
     import grpc
     from nebius.api.nebius.billing import v1 as billing
@@ -63,7 +63,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
 
     def quota_list(req: Any, ctx: Any) -> Any:
         found = quotas_of(req.parent_id, ctx)
-        items, token = fake._page([quota_msg(q, req.parent_id) for q in found], req)
+        items, token = fake.page([quota_msg(q, req.parent_id) for q in found], req)
         return quotas.ListQuotaAllowancesResponse(items=items, next_page_token=token)
 
     def quota_by_name(req: Any, ctx: Any) -> Any:
@@ -95,7 +95,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
     def group_list(req: Any, ctx: Any) -> Any:
         if req.parent_id != s.tenant_id:
             ctx.abort(grpc.StatusCode.PERMISSION_DENIED, f"no access to tenant {req.parent_id}")
-        items, token = fake._page([group_msg(g) for g in s.groups], req)
+        items, token = fake.page([group_msg(g) for g in s.groups], req)
         return capacity.ListCapacityBlockGroupsResponse(items=items, next_page_token=token)
 
     def group_get(req: Any, ctx: Any) -> Any:
@@ -125,7 +125,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
                     ),
                 )
             )
-        items, token = fake._page(msgs, req)
+        items, token = fake.page(msgs, req)
         return capacity.ListCapacityAllowancesResponse(items=items, next_page_token=token)
 
     def availability_msg(a: Any) -> Any:
@@ -162,7 +162,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
                     ),
                 )
             )
-        items, token = fake._page(msgs, req)
+        items, token = fake.page(msgs, req)
         return capacity.ListResourceAdviceResponse(items=items, next_page_token=token)
 
     # --- compute --------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
             )
             for p in s.platforms
         ]
-        items, token = fake._page(msgs, req)
+        items, token = fake.page(msgs, req)
         return compute.ListPlatformsResponse(items=items, next_page_token=token)
 
     def subnet_list(req: Any, ctx: Any) -> Any:
@@ -198,7 +198,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
         msgs = [
             vpc.Subnet(metadata=_meta(id=i, name=n, parent_id=s.project_id)) for i, n in s.subnets
         ]
-        items, token = fake._page(msgs, req)
+        items, token = fake.page(msgs, req)
         return vpc.ListSubnetsResponse(items=items, next_page_token=token)
 
     def filesystem_get(req: Any, ctx: Any) -> Any:
@@ -283,7 +283,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
     def cluster_list(req: Any, ctx: Any) -> Any:
         with s.lock:
             found = [cluster_msg(c) for c in s.clusters.values() if c.parent_id == req.parent_id]
-        items, token = fake._page(found, req)
+        items, token = fake.page(found, req)
         return mk8s.ListClustersResponse(items=items, next_page_token=token)
 
     def cluster_get(req: Any, ctx: Any) -> Any:
@@ -306,7 +306,7 @@ def handlers(fake: FakeNebius, rpc: Callable[..., Any]) -> list[Any]:
             for g in s.node_groups
             if g.cluster_id == req.parent_id
         ]
-        items, token = fake._page(msgs, req)
+        items, token = fake.page(msgs, req)
         return mk8s.ListNodeGroupsResponse(items=items, next_page_token=token)
 
     # --- iam ------------------------------------------------------------------------------

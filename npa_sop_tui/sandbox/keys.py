@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_bytes, atomic_write_text
-from npa_sop_tui.paths import sandbox_home
-from npa_sop_tui.sshkeys import ResolvedKey, check_public_key
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_bytes, atomic_write_text
+from npa_sop_tui.home.paths import sandbox_home
+from npa_sop_tui.spec.sshkeys import ResolvedKey, check_public_key
 
 
 def sandbox_key_paths(home: Path | None = None) -> tuple[Path, Path]:

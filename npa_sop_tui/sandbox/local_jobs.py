@@ -58,7 +58,7 @@ printf '%s\n' "$rc" > exit.tmp && mv exit.tmp exit
 
 
 def jobs_root(cluster: str) -> Path:
-    from npa_sop_tui.paths import cluster_dir
+    from npa_sop_tui.home.paths import cluster_dir
 
     return cluster_dir(cluster) / FOLDER
 
@@ -94,7 +94,7 @@ class LocalJobs:
         self, request: JobRequest, *, pool: str | None = None, attached: bool = False
     ) -> JobInfo:
         """A local job; `attached` changes nothing here (no scheduler to bypass)."""
-        from npa_sop_tui.fsutil import ensure_dir
+        from npa_sop_tui.home.fsutil import ensure_dir
         from npa_sop_tui.jobs.script import job_name
 
         request = request.checked()
@@ -163,7 +163,7 @@ class LocalJobs:
         return info
 
     def _next_id(self) -> str:
-        from npa_sop_tui.fsutil import ensure_dir
+        from npa_sop_tui.home.fsutil import ensure_dir
 
         ensure_dir(self.root)
         taken = [int(p.name) for p in self.root.iterdir() if p.name.isdigit()]
@@ -312,7 +312,7 @@ def _mtime(path: Path) -> str | None:
 
 
 def _alive(pid: Any) -> bool:
-    from npa_sop_tui.locks import process_alive
+    from npa_sop_tui.home.locks import process_alive
 
     if not process_alive(pid):
         return False

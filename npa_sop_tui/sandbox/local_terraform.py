@@ -20,8 +20,8 @@ from importlib.metadata import PackageNotFoundError, files
 from pathlib import Path
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
-from npa_sop_tui.paths import npa_home
+from npa_sop_tui.home.fsutil import atomic_write_text, ensure_dir
+from npa_sop_tui.home.paths import npa_home
 from npa_sop_tui.sandbox.nebius_provider import mirror as nebius_provider
 
 NULL_VERSION = "2.1.2"

@@ -44,7 +44,7 @@ def install_tools(folder: Path) -> Path:
 def _private_dirs(path: Path) -> None:
     """`path` and the parents it needs, for this user only (like everything in the npa home);
     the home's owner makes them, so fleet targets deploying at once may race for them."""
-    from npa_sop_tui.home_files import ensure_dir
+    from npa_sop_tui.home.files import ensure_dir
 
     ensure_dir(path)
 
@@ -158,7 +158,7 @@ class SimulatedLogin:
 
 def simulated_login(spec: Any) -> SimulatedLogin:
     """The sandbox's login node for `spec`, its fake GPU tools under the npa home."""
-    from npa_sop_tui.paths import npa_home
+    from npa_sop_tui.home.paths import npa_home
     from npa_sop_tui.sandbox.fake_cloud_state import scenario_from_env
 
     return SimulatedLogin(spec, npa_home() / "sandbox-gpu" / spec.name, scenario_from_env())

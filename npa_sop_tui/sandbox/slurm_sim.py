@@ -50,13 +50,13 @@ class SimState:
         return cls(**known)
 
     def save(self, path: Path) -> None:
-        from npa_sop_tui.fsutil import atomic_write_text
+        from npa_sop_tui.home.fsutil import atomic_write_text
 
         atomic_write_text(path, json.dumps(asdict(self), indent=1))
 
 
 def state_path(name: str) -> Path:
-    from npa_sop_tui.paths import cluster_dir
+    from npa_sop_tui.home.paths import cluster_dir
 
     return cluster_dir(name) / STATE_FILE
 

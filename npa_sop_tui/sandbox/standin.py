@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.fsutil import ensure_dir, tighten_tree
-from npa_sop_tui.paths import npa_home
+from npa_sop_tui.home.fsutil import ensure_dir, tighten_tree
+from npa_sop_tui.home.paths import npa_home
 from npa_sop_tui.recipe.contract import Contract, load_contract
 from npa_sop_tui.recipe.source import STANDIN_MARKER as MARKER
 

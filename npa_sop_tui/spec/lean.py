@@ -47,7 +47,7 @@ _UNTRUSTED_KEYS = frozenset({"pattern", "regex_engine"})
 
 
 def cache_path() -> Path:
-    from npa_sop_tui.paths import npa_home
+    from npa_sop_tui.home.paths import npa_home
 
     return npa_home() / "cache" / CACHE_NAME
 
@@ -124,7 +124,7 @@ def _content_hash(body: bytes) -> str:
 
 def read_cache(path: Path | None = None) -> dict[str, Any] | None:
     """The cache's content when it may be used (see the module's docstring), else None."""
-    from npa_sop_tui.home_files import read_trusted
+    from npa_sop_tui.home.files import read_trusted
 
     raw = read_trusted(path or cache_path(), limit=MAX_CACHE_BYTES)
     if raw is None:
@@ -170,7 +170,7 @@ def refresh_cache(path: Path | None = None) -> bool:
     """Export the models' schema to the cache; False when it cannot be (then say nothing:
     the cache only makes later runs faster, and `validate` must work without it, in an npa
     home that is read-only or not a folder too)."""
-    from npa_sop_tui.fsutil import atomic_write_bytes
+    from npa_sop_tui.home.fsutil import atomic_write_bytes
     from npa_sop_tui.spec.lean_export import export
 
     try:

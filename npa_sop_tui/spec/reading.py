@@ -353,7 +353,7 @@ def parse_spec_text(
 def read_spec_file(path: Path, source: str) -> str:
     """The text of a spec file; a missing, unreadable, special (device, FIFO), oversized or
     non-UTF-8 file raises `SpecError` saying which, before more than `MAX_BYTES` are read."""
-    from npa_sop_tui.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
 
     try:
         return read_regular_text(path, limit=MAX_BYTES, what="spec file", subject="spec")

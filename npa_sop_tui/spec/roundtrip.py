@@ -274,7 +274,7 @@ class SpecDocument:
         """Validate, then write atomically to `path` (default: where it was read from): a
         symlink's target is written, its mode and owner kept (`file_edit`); the file it was
         read from must still hold what was read (`FileChanged` if not, nothing written)."""
-        from npa_sop_tui.file_edit import edit_target, replace_checked
+        from npa_sop_tui.home.file_edit import edit_target, replace_checked
 
         target = Path(path or self.path or "cluster.yaml")
         text = self.validated_text(capacity=capacity)

@@ -159,7 +159,10 @@ def key_rules(spec: SoperatorSpec) -> list[Finding]:
     for path, key in candidates:
         if key is None:
             continue
-        from npa_sop_tui.sshkeys import KeyProblem, check_public_key  # only when there is a key
+        from npa_sop_tui.spec.sshkeys import (  # only when there is a key
+            KeyProblem,
+            check_public_key,
+        )
 
         try:
             check_public_key(key)

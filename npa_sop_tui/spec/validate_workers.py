@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from npa_sop_tui.capacity import CAPACITY_ID_PREFIX
+from npa_sop_tui.home.capacity import CAPACITY_ID_PREFIX
 from npa_sop_tui.spec.catalog import Catalog
 from npa_sop_tui.spec.findings import Finding, did_you_mean, error, one_of_hint, warning
 from npa_sop_tui.spec.validate_cluster import slug

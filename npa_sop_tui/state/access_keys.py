@@ -9,7 +9,7 @@ The service account is the one named by the caller, else the identity the creden
 in as when that is a service account (a service-account profile or key file). A user's own
 profile cannot hold keys of its own, so it must name one.
 
-The SDK is signed in as the cloud reads are (nebius_auth.py) and imported only here.
+The SDK is signed in as the cloud reads are (cloud/signin.py) and imported only here.
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from npa_sop_tui.errors import OperationError
-from npa_sop_tui.nebius_auth import (
+from npa_sop_tui.cloud.signin import (
     TOKEN_ENV,
     CloudCredentialsMissing,
     SignInFailed,
     fail_fast,
     request_failure,
 )
+from npa_sop_tui.errors import OperationError
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.fsutil import atomic_write_text
+from npa_sop_tui.home.fsutil import atomic_write_text
 from npa_sop_tui.state.errors import StateBackendMismatch, StateUnreachable
 from npa_sop_tui.state.store import StateStore
 from npa_sop_tui.terraform.init_seed import BACKEND_OVERRIDE

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.locks import ClusterBusy, ClusterLock, holder_command
+from npa_sop_tui.home.locks import ClusterBusy, ClusterLock, holder_command
 from npa_sop_tui.state.bucket import Bucket, ConditionFailed
 from npa_sop_tui.state.location import StateLocation
 

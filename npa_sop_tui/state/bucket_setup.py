@@ -5,7 +5,7 @@ someone regrets, can be rolled back from the bucket's history. The bucket is cre
 project (`project_id`) through the storage `BucketService`; npa never deletes it (destroying
 the last cluster leaves it, and its history, in place).
 
-Credentials are the ones every Nebius call of npa uses (nebius_auth.py): `NEBIUS_IAM_TOKEN`,
+Credentials are the ones every Nebius call of npa uses (cloud/signin.py): `NEBIUS_IAM_TOKEN`,
 a service-account key file, else the Nebius CLI profile (`NEBIUS_PROFILE` or the config's
 default); `NPA_NEBIUS_ENDPOINT` (host:port) sends every call to one address instead (a local
 test server; plaintext only on loopback). The SDK is imported only when the command runs.
@@ -55,7 +55,7 @@ async def _ensure(
 ) -> BucketReady:
     """Create bucket `name` in `project_id` with versioning on; an existing one gets
     versioning turned on if it is off. `profile`: the Nebius CLI profile (None: the usual
-    order, see nebius_auth.py)."""
+    order, see cloud/signin.py)."""
     from nebius.aio.service_error import RequestError
     from nebius.api.nebius.common.v1 import ResourceMetadata
     from nebius.api.nebius.storage.v1 import (
@@ -67,7 +67,7 @@ async def _ensure(
         VersioningPolicy,
     )
 
-    from npa_sop_tui.nebius_auth import SignInFailed, fail_fast, request_failure, sdk_from_env
+    from npa_sop_tui.cloud.signin import SignInFailed, fail_fast, request_failure, sdk_from_env
 
     def _code(exc: Exception) -> str:
         return request_failure(exc)[0]

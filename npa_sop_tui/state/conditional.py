@@ -19,7 +19,7 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.state.bucket import Bucket, ConditionFailed
 
 if TYPE_CHECKING:
-    from npa_sop_tui.settings import Settings
+    from npa_sop_tui.home.settings import Settings
 
 
 class ConditionalWritesIgnored(UsageError):

@@ -5,7 +5,7 @@ Precedence (first that applies wins):
 1. `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` in the environment;
 2. `AWS_PROFILE` (a profile of the shared AWS credentials file);
 3. the Nebius credentials npa's cloud calls use (`NEBIUS_IAM_TOKEN`, a service-account key
-   file, the Nebius CLI profile / `--profile`; nebius_auth.py): npa mints a short-lived
+   file, the Nebius CLI profile / `--profile`; cloud/signin.py): npa mints a short-lived
    Object Storage key of a service account through Nebius IAM (access_keys.py);
 4. none of these: boto3's own default chain (which ends in a clear "no access key" error).
 
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from npa_sop_tui.state.errors import StateCredentialsMissing
 
 if TYPE_CHECKING:
-    from npa_sop_tui.settings import Settings
+    from npa_sop_tui.home.settings import Settings
     from npa_sop_tui.state.access_keys import MintedKey
 
 AWS_KEY_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")
@@ -66,7 +66,7 @@ class KeySource:
 
 def key_source(settings: Settings, env: Mapping[str, str] | None = None) -> KeySource:
     """The source the precedence above selects; nothing is minted here."""
-    from npa_sop_tui.nebius_auth import CLI_CONFIG, SA_CREDENTIALS_ENV, TOKEN_ENV
+    from npa_sop_tui.cloud.signin import CLI_CONFIG, SA_CREDENTIALS_ENV, TOKEN_ENV
 
     env = os.environ if env is None else env
     given = [name for name in AWS_KEY_ENV if (env.get(name) or "").strip()]
@@ -111,8 +111,8 @@ def _run_async(make: Any) -> Any:
 
 
 def _mint(source: KeySource) -> MintedKey:
+    from npa_sop_tui.cloud.signin import sdk_from_env
     from npa_sop_tui.errors import NpaError
-    from npa_sop_tui.nebius_auth import sdk_from_env
     from npa_sop_tui.state.access_keys import mint_access_key
 
     async def mint() -> MintedKey:
@@ -187,7 +187,7 @@ def release_minted_keys(timeout: float = 5.0) -> list[str]:
         _RETIRED.clear()
     if not owned:
         return []
-    from npa_sop_tui.nebius_auth import sdk_from_env
+    from npa_sop_tui.cloud.signin import sdk_from_env
     from npa_sop_tui.state.access_keys import delete_access_key
 
     async def delete_all() -> list[str]:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-from npa_sop_tui.inventory_records import (
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
+from npa_sop_tui.home.inventory_records import (
     INVENTORY_FILE,
     SPEC_FILE,
     EventLog,
@@ -24,8 +24,8 @@ from npa_sop_tui.inventory_records import (
     InventoryEntry,
     parse_entry,
 )
-from npa_sop_tui.locks import ClusterLock, is_locked
-from npa_sop_tui.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
+from npa_sop_tui.home.locks import ClusterLock, is_locked
+from npa_sop_tui.home.paths import CLUSTER_NAME_RE, cluster_dir, soperator_root
 from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.store import StateStore
 from npa_sop_tui.terraform.state import STATE_FILE, read_state

@@ -20,7 +20,7 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.state.credentials import KeySource, key_source
 
 if TYPE_CHECKING:
-    from npa_sop_tui.settings import Settings
+    from npa_sop_tui.home.settings import Settings
 
 Backend = Literal["local", "s3"]
 INVENTORY_KEY = "inventory.json"

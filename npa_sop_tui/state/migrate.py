@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_bytes
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_bytes
 from npa_sop_tui.state import backend
 from npa_sop_tui.state.bucket import ConditionFailed
 from npa_sop_tui.state.local import LocalStore
@@ -31,7 +31,7 @@ from npa_sop_tui.terraform.state import STATE_FILE, instances
 
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
-    from npa_sop_tui.inventory_records import InventoryEntry
+    from npa_sop_tui.home.inventory_records import InventoryEntry
     from npa_sop_tui.terraform.runner import TerraformRunner
 
 
@@ -227,7 +227,7 @@ async def _to_local(
 
 def _move_records(name: str, entry: InventoryEntry, source: Any, target: Any) -> None:
     """The record, the spec and the operation logs follow the state."""
-    from npa_sop_tui.inventory_records import operations_dir
+    from npa_sop_tui.home.inventory_records import operations_dir
 
     spec = source.read_spec(name)
     target.save(entry)

@@ -18,7 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.inventory_records import EventLog, InventoryDamaged, InventoryEntry, parse_entry
+from npa_sop_tui.home.inventory_records import (
+    EventLog,
+    InventoryDamaged,
+    InventoryEntry,
+    parse_entry,
+)
 from npa_sop_tui.state.bucket import bucket_for
 from npa_sop_tui.state.errors import (
     StateAccessDenied,
@@ -51,7 +56,7 @@ class S3Store(StateStore):
         return terraform_env(self.location.keys)
 
     def _key(self, name: str, *parts: str) -> str:
-        from npa_sop_tui.paths import check_cluster_name
+        from npa_sop_tui.home.paths import check_cluster_name
 
         return self.location.key(check_cluster_name(name, flag="cluster name"), *parts)
 
@@ -74,7 +79,7 @@ class S3Store(StateStore):
         self.bucket.put(self._key(entry.name, INVENTORY_KEY), body)
 
     def scan(self) -> tuple[list[InventoryEntry], list[InventoryDamaged]]:
-        from npa_sop_tui.paths import CLUSTER_NAME_RE
+        from npa_sop_tui.home.paths import CLUSTER_NAME_RE
 
         entries: list[InventoryEntry] = []
         damaged: list[InventoryDamaged] = []

@@ -15,7 +15,7 @@ from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.terraform.state import address, instances
 
 if TYPE_CHECKING:
-    from npa_sop_tui.inventory_records import EventLog, InventoryDamaged, InventoryEntry
+    from npa_sop_tui.home.inventory_records import EventLog, InventoryDamaged, InventoryEntry
 
 
 class Lock(Protocol):
@@ -76,9 +76,9 @@ class StateStore(ABC):
 
     def spec_file(self, name: str) -> Path | None:
         """A local file holding the spec as last deployed (a cached copy for a bucket)."""
-        from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_text
-        from npa_sop_tui.inventory_records import SPEC_FILE
-        from npa_sop_tui.paths import cluster_dir
+        from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
+        from npa_sop_tui.home.inventory_records import SPEC_FILE
+        from npa_sop_tui.home.paths import cluster_dir
 
         path = cluster_dir(name) / SPEC_FILE
         text = self.read_spec(name)

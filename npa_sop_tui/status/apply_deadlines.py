@@ -150,7 +150,7 @@ class ApplyWaitTracker:
 
 def _running_deploy(name: str) -> tuple[str, Path] | None:
     """(operation id, its log) of a deploy of `name` running on this machine, else None."""
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     try:
         entry = inventory.get(name)

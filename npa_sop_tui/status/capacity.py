@@ -110,7 +110,7 @@ def capacity_for(
     if doc is None:
         try:
             if store is None:
-                from npa_sop_tui.state import default_store
+                from npa_sop_tui.state.stores import default_store
 
                 store = default_store()
             doc = store.read_tfstate(name)

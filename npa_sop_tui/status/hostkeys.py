@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.fsutil import atomic_write_text
-from npa_sop_tui.paths import known_hosts_path
+from npa_sop_tui.home.fsutil import atomic_write_text
+from npa_sop_tui.home.paths import known_hosts_path
 
 
 def host_token(host: str, port: int) -> str:

@@ -275,6 +275,11 @@ class ClusterStatus(_Model):
     # A deploy running on this machine that is in one of the recipe's long waits: until when.
     apply_waits: list[ApplyWaitDeadline] = Field(default_factory=list)
 
+    @property
+    def reach(self) -> Literal["running", "unreachable"]:
+        """The existing npa's status word: `running` once Kubernetes answered."""
+        return "running" if self.kube is not None else "unreachable"
+
     def content_key(self) -> str:
         """JSON of everything except timestamps: equal keys mean "nothing changed"."""
         data = self.model_dump(mode="json", exclude={"taken_at"})

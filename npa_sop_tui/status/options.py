@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.settings import Settings
+from npa_sop_tui.home.settings import Settings
 from npa_sop_tui.status.watch_settings import StatusSettings
 
 
@@ -48,8 +48,8 @@ def status_settings(name: str, settings: Settings, **overrides: Any) -> StatusSe
 
 def _inventory_context(name: str) -> str | None:
     """The context recorded at deploy time, if this cluster is in the inventory."""
-    from npa_sop_tui import inventory
     from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.home import inventory
 
     try:
         entry = inventory.get(name)

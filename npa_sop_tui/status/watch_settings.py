@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from npa_sop_tui.config import DEFAULT_STATUS_INTERVAL
+from npa_sop_tui.home.config import DEFAULT_STATUS_INTERVAL
 from npa_sop_tui.spec.model import kube_context
 from npa_sop_tui.status.verdict_context import HintPolicy, VerdictContext
 
@@ -42,7 +42,7 @@ class StatusSettings(BaseModel):
 
 def last_validation(name: str) -> dict[str, object] | None:
     """The last deploy's GPU creation check result from the inventory (None if none)."""
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     try:
         entry = inventory.get(name)
@@ -56,7 +56,7 @@ def verdict_context_for(
 ) -> VerdictContext:
     """The inventory's record of the cluster (state, last operation), with the environment's
     way of wording hints."""
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     try:
         entry = inventory.get(settings.name)

@@ -140,7 +140,7 @@ def recorded(install_dir: Path) -> str | None:
 
 
 def record(install_dir: Path, value: str) -> None:
-    from npa_sop_tui.fsutil import atomic_write_text
+    from npa_sop_tui.home.fsutil import atomic_write_text
 
     atomic_write_text(install_dir / ".terraform" / RECORD, json.dumps({"fingerprint": value}))
 

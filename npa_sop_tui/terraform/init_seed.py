@@ -43,8 +43,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
-from npa_sop_tui.fsutil import SECRET_MODE, atomic_write_bytes, atomic_write_text
-from npa_sop_tui.home_files import ensure_dir, make_link
+from npa_sop_tui.home.files import ensure_dir, make_link
+from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_bytes, atomic_write_text
 from npa_sop_tui.terraform import init_fingerprint, plugin_cache
 from npa_sop_tui.terraform.init_fingerprint import module_dirs
 from npa_sop_tui.terraform.plugin_cache import LOCK_FILE

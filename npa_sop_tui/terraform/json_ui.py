@@ -22,7 +22,7 @@ from npa_sop_tui.events import (
 )
 
 if TYPE_CHECKING:
-    from npa_sop_tui.terraform.runner import RunResult
+    from npa_sop_tui.terraform.run_result import RunResult
 
 MAX_DIAGNOSTICS = 100
 NO_SPACE = "no space left on device"

@@ -21,7 +21,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 
-from npa_sop_tui import paths
+from npa_sop_tui.home import paths
 
 TF_CACHE_ENV = "TF_PLUGIN_CACHE_DIR"
 CACHE_ENV = "NPA_PLUGIN_CACHE_DIR"
@@ -39,7 +39,7 @@ def cache_dir(setting: str | None = None, env: Mapping[str, str] | None = None) 
 async def guarded_init(cache: Path) -> AsyncIterator[dict[str, str]]:
     """Hold the cache's init lock (waiting for another init in a worker thread, never on the
     event loop) and yield the environment that points Terraform at the cache."""
-    from npa_sop_tui.home_files import open_private
+    from npa_sop_tui.home.files import open_private
 
     fd = open_private(cache / LOCK_NAME, os.O_RDWR | os.O_CREAT)  # makes the cache folder
     try:
@@ -63,7 +63,7 @@ def seed_lock_file(cache: Path, install_dir: Path, recipe_key: str) -> bool:
     wrote. Terraform 1.4 and later take a provider from the cache only when the lock file
     already holds its checksums; without one every new folder would download again. The
     checksums still come from the registry's first answer, so nothing is trusted blindly."""
-    from npa_sop_tui.fsutil import atomic_write_text
+    from npa_sop_tui.home.fsutil import atomic_write_text
 
     target = install_dir / LOCK_FILE
     kept = _kept_lock(cache, recipe_key)
@@ -75,7 +75,7 @@ def seed_lock_file(cache: Path, install_dir: Path, recipe_key: str) -> bool:
 
 def keep_lock_file(cache: Path, install_dir: Path, recipe_key: str) -> None:
     """After a successful init: remember the folder's lock file for the next cluster."""
-    from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
+    from npa_sop_tui.home.fsutil import atomic_write_text, ensure_dir
 
     source = install_dir / LOCK_FILE
     if not source.is_file():

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from npa_sop_tui import fsutil
+from npa_sop_tui.home import fsutil
 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 RUN_DIR = ".npa-run"  # inside the installation: spools of orphaned runs, the disk reserve

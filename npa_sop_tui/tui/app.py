@@ -1,4 +1,4 @@
-"""`npa-sop`: the Textual app shell — header, footer, command palette, keymap, error modal.
+"""`npa-sop`: the Textual app shell — header, footer, command palette, keymap.
 
 Screens (in `npa_sop_tui.screens`) do the flows; this module only wires them together and
 owns the app-wide actions, so the command palette, the home screen's keys and the other
@@ -19,7 +19,8 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from npa_sop_tui.tui.backend import Backend
-from npa_sop_tui.tui.error_log import log_places, log_traceback
+from npa_sop_tui.tui.error_log import log_places
+from npa_sop_tui.tui.error_reporting import ErrorReporting
 from npa_sop_tui.tui.key_help import key_help
 from npa_sop_tui.tui.no_color import make_readable
 from npa_sop_tui.tui.palette import palette_commands
@@ -27,12 +28,9 @@ from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.theme_setting import follow_theme
 
 APP_TITLE = "npa-sop"
-ERROR_BURST = 5
-"""This many unexpected errors within ERROR_BURST_SECONDS end the app instead of opening modals."""
-ERROR_BURST_SECONDS = 10.0
 
 
-class NpaSopApp(Guarded, App[int]):
+class NpaSopApp(Guarded, ErrorReporting, App[int]):
     """Stand up and watch Soperator (Slurm on Kubernetes) clusters."""
 
     CSS_PATH = "app.tcss"
@@ -95,9 +93,6 @@ class NpaSopApp(Guarded, App[int]):
         """Spec files the wizard wrote this session (home lists undeployed ones as drafts)."""
         self._keymap_config = dict(keymap or {})
         self._theme_config = theme
-        self.unexpected_errors: list[BaseException] = []
-        """Exceptions that escaped a handler and were shown in an error modal (tests read it)."""
-        self._error_times: list[float] = []
         self._config_path = config_path
         """The config.yaml the app read; a theme picked in the palette is saved there."""
 
@@ -160,61 +155,16 @@ class NpaSopApp(Guarded, App[int]):
         self._update_titles()
         self.refresh_bindings()
 
-    # -- one place that turns failed workers into an error modal ---------------------------
-
-    @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        if event.state is not WorkerState.ERROR:
-            return
-        error = event.worker.error
-        self.show_error(error, title=f"{event.worker.group or 'operation'} failed")
-
-    def report_unexpected(self, error: BaseException, *, where: str = "") -> None:
-        """An exception escaped a handler of ours: show it over the screen, keep the state.
-
-        The traceback goes to NPA_HOME/logs/tui-errors.log. A burst of errors (or one while
-        the error modal itself is up) means the app cannot recover: Textual's own handling
-        ends it, with a non-zero exit code.
-        """
-        import time
-
-        from npa_sop_tui.screens.modals import ErrorModal
-
-        now = time.monotonic()
-        self.unexpected_errors.append(error)
-        self._error_times = [t for t in self._error_times if now - t < ERROR_BURST_SECONDS]
-        self._error_times.append(now)
-        log = log_traceback(error, where)
-        burst = len(self._error_times) >= ERROR_BURST
-        if burst or isinstance(self.screen, ErrorModal) or not self.is_running:
-            self._handle_exception(error if isinstance(error, Exception) else RuntimeError(error))
-            return
-        where_text = f" in {where}" if where else ""
-        self.push_screen(
-            ErrorModal(
-                f"Unexpected error{where_text}",
-                f"{type(error).__name__}: {error}",
-                "Nothing was lost: the screen behind this message keeps its state. This is a "
-                f"bug in npa-sop; please report it with the traceback in {log}.",
-            )
-        )
-
     def notify(self, message: str, **kwargs: Any) -> None:  # type: ignore[override]
         """Notifications are plain text: they often quote names, paths and errors."""
         kwargs["markup"] = False
         super().notify(message, **kwargs)
 
-    def show_error(self, error: BaseException | None, *, title: str = "Error") -> None:
-        from npa_sop_tui.errors import NpaError
-        from npa_sop_tui.screens.modals import ErrorModal
-
-        if isinstance(error, NpaError):
-            self.push_screen(ErrorModal(title, error.message, error.hint))
-        else:
-            text = f"{type(error).__name__}: {error}" if error else "unknown error"
-            self.push_screen(
-                ErrorModal(title, text, "This is a bug in npa-sop; please report it with the log.")
-            )
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """Every failed worker ends in the error modal (error_reporting.py)."""
+        if event.state is WorkerState.ERROR:
+            self.show_error(event.worker.error, title=f"{event.worker.group or 'operation'} failed")
 
     # -- app-wide actions (keys, palette and screens all call these) -----------------------
 

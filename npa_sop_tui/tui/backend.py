@@ -131,8 +131,8 @@ class Backend(SpecFiles):
     def list_clusters(self) -> list[ClusterRow]:
         """The clusters of the state store the settings select: this machine's, or the
         team's bucket (then each row says who ran the last operation)."""
-        from npa_sop_tui import inventory
-        from npa_sop_tui.paths import cluster_dir
+        from npa_sop_tui.home import inventory
+        from npa_sop_tui.home.paths import cluster_dir
 
         store = self.environment.state_store()
         rows: list[ClusterRow] = []
@@ -159,7 +159,7 @@ class Backend(SpecFiles):
 
     def spec_for_cluster(self, name: str) -> dict[str, Any]:
         """The spec as last deployed, as a mapping for the wizard/deploy screens."""
-        from npa_sop_tui import inventory
+        from npa_sop_tui.home import inventory
 
         store = self.environment.state_store()
         inventory.require(name, store=store)
@@ -205,7 +205,7 @@ class Backend(SpecFiles):
     # -- lifecycle ----------------------------------------------------------------------------
 
     def lifecycle_options(self) -> Any:
-        from npa_sop_tui.lifecycle import LifecycleOptions
+        from npa_sop_tui.lifecycle.api import LifecycleOptions
 
         # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
         # them at run time from the settings (NPA_CAPACITY_BLOCK_GROUPS).
@@ -213,8 +213,8 @@ class Backend(SpecFiles):
 
     async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
         """Run plan, streaming its events to `sink`; returns the whole plan's summary."""
-        from npa_sop_tui import lifecycle
         from npa_sop_tui.events import PlanSummary
+        from npa_sop_tui.lifecycle import api as lifecycle
 
         result = await lifecycle.plan(spec, options=self.lifecycle_options(), on_event=sink)
         return PlanSummary(
@@ -222,7 +222,7 @@ class Backend(SpecFiles):
         )
 
     async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
-        from npa_sop_tui import lifecycle
+        from npa_sop_tui.lifecycle import api as lifecycle
 
         await self.environment.start_live()
         return await lifecycle.deploy(
@@ -234,7 +234,7 @@ class Backend(SpecFiles):
 
     async def destroy(self, name: str, sink: EventSink) -> OperationOutcome:
         """Destroy; an incomplete teardown is a failed outcome listing what remains."""
-        from npa_sop_tui import lifecycle
+        from npa_sop_tui.lifecycle import api as lifecycle
 
         await self.environment.start_live()
         try:
@@ -333,8 +333,8 @@ def operation_log(name: str, operation_id: str | None = None) -> tuple[Path | No
     import json
     from collections import deque
 
-    from npa_sop_tui import inventory
     from npa_sop_tui.events import describe, level_of, parse_event
+    from npa_sop_tui.home import inventory
 
     entry = inventory.get(name)
     if entry is None:

@@ -21,7 +21,7 @@ def draft_rows(known: Iterable[str], candidates: Iterable[Path]) -> list[Cluster
     (the first file per name wins; unreadable files and files without a name are skipped)."""
     import yaml
 
-    from npa_sop_tui.paths import shown
+    from npa_sop_tui.home.paths import shown
 
     seen = set(known)
     rows: list[ClusterRow] = []

@@ -12,8 +12,8 @@ def log_traceback(error: BaseException, where: str) -> str:
     try:
         import os
 
-        from npa_sop_tui.home_files import open_private
-        from npa_sop_tui.paths import npa_home
+        from npa_sop_tui.home.files import open_private
+        from npa_sop_tui.home.paths import npa_home
 
         path = npa_home() / "logs" / "tui-errors.log"
         text = "".join(traceback.format_exception(error))
@@ -28,7 +28,7 @@ def log_traceback(error: BaseException, where: str) -> str:
 
 def log_places() -> str:
     """Where the logs are, for the help: a newcomer's first question after an error."""
-    from npa_sop_tui.paths import npa_home, soperator_root
+    from npa_sop_tui.home.paths import npa_home, soperator_root
 
     logs = npa_home() / "logs"
     return (

@@ -106,7 +106,7 @@ class SpecFiles:
         """Write spec text atomically (a symlink's target, mode and owner kept); returns the
         document of what is now on disk. With `expected` (the text the file held when it was
         opened), a file changed on disk since is not overwritten (`FileChanged`)."""
-        from npa_sop_tui.file_edit import replace_checked
+        from npa_sop_tui.home.file_edit import replace_checked
         from npa_sop_tui.spec.roundtrip import SpecDocument
 
         before = expected.encode("utf-8") if expected is not None else None

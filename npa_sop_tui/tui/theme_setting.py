@@ -51,8 +51,8 @@ def follow_theme(app: App[Any], configured: str | None, config_path: Path | None
 
 
 def _save(app: App[Any], config_path: Path, name: str) -> None:
-    from npa_sop_tui.config_edit import set_config_value
     from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.home.config_edit import set_config_value
 
     try:
         set_config_value(config_path, THEME_KEYS, name)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.cli.parser import hoist_global_options
-from npa_sop_tui.home_files import SandboxHomeEntered
-from npa_sop_tui.inventory import InventoryEntry, save
+from npa_sop_tui.home.files import SandboxHomeEntered
+from npa_sop_tui.home.inventory import InventoryEntry, save
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -116,6 +116,6 @@ def test_destroy_wrong_name_exits_2(
     monkeypatch.setattr(lifecycle_cmds, "_ask", lambda question: "dmeo")
     code, _, err = _run(["soperator", "destroy", "--name", "demo"], capsys)
     assert code == 2 and "did not match; nothing destroyed" in err
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     assert inventory.get("demo") is not None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 
 def test_config_show_names_each_source(

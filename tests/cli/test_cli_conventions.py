@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui import __version__
-from npa_sop_tui.cli import build_tui_parser, main, tui_main
+from npa_sop_tui.cli.entry import build_tui_parser, main, tui_main
 from npa_sop_tui.cli.parser import SOPERATOR_MODULES, build_parser, command_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -113,9 +113,10 @@ def test_a_partial_parser_reads_arguments_like_the_full_one(argv: list[str]) -> 
 def test_validate_imports_neither_the_renderer_nor_other_commands(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
-        "from npa_sop_tui.cli import main\n"
+        "from npa_sop_tui.cli.entry import main\n"
         f"code = main(['soperator', 'validate', '--spec', {str(ASSETS / 'cluster.yaml')!r}])\n"
-        "names = ('npa_sop_tui.recipe.render', 'npa_sop_tui.config', 'npa_sop_tui.cli.status_cmds',"
+        "names = ('npa_sop_tui.recipe.render', 'npa_sop_tui.home.config',"
+        " 'npa_sop_tui.cli.status_cmds',"
         " 'npa_sop_tui.cli.lifecycle_cmds', 'npa_sop_tui.cli.fleet_cmds', 'argcomplete',"
         " 'logging', 'importlib.metadata', 'importlib.resources')\n"
         "print('LOADED', sorted(m for m in names if m in sys.modules), code)\n"
@@ -135,7 +136,7 @@ def test_validate_imports_neither_the_renderer_nor_other_commands(tmp_path: Path
 def test_pydantic_plugins_stay_on_when_the_user_says_so(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
-        "from npa_sop_tui.cli import main\n"
+        "from npa_sop_tui.cli.entry import main\n"
         f"main(['soperator', 'validate', '--spec', {str(ASSETS / 'cluster.yaml')!r}])\n"
         "print('REAL', hasattr(sys.modules['pydantic.plugin._loader'], 'entry_points'))\n"
     )
@@ -223,7 +224,7 @@ def test_debug_writes_a_private_log_and_says_where(
 def test_debug_logs_errors_and_rotates(
     npa_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npa_sop_tui import debuglog
+    from npa_sop_tui.home import debuglog
 
     monkeypatch.setattr(debuglog, "MAX_BYTES", 2000)
     monkeypatch.setenv("NPA_DEBUG", "1")

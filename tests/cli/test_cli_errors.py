@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
-from npa_sop_tui.inventory import InventoryEntry, save
+from npa_sop_tui.cli.entry import main
+from npa_sop_tui.home.inventory import InventoryEntry, save
 
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ test"
 ASSETS = Path(__file__).resolve().parents[2] / "assets"

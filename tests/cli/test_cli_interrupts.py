@@ -50,7 +50,7 @@ def test_npas_own_process_keeps_late_stop_signals_swallowed_until_it_exits(
     """`npa …` itself: a SIGTERM while the finished command exits must not kill it by the
     signal (the interrupt matrix saw -15 instead of the command's exit code). Called
     in-process, `main([...])` gives the caller its own handlers back."""
-    import npa_sop_tui.cli as cli
+    import npa_sop_tui.cli.entry as cli
     from npa_sop_tui.cli import interrupts
 
     def command(*_args: object, **_kwargs: object) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from npa_sop_tui import tools
+from npa_sop_tui.agent import registry as tools
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 NPA = Path(sys.executable).with_name("npa")

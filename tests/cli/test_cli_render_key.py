@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
-from npa_sop_tui.sshkeys import check_public_key, placeholder_key
+from npa_sop_tui.cli.entry import main
+from npa_sop_tui.spec.sshkeys import check_public_key, placeholder_key
 
 SPEC = "apiVersion: npa.soperator/v0.0.1\nname: nokey\nworkers:\n  - name: cpu\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import tui_main
+from npa_sop_tui.cli.entry import tui_main
 
 
 @pytest.mark.parametrize(

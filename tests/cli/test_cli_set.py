@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 from testkit.specs import COMMENTED, changed_lines
 
@@ -107,7 +107,7 @@ def test_set_dry_run_unset_and_noop(capsys: pytest.CaptureFixture[str], spec: Pa
 
 def test_set_does_not_import_textual(spec: Path) -> None:
     code = (
-        "import sys; from npa_sop_tui.cli import main; "
+        "import sys; from npa_sop_tui.cli.entry import main; "
         f"rc = main(['soperator', 'set', '--spec', {str(spec)!r}, 'workers[1].size=2']); "
         "print(rc, any(m.split('.')[0] in ('textual', 'kubernetes', 'asyncssh') "
         "for m in sys.modules))"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.status.hostkeys import HostKeyPolicy
 from npa_sop_tui.status.ssh import SshSession, SshTarget
 

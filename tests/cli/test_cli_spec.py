@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 from testkit.specs import ASSETS, KEY, KEY_FP, REPO
 
@@ -213,7 +213,7 @@ def test_example_matches_assets(capsys: pytest.CaptureFixture[str], name: str) -
 def test_headless_validate_imports_nothing_heavy(tmp_path: Path) -> None:
     probe = (
         "import sys\n"
-        "from npa_sop_tui.cli import main\n"
+        "from npa_sop_tui.cli.entry import main\n"
         f"code = main(['soperator', 'validate', '--spec', {str(ASSETS / 'cluster.yaml')!r}])\n"
         "heavy = sorted(m for m in ('textual', 'kubernetes', 'asyncssh', 'rich', 'boto3', "
         "'nebius') if m in sys.modules)\n"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
-from npa_sop_tui.paths import cluster_dir, known_hosts_path
+from npa_sop_tui.cli.entry import main
+from npa_sop_tui.home.paths import cluster_dir, known_hosts_path
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
@@ -26,7 +26,7 @@ from npa_sop_tui.sandbox.fake_kube_objects import (
 from testkit.gpu_lab import LABS, GpuLab
 from testkit.substrate import Substrate
 
-NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"]
 
 
 def _status(kubeconfig: Path, *flags: str) -> list[str]:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.cli.status_cmds import _watch_json
 from npa_sop_tui.status.model import ClusterStatus, SlurmState
 from npa_sop_tui.status.watch import StatusSettings, StatusWatcher
 
-NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"]
 
 
 def _watcher(interval: float) -> StatusWatcher:

@@ -6,8 +6,7 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from npa_sop_tui.cloud import CloudSettings, connect
-from npa_sop_tui.cloud.client import CloudClient
+from npa_sop_tui.cloud.client import CloudClient, CloudSettings, connect
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState, default_state
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 

@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cloud import CloudSettings, CloudTimeout, connect
-from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing, CloudError
+from npa_sop_tui.cloud.client import (
+    CloudClient,
+    CloudCredentialsMissing,
+    CloudError,
+    CloudSettings,
+    CloudTimeout,
+    connect,
+)
 from npa_sop_tui.cloud.model import CapacityBlockGroup, Mk8sCluster, PriceRequest, WhoAmI
-from npa_sop_tui.nebius_auth import SignInFailed
+from npa_sop_tui.cloud.signin import SignInFailed
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 

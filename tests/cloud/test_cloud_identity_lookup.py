@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cloud import CloudSettings, connect
+from npa_sop_tui.cloud.client import CloudSettings, connect
 from npa_sop_tui.cloud.identity_lookup import from_cloud, from_profile
-from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.home.config import Identity
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 
@@ -66,7 +66,7 @@ def test_cli_preflight_with_only_the_profile_parent_id(
     its tenant, and preflight reads both levels of quota."""
     import json
 
-    from npa_sop_tui.cli import main
+    from npa_sop_tui.cli.entry import main
 
     profile_with_parent(PROJECT)
     monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
@@ -85,7 +85,7 @@ def test_environment_identity_asks_which_subnet(
     fake_nebius: FakeNebius, cloud_state: FakeCloudState, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from npa_sop_tui.environment import Environment
-    from npa_sop_tui.settings import resolve_settings
+    from npa_sop_tui.home.settings import resolve_settings
 
     cloud_state.subnets = [("vpcsubnet-aaa", "default"), ("vpcsubnet-bbb", "training")]
     profile_with_parent(PROJECT)

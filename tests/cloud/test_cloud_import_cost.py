@@ -11,7 +11,7 @@ def test_cloud_modules_and_cli_do_not_import_the_sdk() -> None:
         "import sys\n"
         "import npa_sop_tui.cloud, npa_sop_tui.cloud.preflight, npa_sop_tui.cloud.nebius_sdk\n"
         "import npa_sop_tui.cli, npa_sop_tui.lifecycle.cloud_steps\n"
-        "from npa_sop_tui.cloud import CloudSettings, connect\n"
+        "from npa_sop_tui.cloud.client import CloudSettings, connect\n"
         "connect(CloudSettings(endpoint='127.0.0.1:9'))\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('nebius', 'grpc')]\n"
         "print(heavy)\n"

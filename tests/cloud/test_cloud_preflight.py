@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.cloud import CloudSettings, connect
-from npa_sop_tui.cloud.client import CloudClient
+from npa_sop_tui.cloud.client import CloudClient, CloudSettings, connect
 from npa_sop_tui.cloud.model import Availability, CapacityBlockGroup, Quota
 from npa_sop_tui.cloud.preflight import run_preflight
 from npa_sop_tui.cloud.report_text import render_text
@@ -206,7 +205,7 @@ def test_cli_preflight_json_rows_and_exit_codes(
     tmp_path: Path, cloud_settings: CloudSettings, cloud_state: FakeCloudState,
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    from npa_sop_tui.cli import main
+    from npa_sop_tui.cli.entry import main
 
     assert cloud_settings.endpoint
     monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", cloud_settings.endpoint)

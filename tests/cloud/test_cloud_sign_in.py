@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cloud import CloudSettings, connect
-from npa_sop_tui.nebius_auth import SignInFailed
+from npa_sop_tui.cloud.client import CloudSettings, connect
+from npa_sop_tui.cloud.signin import SignInFailed
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.fleet.network import project_root, read_record
+from npa_sop_tui.home import inventory
 
 from testkit.fleets import fleet_text
 
@@ -91,7 +91,7 @@ def test_unexpected_error_is_isolated_and_status_is_live(
     assert rows["alpha/ib"]["cluster_state"] == "absent" and rows["alpha/ib"]["live_state"] is None
 
     # A target whose live status cannot be read is that target's status-error.
-    from npa_sop_tui import sdk
+    from npa_sop_tui.sdk import soperator as sdk
 
     real = sdk.astatus
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.events import Event
-from npa_sop_tui.fleet import parse_fleet_text
+from npa_sop_tui.fleet.loader import parse_fleet_text
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.network import read_record
 from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
+from npa_sop_tui.home import inventory
 
 from testkit.fleets import fleet_text
 

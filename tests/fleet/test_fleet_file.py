@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fleet import FleetError, load_fleet, parse_fleet_text, select_targets
+from npa_sop_tui.fleet.loader import FleetError, load_fleet, parse_fleet_text
 from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
+from npa_sop_tui.fleet.select import select_targets
 
 from testkit.fleets import ASSETS, fleet_text
 

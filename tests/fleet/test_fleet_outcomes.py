@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from npa_sop_tui.fleet import load_fleet
+from npa_sop_tui.fleet.loader import load_fleet
 from npa_sop_tui.fleet.outcomes import Outcome, target_outcome, unexpected_error
 
 from testkit.fleets import ASSETS

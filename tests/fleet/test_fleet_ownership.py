@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui import inventory
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.fleet import load_fleet
+from npa_sop_tui.fleet.loader import load_fleet
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.ownership import (
     check_owned,
@@ -19,7 +18,8 @@ from npa_sop_tui.fleet.ownership import (
     target_identity,
     write_marker,
 )
-from npa_sop_tui.inventory_records import InventoryEntry
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory_records import InventoryEntry
 
 from testkit.fleets import ASSETS
 

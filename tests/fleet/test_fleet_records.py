@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 pytestmark = pytest.mark.usefixtures("sandbox_in_home")
 

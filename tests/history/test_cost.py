@@ -7,9 +7,9 @@ import shutil
 from decimal import Decimal
 from pathlib import Path
 
-from npa_sop_tui import inventory
 from npa_sop_tui.history.cost import CostSoFar, cost_so_far, quoted_hourly
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.tui.widgets.charts.cost import cost_lines
 
 RECORDED = Path(__file__).parent / "data" / "deploy-demo.ndjson"

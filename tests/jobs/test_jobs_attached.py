@@ -93,7 +93,7 @@ def test_slurm_refusing_an_attached_run_is_a_usage_error(
 def test_the_default_gpus_come_from_the_deployed_single_pool_spec(
     lab_queue: GpuLab, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    from npa_sop_tui import inventory
+    from npa_sop_tui.home import inventory
 
     # the spec says 2 GPUs where Slurm would say 8: the job's GPUs show which was used
     inventory.save_spec(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 from .conftest import connection_flags
 from testkit.gpu_lab import GpuLab
@@ -153,7 +153,7 @@ def test_invalid_utf8_and_very_long_lines_arrive_byte_for_byte(
 
 def _spawn(lab: GpuLab, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    entry = "import sys; from npa_sop_tui.cli import main; sys.exit(main(sys.argv[1:]))"
+    entry = "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main(sys.argv[1:]))"
     argv = [sys.executable, "-c", entry, "soperator", "run", "--name", "lab"]
     return subprocess.Popen(
         [*argv, *connection_flags(lab), *args],

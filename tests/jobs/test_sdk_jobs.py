@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from npa.sdk import soperator
-from npa_sop_tui import tools
+from npa_sop_tui.agent import registry as tools
 
 from testkit.gpu_lab import GpuLab
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.config import Identity
+from npa_sop_tui.home.config import Identity
 
 from testkit.lifecycle import IDENTITY, ROOT_KEY, Recorder, make_spec, options
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 pytestmark = [
     pytest.mark.terraform,

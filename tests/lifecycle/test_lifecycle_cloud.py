@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
-from npa_sop_tui.cli import main as cli_main
+from npa_sop_tui.cli.entry import main as cli_main
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.home import inventory
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked
 from npa_sop_tui.lifecycle.flags import TerraformTimeout
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle import steps
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
@@ -130,11 +131,11 @@ async def test_what_nebius_keeps_after_destroy_is_named_from_the_state_and_the_p
     deployed with) are looked up in the caller's cloud; each still there is named and the
     cluster stays destroy-incomplete. Destroy runs the recipe the cluster was deployed with,
     unless the caller names another, and says which and in what folder."""
-    from npa_sop_tui.cloud import CloudSettings, connect
+    from npa_sop_tui.cloud.client import CloudSettings, connect
     from npa_sop_tui.cloud.model import Filesystem, Mk8sCluster
-    from npa_sop_tui.config import Identity
     from npa_sop_tui.environment_choice import open_environment
-    from npa_sop_tui.lifecycle import LifecycleOptions
+    from npa_sop_tui.home.config import Identity
+    from npa_sop_tui.lifecycle.api import LifecycleOptions
     from npa_sop_tui.sandbox.fake_cloud_state import default_state
     from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 
@@ -207,7 +208,7 @@ async def test_destroy_takes_the_live_sandbox_cluster_down_with_it(
     Terraform's deletions, so once destroy is done its SlurmCluster is gone from the live
     Kubernetes API, as a real one would be."""
     from npa_sop_tui.environment_choice import open_environment
-    from npa_sop_tui.lifecycle import LifecycleOptions
+    from npa_sop_tui.lifecycle.api import LifecycleOptions
     from npa_sop_tui.sandbox.cluster import SLURM_CLUSTER_CR
 
     from testkit.lifecycle import IDENTITY

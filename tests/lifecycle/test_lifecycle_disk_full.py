@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.events import Event
-from npa_sop_tui.fsutil import DiskFull
-from npa_sop_tui.locks import is_locked
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.fsutil import DiskFull
+from npa_sop_tui.home.locks import is_locked
+from npa_sop_tui.lifecycle import api as lifecycle
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
@@ -124,7 +125,11 @@ async def test_disk_full_before_the_deploy_starts(
         "apiVersion: npa.soperator/v0.0.1\nname: full0\nworkers:\n  - name: cpu\n    size: 3\n"
         f"root_login_ssh_public_key: {spec.root_login_ssh_public_key}\n"
     )
-    npa = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+    npa = [
+        sys.executable,
+        "-c",
+        "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())",
+    ]
     cli = subprocess.run(
         [*npa, "soperator", "deploy", "--sandbox", "--yes", "--spec", str(spec_file)],
         capture_output=True,

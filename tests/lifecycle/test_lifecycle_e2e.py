@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
-from npa_sop_tui.cli import main as cli_main
-from npa_sop_tui.config import Identity
+from npa_sop_tui.cli.entry import main as cli_main
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import parse_event
-from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.config import Identity
+from npa_sop_tui.home.locks import ClusterBusy, ClusterLock, is_locked
+from npa_sop_tui.lifecycle import api as lifecycle
 
 SECRET_ID = "capacityblockgroup-e2esecret42"
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import lifecycle
 from npa_sop_tui.errors import NpaError, UsageError
+from npa_sop_tui.lifecycle import api as lifecycle
 
 
 async def test_missing_identity_is_reported_before_cloning_the_recipe(
@@ -43,7 +43,7 @@ async def test_identity_from_env_passes_the_precheck(
 def test_cli_without_identity_suggests_the_sandbox_and_leaves_nothing(
     command: str, npa_home: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from npa_sop_tui.cli import main
+    from npa_sop_tui.cli.entry import main
 
     spec = Path(__file__).resolve().parents[2] / "assets" / "cpu-minimal.yaml"
     argv = ["soperator", command, "--spec", str(spec), *(["--yes"] if command == "deploy" else [])]

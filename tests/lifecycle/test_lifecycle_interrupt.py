@@ -19,9 +19,10 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.events import Event
-from npa_sop_tui.locks import is_locked
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.locks import is_locked
+from npa_sop_tui.lifecycle import api as lifecycle
 
 pytestmark = [pytest.mark.terraform, pytest.mark.usefixtures("sandbox_in_home")]
 
@@ -172,7 +173,7 @@ def test_lifecycle_ctrl_c_on_the_cli_exits_130(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys; from npa_sop_tui.cli import main; sys.exit(main())",
+            "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())",
             "soperator",
             "deploy",
             "--sandbox",

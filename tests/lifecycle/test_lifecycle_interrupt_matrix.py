@@ -28,8 +28,9 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
-from npa_sop_tui.locks import is_locked
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.locks import is_locked
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.terraform.supervision import RUN_DIR
 
 from testkit.wait import wait_until
@@ -47,7 +48,7 @@ KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc
 POINTS = ("init", "apply:k8s", "plan:full", "apply:full", "end")
 SIGNALS = ("SIGINT-group", "SIGTERM", "SIGKILL", "EPIPE")
 EXIT_AFTER = {"SIGINT-group": 130, "SIGTERM": 143, "SIGKILL": -9, "EPIPE": 0}
-NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"]
 NO_PROCESS_WITHIN = 2.0  # seconds after npa exits
 SLEEP = "0.4"  # each stand-in resource sleeps this long, so signals land mid-resource
 

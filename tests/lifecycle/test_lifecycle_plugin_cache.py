@@ -13,7 +13,7 @@ import pytest
 async def test_second_cluster_takes_providers_from_the_shared_cache(
     make_spec: Any, sandbox_options: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     cache = tmp_path / "shared-cache"
     monkeypatch.setenv("NPA_PLUGIN_CACHE_DIR", str(cache))
@@ -38,7 +38,7 @@ async def test_plan_again_skips_init_until_the_folder_changes(
 ) -> None:
     import shutil
 
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
     from tests.testkit.lifecycle import Recorder
 
     monkeypatch.setenv("NPA_PLUGIN_CACHE_DIR", str(tmp_path / "shared-cache"))

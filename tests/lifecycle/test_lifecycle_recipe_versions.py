@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import lifecycle
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.recipe.table import load_table
 from npa_sop_tui.spec.model import SUPPORTED_VERSIONS
 

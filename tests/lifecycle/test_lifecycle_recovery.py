@@ -17,20 +17,21 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.errors import NpaError, OperationError
 from npa_sop_tui.events import Event
-from npa_sop_tui.fsutil import DiskFull
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord, RecipeInfo
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.fsutil import DiskFull
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord, RecipeInfo
+from npa_sop_tui.home.locks import ClusterBusy, ClusterLock, is_locked, process_alive, process_start
+from npa_sop_tui.home.paths import cluster_dir
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle import recovery
-from npa_sop_tui.locks import ClusterBusy, ClusterLock, is_locked, process_alive, process_start
-from npa_sop_tui.paths import cluster_dir
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform._supervisor import MARK_ENV
 
 from testkit.wait import wait_until
 
-NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"]
 
 
 def _dead_pid() -> int:
@@ -49,7 +50,7 @@ def test_process_identity_is_pid_and_start_time() -> None:
 HOLDER = textwrap.dedent(
     """
     import subprocess, sys, time
-    from npa_sop_tui.locks import ClusterLock
+    from npa_sop_tui.home.locks import ClusterLock
     lock = ClusterLock("leftover", operation="deploy").acquire()
     # Stands in for the Terraform supervisor: it inherits the lock and outlives us.
     child = subprocess.Popen(

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import lifecycle
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.sshkeys import fingerprint
+from npa_sop_tui.lifecycle import api as lifecycle
+from npa_sop_tui.spec.sshkeys import fingerprint
 
 # The machine's own ~/.ssh and NPA_* keys never leak in: tests/conftest.py isolates HOME and env.
 pytestmark = pytest.mark.terraform

@@ -54,7 +54,7 @@ workers:
     fabric: fabric-3
     size: 1
 """
-NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"]
 
 
 def _every_file(root: Path) -> str:

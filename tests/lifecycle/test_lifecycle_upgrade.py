@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import lifecycle
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.spec.model import spec_from_mapping
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import lifecycle
+from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
 from npa_sop_tui.sandbox.cluster import SimulatedCluster
 from npa_sop_tui.sandbox.fake_kube_objects import make_login_service

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.postdeploy import run_post_deploy
 from npa_sop_tui.postdeploy.gpu_gate import discover
+from npa_sop_tui.postdeploy.run import run_post_deploy
 from npa_sop_tui.sandbox.slurm_login import SimulatedLogin
 from npa_sop_tui.spec.model import spec_from_mapping
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory
-from npa_sop_tui.cli import main as cli_main
-from npa_sop_tui.postdeploy import run_post_deploy
+from npa_sop_tui.cli.entry import main as cli_main
+from npa_sop_tui.home import inventory
+from npa_sop_tui.postdeploy.run import run_post_deploy
 from npa_sop_tui.sandbox.slurm_login import SimulatedLogin
 from npa_sop_tui.spec.model import spec_from_mapping
 

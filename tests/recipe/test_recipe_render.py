@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.capacity import capacity_from_env, parse_capacity_assignments
-from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.home.capacity import capacity_from_env, parse_capacity_assignments
+from npa_sop_tui.home.config import Identity
 from npa_sop_tui.recipe.render import TFVARS_FILE, recipe_problems, render
 from npa_sop_tui.spec.model import SoperatorSpec, SpecError, load_spec, parse_spec_text
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.config import Identity
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.home.config import Identity
 from npa_sop_tui.recipe import render as render_module
 from npa_sop_tui.recipe.contract import Contract, load_contract
 from npa_sop_tui.recipe.render import render, supported_versions

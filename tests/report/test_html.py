@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui import inventory
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.events import GpuCheckReported
 from npa_sop_tui.history.oplog import read_events
 from npa_sop_tui.history.timeline import timeline_of
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.report.html import ReportData, render_report
 from npa_sop_tui.status.model import ActiveCheckInfo
 

@@ -7,7 +7,7 @@ import pytest
 
 from npa_sop_tui.cloud.client import CloudReads
 from npa_sop_tui.cloud.preflight import run_preflight
-from npa_sop_tui.config import Identity
+from npa_sop_tui.home.config import Identity
 from npa_sop_tui.sandbox.cloud import simulated_cloud
 from npa_sop_tui.spec.model import spec_from_mapping
 

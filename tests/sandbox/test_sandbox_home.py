@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui import home_files, paths
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
+from npa_sop_tui.home import files as home_files
+from npa_sop_tui.home import paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +82,11 @@ def test_sandbox_plan_works_with_a_relative_npa_home(tmp_path: Path) -> None:
 
     env = {**os.environ, "NPA_HOME": "rel-home", "TF_VAR_standin_sleep_seconds": "0"}
     env.pop("NPA_SANDBOX_HOME", None)
-    npa = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+    npa = [
+        sys.executable,
+        "-c",
+        "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())",
+    ]
     done = subprocess.run(
         [
             *npa,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 from testkit.sandbox_cli import cli_json, deploy_in_sandbox
 

@@ -16,7 +16,7 @@ def _sandbox_state_in_home(sandbox_in_home: Path) -> Path:
 
 @pytest.fixture
 def identity() -> Any:
-    from npa_sop_tui.config import Identity
+    from npa_sop_tui.home.config import Identity
 
     return Identity(
         region="eu-north1",

@@ -143,7 +143,7 @@ def test_load_spec_and_spec_from_mapping(tmp_path: Path) -> None:
 
 
 def test_plan_without_identity_makes_no_provider_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import npa_sop_tui.lifecycle as lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     async def no_lifecycle(*_a: Any, **_k: Any) -> None:
         raise AssertionError("plan(spec) must not run Terraform or ask a provider")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from npa.sdk import soperator
-from npa_sop_tui.sdk_validate import load, source_name
+from npa_sop_tui.sdk.validate import load, source_name
 
 from testkit.fleets import spec_mapping
 

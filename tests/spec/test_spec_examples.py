@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.agent.workflow import load_workflow
+from npa_sop_tui.cli.entry import main
 from npa_sop_tui.cli.spec_cmds import EXAMPLES, example_text
 from npa_sop_tui.fleet.loader import load_fleet
 from npa_sop_tui.spec.model import load_spec, parse_spec_text
 from npa_sop_tui.spec.validate import validate_spec
-from npa_sop_tui.workflow import load_workflow
 
 REPO = Path(__file__).resolve().parents[2]
 ASSETS = REPO / "assets"

@@ -221,7 +221,7 @@ def _verdicts(tmp_path: Path, tamper: Any) -> tuple[int, int, int]:
     """Exit codes of `validate` for a good spec, one with an unknown field and one with an
     unknown region, each run right after `tamper()` (a run that ignores the cache rebuilds
     it); the catalog parsed by an earlier run is forgotten each time, as in a new process."""
-    from npa_sop_tui.cli import main
+    from npa_sop_tui.cli.entry import main
 
     text = (ASSETS / "cluster.yaml").read_text()
     assert BAD_REGION[0] in text
@@ -386,7 +386,7 @@ def test_export_refuses_what_it_has_no_stand_in_for() -> None:
 
 PROBE = (
     "import sys\n"
-    "from npa_sop_tui.cli import main\n"
+    "from npa_sop_tui.cli.entry import main\n"
     "code = main(sys.argv[1:])\n"
     "print('MODELS', 'pydantic.main' in sys.modules, code)\n"
 )

@@ -368,7 +368,7 @@ def test_write_checks_the_run_time_capacity_it_is_given(tmp_path: Path) -> None:
 def test_only_the_file_a_document_was_read_from_is_checked_for_changes(tmp_path: Path) -> None:
     """Protects the `same` test: a parsed (not read) document, or a save under another name,
     replaces what is there; only the file it was read from must still hold what was read."""
-    from npa_sop_tui.file_edit import FileChanged
+    from npa_sop_tui.home.file_edit import FileChanged
 
     source, other = tmp_path / "a.yaml", tmp_path / "b.yaml"
     source.write_text(COMMENTED)
@@ -536,7 +536,7 @@ def test_a_second_write_goes_to_the_same_file_and_checks_it_was_not_edited_meanw
 ) -> None:
     """After the first write the document is the file's: a second write (no path given)
     replaces that file, and refuses when someone changed it in between."""
-    from npa_sop_tui.file_edit import FileChanged
+    from npa_sop_tui.home.file_edit import FileChanged
 
     monkeypatch.chdir(tmp_path)
     target = tmp_path / "spec.yaml"

@@ -13,17 +13,18 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
-from npa_sop_tui.locks import ClusterBusy
-from npa_sop_tui.settings import resolve_settings
-from npa_sop_tui.state import StateLocation, default_store, store_at
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home.locks import ClusterBusy
+from npa_sop_tui.home.settings import resolve_settings
 from npa_sop_tui.state.errors import (
     StateBucketMissing,
     StateCredentialsMissing,
     StateUnreachable,
 )
+from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.s3 import S3Store
+from npa_sop_tui.state.stores import default_store, store_at
 
 from testkit.wait import wait_until
 
@@ -176,7 +177,7 @@ def test_renewal_keeps_a_live_lock_past_its_lease(bucket_env: dict[str, str]) ->
 _HOLDER = textwrap.dedent(
     """
     import sys, time
-    from npa_sop_tui.state import default_store
+    from npa_sop_tui.state.stores import default_store
     lock = default_store().lock("flow", operation="deploy").acquire()
     print("locked", flush=True)
     time.sleep(600)
@@ -237,7 +238,7 @@ def test_lease_runs_out_after_a_kill_then_unlock_breaks_a_fresh_one(
     live = holder("machine-b")
     try:
         from npa_sop_tui.cli import lifecycle_cmds
-        from npa_sop_tui.cli import main as cli
+        from npa_sop_tui.cli.entry import main as cli
 
         monkeypatch.setattr(lifecycle_cmds, "_interactive", lambda: True)
         answers = iter(["wrong\n", "flow\n"])

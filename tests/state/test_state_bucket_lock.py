@@ -14,12 +14,13 @@ from typing import Any
 import pytest
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.locks import ClusterBusy, ClusterLock
-from npa_sop_tui.state import StateLocation, store_at
+from npa_sop_tui.home.locks import ClusterBusy, ClusterLock
 from npa_sop_tui.state import bucket_lock as bl
 from npa_sop_tui.state.bucket import Bucket, ConditionFailed
 from npa_sop_tui.state.bucket_lock import BucketLock, TeamLock, break_lock, read_lock
+from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.s3 import S3Store
+from npa_sop_tui.state.stores import store_at
 
 from testkit.wait import wait_until
 

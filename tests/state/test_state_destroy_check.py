@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cloud import CloudSettings, connect
+from npa_sop_tui.cloud.client import CloudSettings, connect
 from npa_sop_tui.cloud.destroy_check import leftovers
 from npa_sop_tui.cloud.model import Filesystem
 from npa_sop_tui.lifecycle.cloud_steps import owned_resources
 from npa_sop_tui.sandbox.fake_cloud_state import default_state
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
-from npa_sop_tui.state import default_store
+from npa_sop_tui.state.stores import default_store
 
 from testkit.moto import MotoServer, team_env
 
@@ -94,7 +94,8 @@ async def test_full_destroy_with_s3_state_reports_and_verifies_like_local(
     """A whole `destroy` (not only the ID reading) with the state in the bucket: progress for
     every resource, the Nebius check after Terraform, destroy-incomplete naming what the cloud
     kept, and a clean second destroy once the cloud lets go."""
-    from npa_sop_tui import inventory, lifecycle
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     from testkit.lifecycle import Recorder, make_spec, options
 
@@ -136,9 +137,10 @@ async def test_s3_destroy_that_leaves_a_filesystem_names_it_end_to_end(
     provider under real Terraform), state in the bucket: Terraform destroys it, the cloud
     keeps it (`destroy-leftover`), and the destroy is incomplete naming that filesystem by
     the ID Terraform recorded; once the cloud lets go, a second destroy ends `destroyed`."""
-    from npa_sop_tui import inventory, lifecycle
     from npa_sop_tui.environment_choice import open_environment
-    from npa_sop_tui.lifecycle import LifecycleOptions
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.lifecycle import api as lifecycle
+    from npa_sop_tui.lifecycle.api import LifecycleOptions
     from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
 
     from testkit.filesystem_recipe import filesystem_recipe
@@ -187,9 +189,10 @@ async def test_a_cluster_deployed_elsewhere_without_its_spec_is_refused(
     """Protects destroy from another machine (team state): with no installation here it is
     rebuilt from the spec as deployed, kept in the bucket; without that spec it says so and
     where to destroy from instead."""
-    from npa_sop_tui import inventory, lifecycle
     from npa_sop_tui.errors import UsageError
-    from npa_sop_tui.inventory import InventoryEntry
+    from npa_sop_tui.home import inventory
+    from npa_sop_tui.home.inventory import InventoryEntry
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     from testkit.lifecycle import options
 

@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory, lifecycle
 from npa_sop_tui.environment_choice import open_environment
-from npa_sop_tui.lifecycle import LifecycleOptions, steps
-from npa_sop_tui.state import default_store
+from npa_sop_tui.home import inventory
+from npa_sop_tui.lifecycle import api as lifecycle
+from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle.api import LifecycleOptions
 from npa_sop_tui.state.errors import StateUnreachable
+from npa_sop_tui.state.stores import default_store
 
 from testkit.lifecycle import IDENTITY, Recorder, make_spec
 from testkit.moto import ACCESS_KEY, REGION, SECRET_KEY, MotoServer

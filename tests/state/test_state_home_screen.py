@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.screens.home import HomeScreen
-from npa_sop_tui.state import default_store
+from npa_sop_tui.state.stores import default_store
 from npa_sop_tui.tui.app import NpaSopApp
 
 from testkit.tui import wait_for

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.cli import main as cli
+from npa_sop_tui.cli.entry import main as cli
 
 from testkit.moto import MotoServer, team_env
 from testkit.s3_proxy import ConditionIgnoringProxy

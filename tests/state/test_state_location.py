@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.settings import resolve_settings
-from npa_sop_tui.state import backend, location_from_settings, store_for
+from npa_sop_tui.home.settings import resolve_settings
+from npa_sop_tui.state import backend
 from npa_sop_tui.state.local import LocalStore
+from npa_sop_tui.state.location import location_from_settings
+from npa_sop_tui.state.stores import store_for
 
 
 def _settings(tmp_path: Path, config: str = "", env: dict[str, str] | None = None, **flags: str):
@@ -57,7 +59,7 @@ def test_s3_without_bucket_or_region_is_a_clear_usage_error(tmp_path: Path) -> N
 
 
 def test_config_rejects_unknown_backend(tmp_path: Path) -> None:
-    from npa_sop_tui.config import ConfigError
+    from npa_sop_tui.home.config import ConfigError
 
     with pytest.raises(ConfigError, match="backend"):
         _settings(tmp_path, "state:\n  backend: gcs\n")

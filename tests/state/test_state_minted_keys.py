@@ -19,14 +19,15 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from npa_sop_tui.cli import main as cli
+from npa_sop_tui.cli.entry import main as cli
 from npa_sop_tui.cloud.model import WhoAmI
-from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.home.inventory import InventoryEntry
+from npa_sop_tui.home.settings import resolve_settings
 from npa_sop_tui.sandbox.fake_cloud_state import default_state
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
-from npa_sop_tui.settings import resolve_settings
-from npa_sop_tui.state import credentials, default_store
+from npa_sop_tui.state import credentials
 from npa_sop_tui.state.s3 import S3Store
+from npa_sop_tui.state.stores import default_store
 
 from testkit.moto import REGION, SigningMoto
 
@@ -257,7 +258,7 @@ async def test_terraform_s3_backend_deploys_with_the_minted_key_and_no_secret_le
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     from testkit.lifecycle import Recorder, make_spec, options
 
@@ -308,7 +309,7 @@ async def test_migrate_into_the_bucket_with_the_minted_key(
 ) -> None:
     import asyncio
 
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     from testkit.lifecycle import make_spec, options
 

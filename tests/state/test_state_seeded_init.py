@@ -20,7 +20,7 @@ async def test_second_cluster_seeded_init_keeps_its_state_under_its_own_key(
     sandbox_in_home: Path,
     fast_standin: None,
 ) -> None:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     from testkit.lifecycle import Recorder, make_spec, options
 

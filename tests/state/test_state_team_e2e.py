@@ -26,7 +26,7 @@ from testkit.wait import eventually
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
-_CLI = "import sys; from npa_sop_tui.cli import main; sys.exit(main())"
+_CLI = "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"
 
 
 def _npa(
@@ -111,8 +111,8 @@ async def test_migrate_local_to_s3_and_back_keeps_the_state(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from npa_sop_tui import lifecycle
-    from npa_sop_tui.cli import main as cli
+    from npa_sop_tui.cli.entry import main as cli
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     async def run_cli(argv: list[str]) -> int:
         return await asyncio.to_thread(cli, argv)  # the CLI runs its own event loop
@@ -171,7 +171,7 @@ async def test_migrate_local_to_s3_and_back_keeps_the_state(
 async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
     sandbox_in_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npa_sop_tui import lifecycle
+    from npa_sop_tui.lifecycle import api as lifecycle
 
     recorder = Recorder()
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui import inventory
+from npa_sop_tui.home import inventory
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.status.active_checks import results_by_node
 from npa_sop_tui.status.model import SlurmNode

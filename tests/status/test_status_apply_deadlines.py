@@ -9,7 +9,7 @@ import time
 from rich.console import Console
 
 from npa_sop_tui.events import ResourceFinished, ResourceStarted
-from npa_sop_tui.inventory import InventoryEntry
+from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle.operation import operation
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.status.apply_deadlines import ApplyWaitTracker, utc_clock

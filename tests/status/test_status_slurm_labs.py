@@ -51,8 +51,20 @@ async def test_table_and_json_agree_in_the_release_format(
     expected = "json-v0.0.38" if gpu_lab.slurm_version == "22.05" else "json-v0.0.44"
     assert by_json.source_format == expected
     assert by_json.version == state.version
-    # a node's partitions come in no fixed order from one sinfo call to the next (26.05)
-    assert [_unordered(n) for n in by_json.nodes] == [_unordered(n) for n in state.nodes]
+
+    # The two reads are two sinfo calls: on a busy machine slurmctld may mark a node
+    # NOT_RESPONDING (or clear it) between them. Both formats must agree on one moment, so
+    # read the pair again until the cluster held still for it.
+    async def agree() -> bool:
+        table = await ops.nodes()
+        as_json = await collect_json(ops.runner, host="lab")
+        again = await ops.nodes()
+        if [_unordered(n) for n in table.nodes] != [_unordered(n) for n in again.nodes]:
+            return False  # the state changed while we read: not a comparison of one moment
+        # a node's partitions come in no fixed order from one sinfo call to the next (26.05)
+        return [_unordered(n) for n in as_json.nodes] == [_unordered(n) for n in table.nodes]
+
+    await eventually(agree, timeout=60, what="sinfo's table and JSON to agree on the nodes")
 
 
 async def test_drain_keeps_the_reason_and_its_author_until_resume(

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from npa_sop_tui.paths import known_hosts_path
+from npa_sop_tui.home.paths import known_hosts_path
 from npa_sop_tui.status.hostkeys import HostKeyChanged, HostKeyPolicy, HostKeyUnknown, KnownHosts
 from npa_sop_tui.status.model import SlurmNode
 from npa_sop_tui.status.sinfo_json import nodes_json_command, parse_sinfo_json

@@ -24,7 +24,7 @@ from npa_sop_tui.status.watch import StatusSettings
 
 from testkit.substrate import PrivateSshd, Substrate
 
-NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli import main; sys.exit(main())"]
+NPA = [sys.executable, "-c", "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main())"]
 HOSTILE_USERS = [
     "-oProxyCommand=touch {marker}",
     "-l",

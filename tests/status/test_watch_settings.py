@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from npa_sop_tui import inventory
-from npa_sop_tui.inventory_records import InventoryEntry, OperationRecord
-from npa_sop_tui.paths import cluster_dir
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory_records import InventoryEntry, OperationRecord
+from npa_sop_tui.home.paths import cluster_dir
 from npa_sop_tui.status.watch_settings import (
     StatusSettings,
     last_validation,

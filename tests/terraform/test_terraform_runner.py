@@ -65,8 +65,8 @@ def test_terraform_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_terraform_env_wins_over_config(tmp_path: Path) -> None:
-    from npa_sop_tui.config import NpaConfig
-    from npa_sop_tui.settings import resolve_settings
+    from npa_sop_tui.home.config import NpaConfig
+    from npa_sop_tui.home.settings import resolve_settings
 
     fake = _fake_terraform(tmp_path, "1.13.0")
     settings = resolve_settings(

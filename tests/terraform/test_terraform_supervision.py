@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from npa_sop_tui.events import Diagnostic, Event
-from npa_sop_tui.fsutil import RESERVE_NAME
+from npa_sop_tui.home.fsutil import RESERVE_NAME
 from npa_sop_tui.sandbox.local_terraform import prepare
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform.binary import clean_env, terraform_environment
@@ -317,6 +317,15 @@ def test_the_run_folder_and_the_spool_of_an_operation() -> None:
     )
 
 
+def _supervisor_config(pid: int) -> dict[str, object] | None:
+    parts = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    try:
+        config = json.loads(parts[4])
+    except (IndexError, ValueError):
+        return None
+    return config if isinstance(config, dict) and "ballast" in config else None
+
+
 async def _sh(tmp_path: Path, script: str, **kwargs: object) -> supervision.Supervised:
     env = {"PATH": os.environ["PATH"], "MARK": "from-npa"}
     return await supervision.spawn("/bin/sh", ["-c", script], cwd=tmp_path, env=env, **kwargs)  # type: ignore[arg-type]
@@ -440,13 +449,17 @@ async def test_without_a_disk_reserve_the_supervisor_is_told_none(
 ) -> None:
     """Protects the empty ballast when the disk was too full for a reserve: the supervisor
     must not be handed a path (such as "None") it would try to remove for a state dump."""
-    from npa_sop_tui import fsutil
+    from npa_sop_tui.home import fsutil
 
     monkeypatch.setattr(fsutil, "ensure_reserve", lambda folder: None)
     handle = await _sh(tmp_path, "sleep 30")
     try:
-        config = Path(f"/proc/{handle.pid}/cmdline").read_bytes().split(b"\0")[4]
-        assert json.loads(config)["ballast"] == ""
+        # Until the forked child has exec'd the supervisor, /proc shows the test process's
+        # own command line: wait for the supervisor's (its config is the fifth argument).
+        await eventually(
+            lambda: _supervisor_config(handle.pid) is not None, what="the supervisor's exec"
+        )
+        assert (_supervisor_config(handle.pid) or {})["ballast"] == ""
     finally:
         handle.kill()
         await asyncio.wait_for(handle.wait(), 30)

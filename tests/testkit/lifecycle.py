@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from npa_sop_tui.config import Identity
 from npa_sop_tui.events import Event
-from npa_sop_tui.lifecycle import LifecycleOptions
+from npa_sop_tui.home.config import Identity
+from npa_sop_tui.lifecycle.api import LifecycleOptions
 from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
 
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ test"

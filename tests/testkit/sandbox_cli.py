@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 
 def deploy_in_sandbox(

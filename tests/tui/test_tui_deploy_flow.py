@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Static
 
-from npa_sop_tui import inventory
-from npa_sop_tui.locks import ClusterLock
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.locks import ClusterLock
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.modals import ConfirmModal

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from npa_sop_tui import inventory
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
-from npa_sop_tui.paths import cluster_dir
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home.paths import cluster_dir
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Static
 
-from npa_sop_tui import inventory
-from npa_sop_tui.inventory import InventoryEntry, OperationRecord
+from npa_sop_tui.home import inventory
+from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Select, Static
 
-from npa_sop_tui.cli import main as npa_main
+from npa_sop_tui.cli.entry import main as npa_main
 from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.modals import ConfirmModal, TextModal

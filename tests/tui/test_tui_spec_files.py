@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.file_edit import FileChanged
+from npa_sop_tui.home.file_edit import FileChanged
 from npa_sop_tui.tui.spec_files import SpecFiles
 
 from testkit.specs import COMMENTED, MINIMAL

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.config import load_config
+from npa_sop_tui.home.config import load_config
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 

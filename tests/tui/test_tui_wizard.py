@@ -8,7 +8,7 @@ import pytest
 import yaml
 from textual.widgets import Button, Input, Select, Static
 
-from npa_sop_tui.cli import main as npa_main
+from npa_sop_tui.cli.entry import main as npa_main
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor

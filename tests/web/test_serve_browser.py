@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.cli import main
+from npa_sop_tui.cli.entry import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.terraform]
 
@@ -77,7 +77,7 @@ def served(
     command = [
         sys.executable,
         "-c",
-        "from npa_sop_tui.cli import tui_main; raise SystemExit(tui_main())",
+        "from npa_sop_tui.cli.entry import tui_main; raise SystemExit(tui_main())",
     ]
     args = ["serve", "--name", "demo", "--sandbox", "--port", str(port)]
     with out.open("wb") as sink:

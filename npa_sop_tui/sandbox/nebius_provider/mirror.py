@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from npa_sop_tui.fsutil import atomic_write_text, ensure_dir
+from npa_sop_tui.home.fsutil import atomic_write_text, ensure_dir
 
 VERSION = "0.0.1"  # the stand-in's own version; a recipe that uses it pins exactly this
 SOURCE = "nebius/nebius"

@@ -27,7 +27,7 @@ class SdkCloud:
         asyncio.run(self._delete(fs_id))
 
     async def _sdk(self) -> Any:
-        from npa_sop_tui.nebius_auth import new_sdk, sign_in
+        from npa_sop_tui.cloud.signin import new_sdk, sign_in
 
         return new_sdk(sign_in(iam_token=self.token), self.endpoint)
 

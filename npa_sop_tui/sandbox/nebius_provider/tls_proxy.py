@@ -19,7 +19,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from npa_sop_tui.fsutil import atomic_write_bytes
+from npa_sop_tui.home.fsutil import atomic_write_bytes
 
 
 def server_context(cert_pem: bytes, key_pem: bytes, client_cert_pem: str) -> ssl.SSLContext:

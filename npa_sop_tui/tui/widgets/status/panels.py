@@ -6,10 +6,14 @@ Tables are updated in place, keyed by name, so a refresh keeps the cursor and sc
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 from rich.text import Text
+from textual import work
 from textual.content import Content
 from textual.widgets import Static
 
@@ -383,6 +387,13 @@ class VerdictPanel(Guarded, Static):
 
 class MiniStatus(Guarded, Static):
     """A compact status summary for the deploy screen: nodes, pods, SlurmCluster phase."""
+
+    @work(exclusive=True, group="deploy-status", exit_on_error=False)
+    async def follow(self, snapshots: AsyncIterator[Any]) -> None:
+        """Show each snapshot of a live feed until the feed ends or the widget goes."""
+        with contextlib.suppress(asyncio.CancelledError):
+            async for snapshot in snapshots:
+                self.show(snapshot)
 
     def show(self, status: Any) -> None:
         kube = status.kube

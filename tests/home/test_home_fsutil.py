@@ -1,0 +1,141 @@
+"""fsutil: private folders, atomic writes that survive a full disk, temp-file sweeping."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from npa_sop_tui.home import files as home_files
+from npa_sop_tui.home import fsutil
+from npa_sop_tui.home.fsutil import DiskFull, atomic_write_text, ensure_dir, sweep_temp_files
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_folders_under_the_home_are_created_0700(npa_home: Path, tmp_path: Path) -> None:
+    os.umask(0o022)
+    deep = ensure_dir(npa_home / "soperator" / "demo" / "operations")
+    for folder in (npa_home / "soperator", npa_home / "soperator" / "demo", deep):
+        assert _mode(folder) == 0o700, folder
+    outside = ensure_dir(tmp_path / "elsewhere" / "x")
+    assert _mode(outside) == 0o755  # not ours to tighten
+
+
+def test_existing_folders_are_tightened_on_first_use(npa_home: Path) -> None:
+    home_files._tightened.clear()
+    old = npa_home / "soperator" / "old"
+    (old / "operations").mkdir(parents=True)
+    (old / ".terraform" / "providers").mkdir(parents=True)
+    for folder in (npa_home, old.parent, old, old / "operations", old / ".terraform"):
+        folder.chmod(0o755)
+    (old / ".terraform" / "providers").chmod(0o755)
+    (old / "note.txt").write_text("x")
+    (old / "note.txt").chmod(0o644)
+    atomic_write_text(old / "inventory.json", "{}", mode=0o600)
+    for folder in (npa_home, old.parent, old, old / "operations", old / ".terraform"):
+        assert _mode(folder) == 0o700, folder
+    assert _mode(old / ".terraform" / "providers") == 0o755  # Terraform's own, not entered
+    assert _mode(old / "note.txt") == 0o644  # files keep their modes
+
+
+def test_temp_files_of_gone_writers_are_swept(tmp_path: Path) -> None:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    gone = tmp_path / f".inventory.json.{dead.pid}-abc123_x.tmp"
+    live = tmp_path / f".inventory.json.{os.getpid()}-abc123_y.tmp"
+    legacy_old = tmp_path / ".spec.yaml.k2j4h5g6.tmp"
+    legacy_new = tmp_path / ".spec.yaml.a1b2c3d4.tmp"
+    unrelated = tmp_path / ".hidden.tmp"
+    for path in (gone, live, legacy_old, legacy_new, unrelated):
+        path.write_text("x")
+    os.utime(legacy_old, (time.time() - 7200, time.time() - 7200))
+    removed = sweep_temp_files(tmp_path)
+    assert set(removed) == {gone, legacy_old}
+    assert live.exists() and legacy_new.exists() and unrelated.exists()
+
+
+def test_a_failed_write_names_its_temp_file_and_removes_it(tmp_path: Path) -> None:
+    folder = ensure_dir(tmp_path / "w")
+    target = folder / "inventory.json"
+    atomic_write_text(target, "old")
+
+    class Boom(BaseException):
+        pass
+
+    real_replace = os.replace
+
+    def failing_replace(src: str, dst: str) -> None:
+        assert Path(src).name.startswith(f".inventory.json.{os.getpid()}-")
+        raise Boom
+
+    os.replace = failing_replace  # type: ignore[assignment]
+    try:
+        with pytest.raises(Boom):
+            atomic_write_text(target, "new")
+    finally:
+        os.replace = real_replace
+    assert target.read_text() == "old"
+    assert list(folder.iterdir()) == [target]  # the temp file went with the failure
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(disk: Path) -> None:
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
+def test_disk_full_keeps_the_old_file_and_names_the_space(tiny_disk: Path) -> None:
+    target = tiny_disk / "inventory.json"
+    atomic_write_text(target, "previous")
+    _fill(tiny_disk)
+    with pytest.raises(DiskFull) as caught:
+        atomic_write_text(target, "x" * 100_000)
+    assert target.read_text() == "previous"
+    text = caught.value.render()
+    assert f"cannot write {target}" in text and "0 B free" in text
+    assert "needs at least 101.7 KiB" in text and "run the same command again" in text
+    assert not [p for p in tiny_disk.iterdir() if p.suffix == ".tmp"]
+
+
+def test_the_reserve_is_given_up_for_a_write_that_matters(tiny_disk: Path) -> None:
+    reserve = fsutil.ensure_reserve(tiny_disk / ".npa-run")
+    assert reserve is not None and reserve.stat().st_size == fsutil.RESERVE_BYTES
+    assert _mode(reserve) == 0o600
+    _fill(tiny_disk)
+    target = tiny_disk / "inventory.json"
+    atomic_write_text(target, "recorded despite a full disk")
+    assert target.read_text() == "recorded despite a full disk"
+    assert not reserve.exists()
+    assert fsutil.ensure_reserve(tiny_disk / ".npa-run") is None  # no room to take it back

@@ -1,0 +1,87 @@
+"""safe_text: outside text shows every character and obeys none (terminals, markup, browsers)."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+from textual.content import Content
+
+from npa_sop_tui.safe_text import escape_markup, safe_markup, safe_text
+
+OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
+TITLE = "\x1b]0;owned\x07"
+LINK = "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\"
+CLEAR = "\x1b[2J\x1b[H"
+
+
+def _acts(text: str) -> list[str]:
+    """Characters a terminal or a bidi-aware renderer would act on."""
+    return [
+        c
+        for c in text
+        if (ord(c) < 0x20 and c != "\n")
+        or 0x7F <= ord(c) <= 0x9F
+        or unicodedata.bidirectional(c)
+        in {"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
+        or c in "\u2028\u2029"
+    ]
+
+
+def test_escape_sequences_are_shown_not_obeyed() -> None:
+    for attack in (OSC52, TITLE, LINK, CLEAR, "\x9b2J", "a\rb"):
+        shown = safe_text(f"Kill task failed {attack}")
+        assert _acts(shown) == [], repr(shown)
+    assert safe_text(OSC52) == "␛]52;c;ZWNobyBwd25lZA==␇"
+    assert safe_text("\x9b31m") == "<U+009B>31m"
+    assert safe_text("a\rb") == "a␍b"
+
+
+def test_newlines_are_kept_only_when_asked_and_tabs_become_spaces() -> None:
+    assert safe_text("one\ntwo") == "one␊two"
+    assert safe_text("one\ntwo", keep_newlines=True) == "one\ntwo"
+    assert safe_text("a\tb") == "a b"
+
+
+def test_bidi_overrides_and_line_separators_are_made_visible() -> None:
+    assert safe_text("admin\u202egnp.exe") == "admin<U+202E>gnp.exe"
+    assert safe_text("x\u2028y") == "x<U+2028>y"
+    assert safe_text("\u2066a\u2069") == "<U+2066>a<U+2069>"
+
+
+def test_printable_text_passes_unchanged() -> None:
+    for text in ("gpu-0 idle", "Nodes 1-3 drained: [maintenance]", "日本語 ✓ café", "😀"):
+        assert safe_text(text) == text
+
+
+def test_limit_bounds_the_result_without_cutting_a_shown_control() -> None:
+    assert safe_text("abcdef", limit=4) == "abc…"
+    assert safe_text("abc", limit=3) == "abc"
+    assert safe_text("ab\x9bcd", limit=9) == "ab…"  # <U+009B> does not fit: cut before it
+    assert safe_text("anything", limit=0) == ""
+    assert len(safe_text("x" * 10_000, limit=80)) == 80
+
+
+def test_markup_in_outside_text_is_text() -> None:
+    for text in ("[/] x", "[bold]hi", "[link=https://evil.example]click[/link]", "\\[x]", "a\\"):
+        assert Content.from_markup(safe_markup(text)).plain == text
+    assert escape_markup("[/]") == "\\[/]"
+
+
+def test_non_strings_are_shown_as_their_text() -> None:
+    assert safe_text(42) == "42"
+    assert safe_text(None) == "None"
+
+
+@given(st.text(max_size=60))
+def test_nothing_that_acts_survives(text: str) -> None:
+    shown = safe_text(text)
+    assert _acts(shown) == []
+    assert "\n" not in shown
+
+
+@given(st.text(max_size=60), st.integers(min_value=1, max_value=40))
+def test_markup_renders_the_safe_text_exactly_and_limits_hold(text: str, limit: int) -> None:
+    assert Content.from_markup(safe_markup(text)).plain == safe_text(text)
+    assert len(safe_text(text, limit=limit)) <= limit
