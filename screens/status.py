@@ -304,33 +304,48 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         port_arg = f" -p {port}" if port != 22 else ""
         self.app.push_screen(SshModal(f"ssh{port_arg} {user}@{host}", host))
 
+    def _first_template(self) -> str:
+        """The template the first-job offer names: the one that fits this cluster."""
+        from npa_sop_tui.jobs.remote import gpu_count
+        from npa_sop_tui.jobs.templates import first_job_template
+
+        slurm = self.status.slurm if self.status is not None else None
+        nodes = slurm.nodes if slurm is not None else []
+        return first_job_template(sum(1 for n in nodes if gpu_count(n.gres or "")))
+
     @work(thread=True, group="first-job", exit_on_error=False)
     def _suggest_first_job(self) -> None:
         """After READY, once a visit: the first-job hint if npa has run no job here yet
-        (jobs.json is read in this worker, not on the event loop)."""
+        (jobs.json is read in this worker, not on the event loop). A session without the
+        run key (read-only) is offered nothing it cannot do."""
         from npa_sop_tui.jobs.records import none_yet
+        from npa_sop_tui.jobs.templates import first_job_summary
+        from npa_sop_tui.tui.read_only import offers
 
+        if not offers(self, "run"):
+            return
         if none_yet(self.cluster_name):
+            template = self._first_template()
             self.app.call_from_thread(
                 self.notify,
-                "The cluster is READY. Press r to run gpu-hello, a first job: one task per "
-                "GPU node, its GPUs counted against the preset.",
+                f"The cluster is READY. Press r to run {template}, a first job: "
+                f"{first_job_summary(template)}.",
                 title="First job",
                 timeout=15,
             )
 
     def action_run(self) -> None:
         ready = self.status is not None and self.status.verdict.state == "ready"
-        self._open_run(ready, self._selected_pool())
+        self._open_run(ready, self._selected_pool(), self._first_template())
 
     @work(thread=True, group="first-job", exit_on_error=False)
-    def _open_run(self, ready: bool, pool: str | None) -> None:
-        """The run dialog, gpu-hello preselected on a READY cluster without npa jobs (the
-        records are read in this worker)."""
+    def _open_run(self, ready: bool, pool: str | None, first: str) -> None:
+        """The run dialog, the first-job template preselected on a READY cluster without
+        npa jobs (the records are read in this worker)."""
         from npa_sop_tui.jobs.records import none_yet
         from npa_sop_tui.screens.run_dialog import open_run
 
-        template = "gpu-hello" if ready and none_yet(self.cluster_name) else None
+        template = first if ready and none_yet(self.cluster_name) else None
         self.app.call_from_thread(
             open_run, self.app, self.cluster_name, pool=pool, template=template
         )

@@ -239,6 +239,13 @@ class SimulatedCluster:
 
     # -- simulated Slurm -------------------------------------------------------------------------
 
+    def gpu_model(self, node: str) -> str:
+        """The GPU a Slurm node's nvidia-smi names (its pool's platform's)."""
+        from npa_sop_tui.sandbox.job_tools import DEFAULT_GPU_MODEL, gpu_name
+
+        pool = self._pool_for(node.rsplit("-", 1)[0])
+        return gpu_name(pool.platform) if pool is not None else DEFAULT_GPU_MODEL
+
     def slurm_state(self, catalog: Catalog) -> SlurmState:
         """What `sinfo` would say right now: one node `<nodeset>-<i>` per worker of each
         released NodeSet."""

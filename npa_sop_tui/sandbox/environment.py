@@ -255,7 +255,10 @@ class SandboxEnvironment(Environment):
         catalog = load_catalog()
         accounting = bool(cluster.spec.accounting)
         return SimulatedSlurm(
-            status.name, lambda: cluster.slurm_state(catalog), accounting=accounting
+            status.name,
+            lambda: cluster.slurm_state(catalog),
+            accounting=accounting,
+            gpu_model=cluster.gpu_model,
         )
 
     async def aclose(self) -> None:
