@@ -126,9 +126,6 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
                 yield Label("Soperator components")
                 yield ComponentsTable(id="components")
                 yield SlurmClusterPanel("", id="slurm-cluster", classes="panel")
-                with Vertical(id="node-states-pane"):
-                    yield Label("Slurm node states over time")
-                    yield NodeStatesChart(id="node-states")
             with Vertical(id="status-right"):
                 yield Label("Slurm partitions")
                 yield PartitionsTable(id="partitions")
@@ -138,11 +135,21 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
                     id="node-filter",
                 )
                 yield SlurmNodesTable(id="slurm-nodes")
+        # the full width under the tables, always in view: a plot from 32 rows, one
+        # sparkline row per pool below that
+        with Vertical(id="node-states-pane"):
+            yield Label(
+                "Slurm node states over time (▁…█ share allocated, ▒ drained, × down)",
+                id="node-states-title",
+            )
+            yield NodeStatesChart(id="node-states")
         yield VerdictPanel("", id="hints")
         yield AppFooter()
 
     def on_mount(self) -> None:
         self._load_capacity()
+        # the cluster's node-state history from the home; a read-only session adds none
+        self.query_one(NodeStatesChart).follow(self.cluster_name, writable=not self.npa.read_only)
         self.npa.cluster = self.cluster_name
         self.npa.kube_context = self.npa.backend.kube_context(self.cluster_name)
         self.interval = self._initial_interval or self.npa.status_interval

@@ -39,26 +39,26 @@ async def _check(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
 
 
 def _legend_whole(screen: Any, found: dict[str, list[str]]) -> None:
-    """The node-state chart, where shown, names every state with its count for each pool
-    (its own code sizes its lines, so only the words can tell a legend was cut)."""
+    """The node-state chart is in view without scrolling, and names every pool with a count
+    for every state, whole (a sparkline row per pool at 24 rows, a legend and the plot's
+    axes from 32); no line is wider than the chart."""
     from npa_sop_tui.history.node_states import BUCKETS
     from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
 
     chart = screen.query_one(NodeStatesChart)
-    if not chart.display or not chart.parent.display:
-        return
     lines = [line.plain for line in chart.render().split()]
-    # each pool's line: its name, then a glyph and a count for every state
-    counts = [
-        i for i, line in enumerate(lines) if re.fullmatch(rf"\S+( \S\d+){{{len(BUCKETS)}}}", line)
-    ]
-    key = "\n".join(lines[: counts[0]] if counts else lines)  # the glyph key, above the pools
-    missing = [b for b in BUCKETS if not re.search(rf"\b{b}\b", key)]
-    if not counts:
-        missing.append("the pools' counts")
-    wide = [line for line in lines if len(line) > chart.content_region.width]
-    if missing or wide:
-        found["dashboard chart"] = [f"legend lacks {missing}", *wide]
+    counts = [line for line in lines if re.search(rf"\S+( \S\d+){{{len(BUCKETS)}}}", line)]
+    problems = [] if counts else ["no pool's counts"]
+    if not screen.region.contains_region(chart.region) or chart.region.height == 0:
+        problems.append(f"chart not in view: {chart.region}")
+    if chart.region.height >= 8:  # the plot: its legend and both axes
+        legend = "\n".join(lines[:2])
+        problems += [f"legend lacks {b}" for b in BUCKETS if not re.search(rf"\b{b}\b", legend)]
+        if not any("┤" in line for line in lines) or not any("┬" in line for line in lines):
+            problems.append("no axes")
+    problems += [line for line in lines if len(line) > chart.content_region.width]
+    if problems:
+        found["dashboard chart"] = problems
 
 
 async def _with_help(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
