@@ -151,8 +151,8 @@ class SimulatedCluster:
         planned = next((ns for ns in spec_nodesets(self.spec) if ns.name == key), None)
         size = planned.size if planned is not None else 1
         self.kube.upsert("nodesets", make_nodeset(key, replicas=size, ready=size))
-        node = f"{self.name}-system-0"
-        for i in range(size):
+        for i in range(size):  # each on its own worker node, as the NodeSet schedules them
+            node = f"{self.name}-{key}-{i}"
             self.kube.upsert("pods", make_worker_pod(key, i, node=node))
         for i in range(size, self._worker_pods.get(key, 0)):
             self._delete("pods", f"{key}-{i}")

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -54,11 +56,17 @@ class SandboxEnvironment(Environment):
         flags: Mapping[str, Any] | None = None,
         settings: Settings | None = None,
         sleep_seconds: float | None = None,
+        read_only: bool = False,
     ) -> None:
         self._home = home_files.SandboxHomeEntered()  # left in aclose()
         self.home = self._home.home
         super().__init__(settings if settings is not None else resolve_settings(flags))
         self.sleep_seconds = sleep_seconds
+        # a watching session writes nothing in the home: its kubeconfig (the fake API
+        # server's address, new each session) goes to a folder of its own, gone at the end
+        self._session_dir = (
+            Path(tempfile.mkdtemp(prefix="npa-read-only-session-")) if read_only else None
+        )
         self.kube: FakeKubeServer | None = None
         self.clusters: dict[str, SimulatedCluster] = {}
 
@@ -179,7 +187,7 @@ class SandboxEnvironment(Environment):
         await self._ensure_kube()
 
     def kubeconfig_path(self) -> Path:
-        return self.home / "kubeconfig"
+        return (self._session_dir or self.home) / "kubeconfig"
 
     async def _ensure_kube(self) -> FakeKubeServer:
         if self.kube is None:
@@ -266,6 +274,8 @@ class SandboxEnvironment(Environment):
             await self.kube.stop_in_loop()
             self.kube = None
         self.clusters.clear()
+        if self._session_dir is not None:
+            shutil.rmtree(self._session_dir, ignore_errors=True)
         self._home.leave()
 
 

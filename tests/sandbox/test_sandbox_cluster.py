@@ -49,6 +49,9 @@ def test_an_in_place_resize_scales_the_nodeset_and_its_pods() -> None:
         assert nodeset["status"]["replicas"] == 2
         assert kube.get("pods", "cpu-1") is not None
         assert kube.get("nodes", "rs-cpu-1", namespace="") is not None
+        # a worker pod runs on its own worker node (node detail named system-0 and the
+        # system node group for it)
+        assert kube.get("pods", "cpu-1")["spec"]["nodeName"] == "rs-cpu-1"  # type: ignore[index]
 
         cluster.spec = _spec(1)  # and back: the extra worker pod goes
         cluster.on_event(
