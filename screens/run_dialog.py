@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.jobs.model import JobRequest
 from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.widgets.footer import AppFooter
 
 COMMAND = "command"  # the Select value meaning "the command typed below"
 
@@ -82,6 +83,8 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
             with Horizontal(classes="buttons"):
                 yield Button("Cancel (esc)", id="run-no")
                 yield Button("Run (ctrl+s)", id="run-yes", variant="primary")
+        # its own footer, over the dashboard's: this dialog's keys, not the screen's behind
+        yield AppFooter()
 
     def on_mount(self) -> None:
         target = "#run-template" if self.template else "#run-command"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -147,6 +148,9 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         yield AppFooter()
 
     def on_mount(self) -> None:
+        # the cursor where the work is: the Slurm nodes (enter: a node's detail), not four
+        # tabs away behind the Kubernetes tables
+        self.query_one(SlurmNodesTable).focus()
         self._load_capacity()
         # the cluster's node-state history from the home; a read-only session adds none
         self.query_one(NodeStatesChart).follow(self.cluster_name, writable=not self.npa.read_only)
@@ -381,6 +385,15 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         from npa_sop_tui.screens.timeline import TimelineScreen
 
         self.app.push_screen(TimelineScreen(self.cluster_name))
+
+    @on(NodeGroupsTable.RowSelected, "#node-groups")
+    def _pool_nodes(self, event: NodeGroupsTable.RowSelected) -> None:
+        """Enter on a node group: its Slurm nodes (the filter set to the pool's names)."""
+        pool = str(event.row_key.value or "")
+        box = self.query_one("#node-filter", Input)
+        box.value = f"^{re.escape(pool)}-" if pool else ""
+        box.set_class(bool(pool), "-open")
+        self.query_one(SlurmNodesTable).focus()
 
     @on(SlurmNodesTable.RowSelected, "#slurm-nodes")
     def _node_detail(self, event: SlurmNodesTable.RowSelected) -> None:

@@ -331,3 +331,55 @@ async def test_a_destructive_plan_still_asks_naming_what_it_loses(tmp_path: Path
         await pilot.press("n")
         await wait_for(pilot, lambda: app.screen is screen)
         assert screen.stage == OperationStage.PLANNED  # nothing applied
+
+
+async def test_dashboard_keyboard_path_and_the_run_dialogs_keys(npa_home: Path) -> None:
+    """The dashboard's first focus is the Slurm nodes table (enter: a node's detail, one
+    key); enter on a node group shows that pool's Slurm nodes; the run dialog's footer names
+    its own keys, and enter in its Command field runs the command every time it opens."""
+    from textual.widgets import Input
+
+    from npa_sop_tui.screens.job_screen import JobScreen
+    from npa_sop_tui.screens.node_detail import NodeDetailScreen
+    from npa_sop_tui.screens.run_dialog import RunDialog
+    from npa_sop_tui.screens.status import StatusScreen
+    from npa_sop_tui.tui.widgets.status.panels import NodeGroupsTable, SlurmNodesTable
+
+    from .test_tui_operator import OpsBackend, _dashboard
+
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        dashboard = await _dashboard(pilot, app)
+        nodes = dashboard.query_one(SlurmNodesTable)
+        assert app.focused is nodes
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is dashboard)
+
+        groups = dashboard.query_one(NodeGroupsTable)
+        groups.focus()
+        groups.move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.focused is nodes)
+        assert dashboard.query_one("#node-filter", Input).value == "^cpu-"
+        assert nodes.row_count == 2
+
+        for round_ in range(2):  # the second opening took the Enter too
+            await pilot.press("r")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+            dialog = app.screen
+            footer = {k.key_display for k in _footer_keys_of(app)}
+            assert "^s" in footer and "/" not in footer and "j" not in footer, footer
+            dialog.query_one("#run-template").value = "command"
+            dialog.query_one("#run-command", Input).focus()
+            await pilot.press(*f"echo {round_}", "enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+
+
+def _footer_keys_of(app: NpaSopApp) -> list[Any]:
+    from textual.widgets._footer import FooterKey
+
+    return [k for k in app.screen.query(FooterKey) if k.region.area]
