@@ -45,7 +45,10 @@ class ConfirmModal(Guarded, ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, id="question", markup=False)
+            # a long question (a destructive plan names what it loses) scrolls: the buttons
+            # stay on screen at 80x24
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(self.question, id="question", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.no_label} (n)", id="no")
                 yield Button(

@@ -111,6 +111,19 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
         await _check(pilot, "jobs history", found)
         app.pop_screen()
 
+        from npa_sop_tui.screens.modals import ConfirmModal
+        from npa_sop_tui.screens.run_dialog import RunDialog
+
+        await app.push_screen(RunDialog(template="cpu-hello"))
+        await _check(pilot, "run dialog", found)
+        app.pop_screen()
+        lost = "\n".join(f"  module.k8s.nebius_mk8s_v1_node_group.worker[{i}]" for i in range(15))
+        await app.push_screen(
+            ConfirmModal(f"This plan replaces 15 resources:\n{lost}", yes="Apply", danger=True)
+        )
+        await _check(pilot, "destructive dialog", found)
+        app.pop_screen()
+
         title = "Last operation log of demo (deploy op-20261130-100000)"
         await app.push_screen(LogViewerScreen(title, [("info", "x")], LONG_PATH))
         await _with_help(pilot, "log viewer", found)
