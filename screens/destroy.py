@@ -230,6 +230,8 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
             return None if self.running else True
         if action == "retry":
             failed = self.outcome is not None and self.outcome.result == "failed"
+            if self.outcome is not None and self.outcome.result == "ok":
+                return False  # destroyed: nothing to retry, so no key for it
             return True if failed and not self.running else None
         if action == "log":
             return True if self.outcome is not None or self.running else None

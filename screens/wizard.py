@@ -277,10 +277,12 @@ class WizardScreen(Guarded, OperatorGated, WizardReview):
     @on(Input.Changed, "#name")
     def _name(self, event: Input.Changed) -> None:
         self.data["name"] = event.value.strip()
-        self.npa.cluster = self.data["name"]
         if event.value:
             self._touched.add("name")
         self.revalidate()
+        # the title bar names the cluster once the name is one (it echoed what was typed)
+        if not any(i.path == "name" and i.is_error for i in self.issues):
+            self.npa.cluster = self.data["name"]
 
     @on(Select.Changed, "#region")
     def _region(self, event: Select.Changed) -> None:

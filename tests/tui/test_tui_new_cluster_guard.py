@@ -87,3 +87,43 @@ async def test_a_destructive_question_keeps_its_buttons_on_screen_at_80x24() -> 
             region = modal.query_one(button).region
             assert region.height > 0 and modal.region.contains_region(region), button
         assert modal.focused is modal.query_one("#no")  # the safe answer
+
+
+async def test_title_names_only_a_valid_name_and_a_destroyed_cluster_offers_no_retry() -> None:
+    from npa_sop_tui.screens.destroy import DestroyScreen
+    from npa_sop_tui.tui.backend import OperationOutcome
+
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        wizard = await _new_wizard(pilot, app)
+        name = wizard.query_one("#name", Input)
+        name.value = ""
+        name.focus()
+        await pilot.press(*"lab2")
+        await wait_for(pilot, lambda: app.cluster == "lab2")
+        await pilot.press(*"[/]X")  # not a cluster name: the title keeps the last valid one
+        await wait_for(pilot, lambda: any(i.path == "name" for i in wizard.issues))
+        assert app.cluster == "lab2" and "[/]" not in app.sub_title
+        app.pop_screen()
+        await pilot.pause()
+        destroy = DestroyScreen("demo")
+        await app.push_screen(destroy)
+        await wait_for(pilot, lambda: app.screen is destroy)
+        destroy.outcome = OperationOutcome("ok", "destroyed")
+        assert destroy.check_action("retry", ()) is False  # hidden, not greyed
+        destroy.outcome = OperationOutcome("failed", "boom")
+        assert destroy.check_action("retry", ()) is True
+
+
+def test_accounting_off_on_purpose_is_not_a_failure_mark() -> None:
+    from npa_sop_tui.status.model import Condition
+    from npa_sop_tui.tui.widgets.status.panels import switched_off
+
+    off = Condition(
+        type="AccountingAvailable",
+        status="False",
+        reason="NotAvailable",
+        message="Slurm accounting is disabled",
+    )
+    broken = Condition(type="AccountingAvailable", status="False", message="slurmdbd down")
+    assert switched_off(off) and not switched_off(broken)

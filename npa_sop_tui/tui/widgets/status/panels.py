@@ -130,9 +130,19 @@ class SlurmClusterPanel(Guarded, Static):
         for cond in sc.conditions:
             mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
             reason = f" ({cond.reason})" if cond.reason else ""
+            if switched_off(cond):  # off on purpose (the spec says so): not a failure
+                mark, reason = "[dim]–[/]", " (off in the spec)"
             lines.append(markup(f"  {mark} $what", what=f"{cond.type}{reason}"))
         lines += checks_lines(status)
         self.update(Content("\n").join(lines))
+
+
+def switched_off(cond: Any) -> bool:
+    """A condition False because the feature is off on purpose: Soperator reports
+    AccountingAvailable False "Slurm accounting is disabled" when the spec has no
+    accounting."""
+    message = (cond.message or "").lower()
+    return cond.status == "False" and "is disabled" in message
 
 
 def apply_wait_lines(status: Any) -> list[Content]:
