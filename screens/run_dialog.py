@@ -138,4 +138,6 @@ def open_run(
         if choice is not None:
             app.push_screen(JobScreen(cluster, choice.request, pool=choice.pool))
 
+    # the first-job toast has said its piece: it would cover the dialog's buttons
+    app.clear_notifications()
     app.push_screen(RunDialog(pool=pool, template=template), chosen)

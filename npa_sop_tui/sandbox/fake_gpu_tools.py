@@ -6,7 +6,6 @@ substrate and the sandbox install small wrappers named after each tool):
 
 - `nvidia-smi` (`--query-gpu=name --format=csv,noheader`, `-L`, or the plain table);
 - `deviceQuery`, `vectorAdd`, `simpleMultiGPU`, `p2pBandwidthLatencyTest` (CUDA samples);
-- `all_reduce_perf` (nccl-tests: rank 0 prints the table and `# Avg bus bandwidth`);
 - `health-checker run -e soperator -p <platform> -n <tests> -f json-partial`, which runs the
   samples named in `-n` and reports like Nebius's health-checker: one JSON object with
   `status` (PASS/FAIL/ERROR) and `tests[].checks[].state.{status,error}`.
@@ -14,7 +13,7 @@ substrate and the sandbox install small wrappers named after each tool):
 What a node does comes from `<behaviour dir>/<node>` (dir: `$NPA_FAKE_GPU_DIR`, else this
 file's `../behaviour`), `key=value` lines; a missing file means a healthy 8×H100 node:
 
-    gpus=7             nvidia-smi lists this many GPUs (0: a node without a GPU driver)
+    gpus=7             nvidia-smi lists this many GPUs
     name=NVIDIA H200   their name
     fail=vectorAdd     this sample fails
     hang=1             health-checker never returns (a stuck check)
@@ -51,17 +50,8 @@ def _gpus(b: dict[str, str]) -> tuple[int, str]:
     return int(b.get("gpus", "8")), b.get("name", DEFAULT_NAME)
 
 
-NO_DRIVER = (
-    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-    "Make sure that the latest NVIDIA driver is installed and running."
-)
-
-
 def nvidia_smi(args: list[str], b: dict[str, str]) -> int:
     count, name = _gpus(b)
-    if count == 0:
-        print(NO_DRIVER)
-        return 9
     if any(a.startswith("--query-gpu=name") for a in args):
         for _ in range(count):
             print(name)
@@ -165,40 +155,6 @@ def health_checker(args: list[str], b: dict[str, str]) -> int:
     return 0 if status == "PASS" else 1
 
 
-def _bytes(text: str) -> int:
-    units = {"K": 2**10, "M": 2**20, "G": 2**30}
-    return int(float(text[:-1]) * units[text[-1].upper()]) if text[-1:].isalpha() else int(text)
-
-
-def all_reduce_perf(args: list[str], b: dict[str, str]) -> int:
-    """nccl-tests' all_reduce_perf, one MPI rank per task: rank 0 prints the table."""
-    count, name = _gpus(b)
-    if count == 0:
-        print("all_reduce_perf: no CUDA-capable device is detected", file=sys.stderr)
-        return 1
-    opts = dict(zip(args[::2], args[1::2], strict=False))
-    size, last = _bytes(opts.get("-b", "8")), _bytes(opts.get("-e", "128M"))
-    factor = max(2, int(opts.get("-f", "2")))
-    ranks = int(os.environ.get("SLURM_NTASKS") or "1")
-    if os.environ.get("SLURM_PROCID", "0") != "0":
-        return 0
-    print(f"# nThread 1 nGpus 1 minBytes {size} maxBytes {last} step: {factor}(factor) "
-          "warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0")  # fmt: skip
-    print(f"#\n# Using devices\n#  Rank  0 Group  0 Pid 1 on {_node()} device  0 [0x18] {name}")
-    print("#\n#       size         count      type   redop    root     time   algbw   busbw")
-    total = 0.0
-    rows = 0
-    while size <= last:
-        busbw = 360.0 * min(1.0, size / 2**28) * (2 * (ranks - 1) / ranks if ranks > 1 else 1)
-        time_us = size / max(busbw, 1e-3) / 1e3
-        print(f"{size:>12} {size // 4:>13}     float     sum      -1 {time_us:8.1f} "
-              f"{busbw / 2:7.2f} {busbw:7.2f}")  # fmt: skip
-        total, rows, size = total + busbw, rows + 1, size * factor
-    print("# Out of bounds values : 0 OK")
-    print(f"# Avg bus bandwidth    : {total / max(rows, 1):.3f}")
-    return 0
-
-
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
@@ -209,8 +165,6 @@ def main(argv: list[str]) -> int:
         return nvidia_smi(args, b)
     if tool == "health-checker":
         return health_checker(args, b)
-    if tool == "all_reduce_perf":
-        return all_reduce_perf(args, b)
     if tool in SAMPLES:
         return sample(tool, b)
     print(f"fake_gpu_tools: unknown tool {tool!r}", file=sys.stderr)

@@ -4,7 +4,8 @@ A job's batch step runs on its first simulated node with the variables Slurm giv
 step; on its PATH come first the sandbox's own `srun` (a step: the command once per task on
 the job's simulated nodes, each task with its node's name, CPUs and GPUs), `sbatch` (a new
 sandbox job of the same cluster), `nvidia-smi` and nccl-tests' `all_reduce_perf` (printing
-the real tools' formats for the GPUs the task holds: sandbox/fake_gpu_tools.py), and
+the real tools' formats for the GPUs the task holds: sandbox/fake_gpu_tools.py and
+fake_node_tools.py), and
 `hostname`/`nproc` answering for the simulated node. So every job template runs here as it
 would on a cluster, whether or not this machine has a Slurm client or a GPU.
 
@@ -133,12 +134,12 @@ def _python_tool(*argv: str) -> str:
 
 def tool_scripts(jobs_root: Path) -> dict[str, str]:
     """Every tool a sandbox job finds first on its PATH, by name."""
-    gpu_tools = str(Path(__file__).with_name("fake_gpu_tools.py"))
+    node_tools = str(Path(__file__).with_name("fake_node_tools.py"))
     return {
         "srun": SRUN,
         "sbatch": _python_tool("-m", "npa_sop_tui.sandbox.job_submit", str(jobs_root)),
-        "nvidia-smi": _python_tool(gpu_tools, "nvidia-smi"),
-        "all_reduce_perf": _python_tool(gpu_tools, "all_reduce_perf"),
+        "nvidia-smi": _python_tool(node_tools, "nvidia-smi"),
+        "all_reduce_perf": _python_tool(node_tools, "all_reduce_perf"),
         "hostname": HOSTNAME,
         "nproc": NPROC,
     }

@@ -130,6 +130,7 @@ async def test_first_job_hint_then_the_fitting_template_preselected(
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
         dialog = app.screen
         assert dialog.query_one("#run-template", Select).value == "cpu-hello"
+        assert not app._notifications  # the toast would cover the dialog's buttons
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
         job = app.screen
