@@ -63,3 +63,32 @@ async def test_a_fixed_error_goes_as_soon_as_the_field_is_valid(tmp_path: Path) 
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is wizard)
         assert [p["name"] for p in wizard.data["workers"]] == ["cpu", "gpu-a"]
+
+
+async def test_the_size_field_is_in_view_at_80x24_without_tabbing(tmp_path: Path) -> None:
+    """Name, platform, preset and size are all on screen when the editor opens (the Size
+    field was below the fold until tabbed to), and tab still goes preset → size."""
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await home_loaded(pilot)
+        spec = tmp_path / "cluster.yaml"
+        spec.write_text(CPU_SPEC)
+        mapping, document, _ = app.backend.open_with_findings(spec)
+        wizard = WizardScreen(mapping, path=spec, document=document)
+        await app.push_screen(wizard)
+        await wait_for(pilot, lambda: bool(wizard.query("#pool-list")))
+        wizard.step = "pools"
+        await pilot.pause()
+        wizard.query_one("#pool-list").query_one(PoolTable).focus()
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, PoolEditor))
+        editor = app.screen
+        form = editor.query_one("#pool-form")
+        await wait_for(pilot, lambda: editor.query_one("#pool-size").region.area > 0)
+        seen = form.scrollable_content_region
+        for field in ("#pool-name", "#pool-platform", "#pool-preset", "#pool-size"):
+            assert seen.contains_region(editor.query_one(field).region), field
+        assert form.scroll_y == 0
+        editor.query_one("#pool-preset").focus()
+        await pilot.press("tab")
+        assert editor.focused is editor.query_one("#pool-size", Input)
