@@ -15,11 +15,11 @@ from npa_sop_tui.screens.jobs import JobsScreen
 from npa_sop_tui.screens.log_viewer import LogViewerScreen
 from npa_sop_tui.screens.node_detail import NodeDetailScreen
 from npa_sop_tui.screens.status import StatusScreen
-from npa_sop_tui.screens.wizard import STEPS, WizardScreen
+from npa_sop_tui.screens.wizard import STEPS
 from npa_sop_tui.tui.app import NpaSopApp
 
 from .test_tui_operator import OpsBackend
-from testkit.tui import CPU_SPEC, cut_off, home_loaded, wait_for
+from testkit.tui import cut_off, home_loaded, open_cpu_wizard, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -78,12 +78,7 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
         await home_loaded(pilot)
         await _with_help(pilot, "home", found)
 
-        spec = tmp_path / "cluster.yaml"
-        spec.write_text(CPU_SPEC)
-        mapping, document, _ = app.backend.open_with_findings(spec)
-        wizard = WizardScreen(mapping, path=spec, document=document)
-        await app.push_screen(wizard)
-        await wait_for(pilot, lambda: bool(wizard.query("#pages")))
+        wizard = await open_cpu_wizard(pilot, tmp_path)
         for step in STEPS:
             wizard.step = step
             await _with_help(pilot, f"wizard {step}", found)
