@@ -40,6 +40,8 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
     RunDialog .row Label.second { width: 12; padding: 1 0 0 1; }
     RunDialog .row Input { width: 1fr; }
     RunDialog #run-template { width: 1fr; }
+    /* one line: a template's summary wrapped to two and drew the box over the Command field */
+    RunDialog #run-template #label { text-wrap: nowrap; text-overflow: ellipsis; }
     RunDialog #run-error { color: $error; height: auto; }
     RunDialog .buttons { height: 3; align-horizontal: right; }
     """

@@ -61,6 +61,21 @@ def _legend_whole(screen: Any, found: dict[str, list[str]]) -> None:
         found["dashboard chart"] = problems
 
 
+def _no_overlaps(screen: Any, where: str, found: dict[str, list[str]]) -> None:
+    """No field or button drawn over another (the template selector once sat on the Command
+    field)."""
+    from textual.widgets import Button, Input, Select
+
+    widgets = [w for w in screen.query("Input, Select, Button") if w.region.area]
+    assert any(isinstance(w, Select) for w in widgets) and any(
+        isinstance(w, Input | Button) for w in widgets
+    )
+    for i, a in enumerate(widgets):
+        for b in widgets[i + 1 :]:
+            if a.region.overlaps(b.region):
+                found.setdefault(where, []).append(f"#{a.id} over #{b.id}")
+
+
 async def _with_help(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
     """The screen, then its help dialog (every screen's `?`/f1)."""
     await _check(pilot, where, found)
@@ -111,6 +126,7 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
 
         await app.push_screen(RunDialog(template="cpu-hello"))
         await _check(pilot, "run dialog", found)
+        _no_overlaps(app.screen, "run dialog", found)
         app.pop_screen()
         lost = "\n".join(f"  module.k8s.nebius_mk8s_v1_node_group.worker[{i}]" for i in range(15))
         await app.push_screen(
