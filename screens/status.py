@@ -48,6 +48,10 @@ INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 class StatusScreen(Guarded, OperatorGated, Screen[None]):
     """Live status of one cluster."""
 
+    # the cursor where the work is: the Slurm nodes (enter: a node's detail). Textual's own
+    # first focus, or a return from a dialog, must pick them too, not the first scroll box.
+    AUTO_FOCUS = "#slurm-nodes"
+
     BINDINGS: ClassVar[list[BindingType]] = [
         # short labels so 80 columns show them all; `?` shows the tooltips
         Binding(

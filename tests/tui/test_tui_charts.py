@@ -156,7 +156,7 @@ async def test_home_shows_cost_so_far_of_running_clusters() -> None:
         chart = app.screen.query_one(CostChart)
         await wait_for(pilot, lambda: bool(chart.costs) and chart.display)
         text = str(chart.render())
-        assert "demo" in text and "usd/h" in text and "train" not in text
+        assert "demo" in text and "$1.15/h" in text and "train" not in text
 
 
 def test_narrow_chart_keeps_a_one_snapshot_outage() -> None:

@@ -352,7 +352,7 @@ async def test_dashboard_keyboard_path_and_the_run_dialogs_keys(npa_home: Path) 
     async with app.run_test(size=(80, 24)) as pilot:
         dashboard = await _dashboard(pilot, app)
         nodes = dashboard.query_one(SlurmNodesTable)
-        assert app.focused is nodes
+        await wait_for(pilot, lambda: app.focused is nodes)  # Textual's first focus, too
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen))
         await pilot.press("escape")
