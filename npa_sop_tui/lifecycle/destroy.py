@@ -13,8 +13,8 @@ from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DestroyIncomplete, DestroyResult, LifecycleOptions
-from npa_sop_tui.recipe import source
-from npa_sop_tui.recipe.source import Installation
+from npa_sop_tui.recipe import installation
+from npa_sop_tui.recipe.installation import Installation
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.state.backend import explain_failure
 
@@ -102,7 +102,7 @@ async def _existing(
     recorded = entry.recipe.path if entry.recipe is not None else None
     terraform_dir = environment.settings.terraform_dir or recorded
     ctx = await steps.context_for(op, environment, options, terraform_dir=terraform_dir)
-    install = source.existing_installation(ctx.recipe, install_dir, name)
+    install = installation.existing_installation(ctx.recipe, install_dir, name)
     ctx.env = {**install.read_env(), **ctx.env}
     ctx.mask_environment()
     steps.use_state_backend(ctx, install)
