@@ -54,10 +54,10 @@ async def source_preflight_destroy(entry: Any, install_dir: Path | None, options
     from npa_sop_tui.recipe import installation
 
     started = time.time()
+    from npa_sop_tui.home.recorded_paths import recipe_dir
+
     environment = environment_of(options)
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    where = environment.settings.terraform_dir or recorded
-    recipe = await environment.recipe(Path(where) if where else None)
+    recipe = await environment.recipe(recipe_dir(entry, environment.settings))
     await environment.terraform(recipe)
     if install_dir is not None:  # else the state is in the team's bucket, built at destroy
         installation.existing_installation(recipe, install_dir, entry.name)

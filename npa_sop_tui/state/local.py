@@ -118,8 +118,11 @@ class LocalStore(StateStore):
                 entry = self.get(name)
             except NpaError:  # a damaged record is reported by `list`
                 entry = None
-            if entry is not None and entry.install_dir:
-                candidates.append(Path(entry.install_dir) / STATE_FILE)
+            from npa_sop_tui.home.recorded_paths import trusted
+
+            recorded = trusted(entry.install_dir) if entry is not None else None
+            if recorded is not None:  # a record's path is used only inside this home
+                candidates.append(recorded / STATE_FILE)
             root = cluster_dir(name)
             if root.is_dir():
                 candidates.extend(sorted(root.glob(f"**/{STATE_FILE}")))
