@@ -15,20 +15,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-JOB_ENV_NAMES = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TERM",
-        "TMPDIR",
-    }
-)
+from npa_sop_tui.terraform.binary import SHELL_ENV_NAMES
+
+JOB_ENV_NAMES = SHELL_ENV_NAMES
 JOB_ENV_PREFIXES = ("LC_",)
 
 

@@ -148,7 +148,9 @@ def _checked(path: str, source: str, required: str | None, need: str) -> Terrafo
 
 # What Terraform, its providers and the recipe's local-exec steps need from npa's
 # environment. Anything else (another tool's token, a cloud key of another provider) stays out.
-TERRAFORM_ENV_NAMES = frozenset(
+# What any program npa starts needs to run as a shell would run it (sandbox jobs get these
+# and no more: sandbox/job_environment.py); `LC_*` goes with them.
+SHELL_ENV_NAMES = frozenset(
     {
         "PATH",  # local-exec runs `nebius`, `kubectl`, `sh`
         "HOME",  # ~/.nebius/config.yaml (the nebius CLI profile), ~/.kube, ~/.terraform.d
@@ -160,6 +162,10 @@ TERRAFORM_ENV_NAMES = frozenset(
         "TZ",
         "TMPDIR",
         "TERM",
+    }
+)
+TERRAFORM_ENV_NAMES = SHELL_ENV_NAMES | frozenset(
+    {
         "KUBECONFIG",  # the recipe writes the cluster's kube context
         "SSL_CERT_FILE",  # corporate CA bundles
         "SSL_CERT_DIR",

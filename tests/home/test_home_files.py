@@ -14,42 +14,31 @@ from npa_sop_tui.home.files import HomeNotRegular, HomeSymlink, ensure_dir, make
 from npa_sop_tui.home.fsutil import atomic_write_text
 from npa_sop_tui.home.locks import ClusterLock
 
+from testkit.hostile_files import untouched
+from testkit.hostile_files import victim as outside_file
 from testkit.read_only_home import on_read_only_home, read_only_mounts_work
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _outside(tmp_path: Path) -> Path:
-    victim = tmp_path / "outside" / "precious.txt"
-    victim.parent.mkdir()
-    victim.write_text("keep me\n")
-    victim.chmod(0o644)
-    return victim
-
-
-def _untouched(victim: Path) -> bool:
-    info = victim.stat()
-    return victim.read_text() == "keep me\n" and info.st_mode & 0o777 == 0o644
-
-
 def test_planted_symlinks_never_damage_outside_files(
     npa_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    victim = _outside(tmp_path)
+    victim = outside_file(tmp_path)
     # a `.lock` planted as a symlink: refused, not truncated on release
     cluster = npa_home / "soperator" / "demo"
     cluster.mkdir(parents=True)
     (cluster / ".lock").symlink_to(victim)
     with pytest.raises(HomeSymlink, match=r"\.lock is a symlink inside the npa home"):
         ClusterLock("demo", operation="deploy").acquire()
-    assert _untouched(victim)
+    assert untouched(victim)
     # the debug log planted as a symlink: the command runs, the link is reported, not used
     (npa_home / "logs").mkdir()
     (npa_home / "logs" / "npa-debug.log").symlink_to(victim)
     assert main(["soperator", "list", "--debug"]) == 0
     err = capsys.readouterr().err
     assert "npa-debug.log is a symlink inside the npa home" in err
-    assert _untouched(victim)
+    assert untouched(victim)
     # a folder on the way planted as a symlink: nothing is written through it
     (npa_home / "cache").symlink_to(victim.parent)
     with pytest.raises(HomeSymlink, match="cache is a symlink"):
@@ -57,7 +46,7 @@ def test_planted_symlinks_never_damage_outside_files(
     with pytest.raises(HomeSymlink):
         open_private(npa_home / "cache" / "y.log", os.O_WRONLY | os.O_CREAT)
     assert sorted(p.name for p in victim.parent.iterdir()) == ["precious.txt"]
-    assert _untouched(victim)
+    assert untouched(victim)
 
 
 def test_debug_creates_home_private(
@@ -121,6 +110,7 @@ _DIRECT_WRITERS = {
     "npa_sop_tui/home/bounded_read.py": "opens read-only",
     "npa_sop_tui/home/file_edit.py": "edits the user's own files (specs), not the home",
     "npa_sop_tui/cli/interrupts.py": "/dev/null",
+    "npa_sop_tui/agent/mcp_stdio.py": "/dev/null, read-only, in place of stdin while serving",
     "npa_sop_tui/terraform/_supervisor.py": "a standalone process (imports nothing of npa); "
     "its spool and state copies are O_CREAT 0600 in folders home_files made",
     "npa_sop_tui/sandbox/standin.py": "the stand-in recipe's packaged files (generator)",
@@ -223,7 +213,7 @@ def test_hard_linked_lock_and_debug_log_never_touch_the_outside_file(
 ) -> None:
     """Defect: a hard-linked `.lock` or `logs/npa-debug.log` truncated or appended to the
     file outside the home that shares its inode, and changed its mode."""
-    victim = _outside(tmp_path)
+    victim = outside_file(tmp_path)
     cluster = npa_home / "sandbox" / "soperator" / "cpu-min"
     cluster.mkdir(parents=True)
     os.link(victim, cluster / ".lock")
@@ -240,7 +230,7 @@ def test_hard_linked_lock_and_debug_log_never_touch_the_outside_file(
     assert code == 2, err
     assert f"{cluster / '.lock'} has 3 hard links" in err
     assert f"rm {cluster / '.lock'}" in err and "Traceback" not in err
-    assert _untouched(victim)
+    assert untouched(victim)
 
 
 def test_a_fifo_where_npa_keeps_a_file_is_refused_without_waiting(

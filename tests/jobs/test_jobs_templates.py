@@ -70,16 +70,11 @@ def test_a_template_that_never_ends_or_blocks_is_refused_at_once(
     import subprocess
     import sys
 
+    from testkit.hostile_files import plant
+
     folder = npa_home / "job-templates"
     folder.mkdir()
-    planted = folder / "planted.sh"
-    if kind == "dev-zero":
-        planted.symlink_to("/dev/zero")
-    elif kind == "sparse":
-        with planted.open("wb") as handle:
-            handle.truncate(3 * 1024**3)
-    else:
-        os.mkfifo(planted)
+    planted = plant(folder / "planted.sh", kind)
     npa = Path(sys.executable).parent / "npa"
     done = subprocess.run(
         [str(npa), "soperator", "run", "--name", "demo", "--list-templates"],

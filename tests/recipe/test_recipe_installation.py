@@ -18,21 +18,12 @@ from npa_sop_tui.recipe import source as recipe
 from npa_sop_tui.sandbox import local_terraform
 from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
 
+from testkit.hostile_files import untouched
+from testkit.hostile_files import victim as outside_file
+
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
-
-
-def _victim(tmp_path: Path) -> Path:
-    victim = tmp_path / "outside" / "precious.tf"
-    victim.parent.mkdir()
-    victim.write_text("keep me\n")
-    victim.chmod(0o644)
-    return victim
-
-
-def _untouched(victim: Path) -> bool:
-    return victim.read_text() == "keep me\n" and _mode(victim) == 0o644
 
 
 def test_installation_layout(npa_home: Path, tmp_path: Path) -> None:
@@ -82,14 +73,14 @@ def test_a_symlinked_recipe_file_in_the_installation_is_replaced_not_written_thr
 ) -> None:
     """Defect: a symlinked `variables.tf` in a cluster's install folder was overwritten by
     the recipe copy, i.e. the file it pointed at outside the home."""
-    victim = _victim(tmp_path)
+    victim = outside_file(tmp_path, "precious.tf")
     built = recipe.resolve(standin_recipe_dir(), recipe.RecipeSettings())
     target = installation.installation_dir(built, "linked")
     target.mkdir(parents=True)
     (target / "variables.tf").symlink_to(victim)
     os.link(victim, target / "main.tf")
     install = installation.prepare_installation(built, "linked", {}, {})
-    assert _untouched(victim)
+    assert untouched(victim)
     for name in ("variables.tf", "main.tf"):
         copied = install.dir / name
         assert not copied.is_symlink() and copied.stat().st_nlink == 1
@@ -109,7 +100,7 @@ def test_a_symlinked_recipe_file_in_the_installation_is_replaced_not_written_thr
 def test_terraform_never_runs_where_it_would_write_through_a_link(
     npa_home: Path, tmp_path: Path, name: str, link: str, refusal: type[Exception]
 ) -> None:
-    victim = _victim(tmp_path)
+    victim = outside_file(tmp_path, "precious.tf")
     built = recipe.resolve(standin_recipe_dir(), recipe.RecipeSettings())
     target = installation.installation_dir(built, "tf")
     target.mkdir(parents=True)
@@ -122,7 +113,7 @@ def test_terraform_never_runs_where_it_would_write_through_a_link(
         installation.prepare_installation(built, "tf", {}, {})
     with pytest.raises(refusal):
         installation.existing_installation(built, target, "tf")
-    assert _untouched(victim)
+    assert untouched(victim)
     assert sorted(p.name for p in victim.parent.iterdir()) == ["precious.tf"]
 
 

@@ -11,18 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from testkit.hostile_files import plant
+
 NPA = Path(sys.executable).parent / "npa"
-
-
-def _plant(cluster: Path, kind: str) -> None:
-    record = cluster / "inventory.json"
-    if kind == "dev-zero":
-        record.symlink_to("/dev/zero")
-    elif kind == "sparse":
-        with record.open("wb") as handle:
-            handle.truncate(3 * 1024**3)
-    else:
-        os.mkfifo(record)
 
 
 @pytest.mark.parametrize(
@@ -41,7 +32,7 @@ def test_an_inventory_record_that_never_ends_or_blocks_is_reported_not_read(
     `destroy` of that cluster says why (exit 2). Run as processes: a hang fails by timeout."""
     cluster = npa_home / "soperator" / "victim"
     cluster.mkdir(parents=True)
-    _plant(cluster, kind)
+    plant(cluster / "inventory.json", kind)
     env = {**os.environ, "NPA_HOME": str(npa_home)}
     listed = subprocess.run(
         [str(NPA), "soperator", "list"], capture_output=True, text=True, env=env, timeout=60

@@ -3,13 +3,14 @@ refused at once, saying what to do."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.status.hostkeys import HostKeyEntry, KnownHosts
+
+from testkit.hostile_files import plant
 
 
 def test_known_hosts_are_read_and_added(npa_home: Path) -> None:
@@ -35,14 +36,7 @@ def test_a_known_hosts_that_never_ends_or_blocks_is_refused_at_once(
 ) -> None:
     """Defect: known_hosts as /dev/zero or a sparse 3 GB file was read to the end
     (MemoryError), as a FIFO every SSH connection hung before it started."""
-    path = npa_home / "known_hosts"
-    if kind == "dev-zero":
-        path.symlink_to("/dev/zero")
-    elif kind == "sparse":
-        with path.open("wb") as handle:
-            handle.truncate(3 * 1024**3)
-    else:
-        os.mkfifo(path)
+    path = plant(npa_home / "known_hosts", kind)
     with pytest.raises(UsageError) as refused:
         KnownHosts().lookup("login.example", 22)
     assert refused.value.message == f"{path}: {said}"

@@ -133,12 +133,12 @@ def test_a_group_readable_token_file_is_refused(tmp_path: Path) -> None:
 def test_a_token_file_that_is_a_fifo_a_device_or_huge_is_refused_at_once(tmp_path: Path) -> None:
     """Defect: `serve --token-file` on a FIFO hung, on /dev/zero or a sparse 3 GB file read
     until memory ran out. Each is refused before a byte is read, saying what it is."""
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo, 0o600)
-    sparse = tmp_path / "sparse"
-    with sparse.open("wb") as handle:
-        handle.truncate(3 * 1024**3)
-    sparse.chmod(0o600)
+    from testkit.hostile_files import plant
+
+    fifo = plant(tmp_path / "fifo", "fifo")
+    sparse = plant(tmp_path / "sparse", "sparse")
+    for path in (fifo, sparse):
+        path.chmod(0o600)
     for path, said in (
         (fifo, "is a named pipe (FIFO), not a token file"),
         (Path("/dev/zero"), "is a character device, not a token file"),
