@@ -204,7 +204,11 @@ def private_stdin() -> Iterator[int]:
     """A private copy of fd 0 for the protocol, with fd 0 itself on /dev/null meanwhile."""
     import fcntl
 
-    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:  # no stdin to copy (closed): read fd 0 as it is, which ends at once
+        yield 0
+        return
     null = os.open(os.devnull, os.O_RDONLY)
     try:
         os.dup2(null, 0)

@@ -184,3 +184,15 @@ async def test_sandbox_jobs_run_over_mcp_never_see_the_servers_credentials(
     for text in (job["output"], _text(ran), *(log.read_text() for log in logs)):
         assert TOKEN not in text and AWS_SECRET not in text
         assert "NEBIUS_IAM_TOKEN" not in text and "AWS_SECRET_ACCESS_KEY" not in text
+
+
+def test_a_fleet_file_inside_the_root_is_read_bounded(npa_home: Path, tmp_path: Path) -> None:
+    """A tool reads no file without a bound: a sparse 3 GB fleet file in the root is refused
+    at once, quoting nothing from it."""
+    from npa_sop_tui.agent.registry import get_tool
+
+    from testkit.hostile_files import plant
+
+    plant(tmp_path / "fleet.yaml", "sparse")
+    with pytest.raises(UsageError, match=r"fleet\.yaml is not a valid fleet file"):
+        get_tool("infra.fleet.deploy").call({"spec_path": "fleet.yaml"}, root=tmp_path)
