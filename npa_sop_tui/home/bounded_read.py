@@ -125,15 +125,39 @@ def read_regular_bytes(
 _TOO_BIG_HINT = "is this the right file?"
 
 
-def _refuse_foreign(info: os.stat_result, what: str, path: Path) -> None:
+def not_only_yours(info: os.stat_result) -> str | None:
+    """Why a file or folder with this status is not the user's alone to write, else None:
+    another owner, or write permission for others, or for a group with anyone else in it
+    (a group of the user's own, as a `umask 002` system makes, is the user alone)."""
     me = os.geteuid()
     mode = stat.S_IMODE(info.st_mode)
     if info.st_uid != me:
-        why = f"belongs to uid {info.st_uid}, not to you (uid {me})"
-    elif mode & 0o022:
-        why = f"is writable by others (mode {mode:o})"
-    else:
+        return f"belongs to uid {info.st_uid}, not to you (uid {me})"
+    if mode & 0o002 or (mode & 0o020 and not _own_group(info.st_gid)):
+        return f"is writable by others (mode {mode:o})"
+    return None
+
+
+def _own_group(gid: int) -> bool:
+    """Whether group `gid` is the user's own: their primary group, with no other member."""
+    import grp
+    import pwd
+
+    if gid != os.getegid():
+        return False
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+        name = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return False
+    return members <= {name}
+
+
+def _refuse_foreign(info: os.stat_result, what: str, path: Path) -> None:
+    why = not_only_yours(info)
+    if why is None:
         return
+    me = os.geteuid()
     raise Unreadable(
         f"the {what} {why}; npa uses only a {what} that nobody else can write (what it "
         "names runs as you)",

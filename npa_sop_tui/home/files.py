@@ -34,7 +34,7 @@ from pathlib import Path
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home import paths
-from npa_sop_tui.home.bounded_read import kind_of
+from npa_sop_tui.home.bounded_read import kind_of, not_only_yours
 
 SECRET_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
@@ -148,15 +148,6 @@ def read_only(exc: OSError, path: Path | str) -> HomeReadOnly | None:
     return None
 
 
-def _not_yours(info: os.stat_result) -> str | None:
-    """Why npa must not write in a folder (or file) with this status, else None."""
-    if info.st_uid != os.geteuid():
-        return f"belongs to uid {info.st_uid}, not to you (uid {os.geteuid()})"
-    if stat.S_IMODE(info.st_mode) & _WRITABLE_BY_OTHERS:
-        return f"is writable by others (mode {stat.S_IMODE(info.st_mode):o})"
-    return None
-
-
 def refuse_symlinks(path: Path | str, *, owned: bool = False) -> None:
     """`HomeSymlink` when a component of `path` below the home is a symlink; with `owned`,
     also `HomeNotYours` when the home or an existing folder on the way (below the home) is
@@ -167,7 +158,7 @@ def refuse_symlinks(path: Path | str, *, owned: bool = False) -> None:
         return
     if owned:
         try:
-            why = _not_yours(home.stat())  # the home itself may be a symlink: followed
+            why = not_only_yours(home.stat())  # the home itself may be a symlink: followed
         except OSError:
             why = None  # missing: npa creates it; unreadable: the write says why
         if why:
@@ -181,7 +172,7 @@ def refuse_symlinks(path: Path | str, *, owned: bool = False) -> None:
             return  # unreadable: the write that follows says why
         if stat.S_ISLNK(info.st_mode):
             raise HomeSymlink(part)
-        why = _not_yours(info) if owned and stat.S_ISDIR(info.st_mode) else None
+        why = not_only_yours(info) if owned and stat.S_ISDIR(info.st_mode) else None
         if why:
             raise HomeNotYours(part, why)
 

@@ -287,3 +287,24 @@ def test_a_home_others_can_write_is_refused(
     assert f"chmod go-w {home}" in err
     assert list(home.iterdir()) == []
     assert stat.S_IMODE(home.stat().st_mode) == 0o1777  # and its mode is the user's business
+
+
+def test_a_folder_only_your_own_group_may_write_is_yours(npa_home: Path) -> None:
+    """On a `umask 002` system every folder is group-writable by the user's own private
+    group: that is the user alone, so npa writes there; a group with other members is not."""
+    import grp
+
+    from npa_sop_tui.home.files import HomeNotYours
+
+    if grp.getgrgid(os.getegid()).gr_mem not in ([], [os.environ.get("USER", "")]):
+        pytest.skip("the primary group has other members here")
+    mine = npa_home / "soperator"
+    mine.mkdir(mode=0o775)
+    mine.chmod(0o775)
+    atomic_write_text(mine / "a" / "x.json", "{}")
+    assert (mine / "a" / "x.json").read_text() == "{}"
+    if os.geteuid() != 0:
+        return  # giving the folder to another group needs root
+    os.chown(mine, os.geteuid(), 12345)
+    with pytest.raises(HomeNotYours, match=r"soperator \(inside the npa home\) is writable by"):
+        atomic_write_text(mine / "a" / "y.json", "{}")
