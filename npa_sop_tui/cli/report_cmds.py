@@ -55,7 +55,7 @@ def handle_report(args: argparse.Namespace) -> int:
             f"--out {out}: not a file in an existing folder", hint="give a path like ./demo.html"
         )
     entry = inventory.require(name)
-    records = [op for op in entry.operations if op.log]
+    records = [op for op in entry.operations if op.log_file]
     if args.operation:
         records = [op for op in records if op.id == args.operation]
     if not records:
@@ -65,10 +65,12 @@ def handle_report(args: argparse.Namespace) -> int:
             hint=f"`npa soperator list` shows {name}'s operations; deploy it first",
         )
     record = records[-1]
+    log = record.log_file
+    assert log is not None  # kept above: a log inside this npa home
     builder = TimelineBuilder()
     gpu_checks: list[GpuCheckReported] = []
     try:
-        for event in read_events(Path(str(record.log))):
+        for event in read_events(log):
             builder.add(event)
             if isinstance(event, GpuCheckReported):
                 gpu_checks.append(event)

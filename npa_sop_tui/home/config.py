@@ -146,8 +146,11 @@ def load_config(path: str | Path | None = None) -> NpaConfig:
     from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
     from npa_sop_tui.spec.yaml_positions import MAX_BYTES
 
-    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read
-        text = read_regular_text(cfg_path, limit=MAX_BYTES, what="config file", subject="config")
+    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read,
+        # and so is a config another account wrote or could write (its terraform_bin runs)
+        text = read_regular_text(
+            cfg_path, limit=MAX_BYTES, what="config file", subject="config", own=True
+        )
     except Unreadable as exc:
         if exc.missing:
             return NpaConfig()

@@ -19,6 +19,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,10 +32,9 @@ from npa_sop_tui.home.files import (
     ensure_dir,
     private_mode,
     read_only,
-    tighten_tree,
 )
 
-__all__ = ["PRIVATE_DIR_MODE", "SECRET_MODE", "ensure_dir", "tighten_tree"]  # re-exported
+__all__ = ["PRIVATE_DIR_MODE", "SECRET_MODE", "ensure_dir"]  # re-exported
 
 RESERVE_NAME = "reserve"
 RESERVE_BYTES = 2 * 1024 * 1024
@@ -175,6 +175,36 @@ def _write_once(
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# Copies (a recipe into an installation folder, the stand-in recipe into the home)
+
+
+def copy_file(source: Path, dest: Path) -> None:
+    """`source`'s bytes at `dest` by an atomic replace: a symlink or hard link at `dest` is
+    replaced, never written through, and under the home the copy is private (0600, or 0700
+    for an executable) whatever the source's mode."""
+    source, dest = Path(source), Path(dest)
+    if dest.is_dir() and not dest.is_symlink():
+        raise UsageError(
+            f"{dest} is a folder where the recipe has a file",
+            hint=f"remove it (`rm -r {dest}`); npa copies the recipe's file there",
+        )
+    atomic_write_bytes(dest, source.read_bytes(), mode=stat.S_IMODE(source.stat().st_mode))
+
+
+def copy_tree(source: Path, dest: Path) -> None:
+    """`cp -r source/. dest` through `copy_file` and `ensure_dir` (folders npa creates under
+    the home are 0700; a symlinked folder on the way under the home is refused)."""
+    source, dest = Path(source), Path(dest)
+    ensure_dir(dest)
+    for folder, dirs, files in os.walk(source, followlinks=True):  # as `cp -r` reads
+        here = dest / Path(folder).relative_to(source)
+        for name in sorted(dirs):
+            ensure_dir(here / name)
+        for name in sorted(files):
+            copy_file(Path(folder) / name, here / name)
 
 
 def _pid_alive(pid: int) -> bool:

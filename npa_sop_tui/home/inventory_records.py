@@ -50,6 +50,14 @@ class OperationRecord(BaseModel):
     user: str | None = None  # who ran it (login name) and where: shown to the team
     host: str | None = None
 
+    @property
+    def log_file(self) -> Path | None:
+        """The recorded log, if it may be read: inside this npa home (a record is data: a
+        copied home or a crafted file could name any file on the machine)."""
+        from npa_sop_tui.home.recorded_paths import trusted
+
+        return trusted(self.log)
+
 
 class RecipeInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -43,21 +43,24 @@ def list_clusters() -> list[InventoryEntry]:
 
 async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
     """The resource addresses in a cluster's Terraform state, as Terraform lists them."""
-    from pathlib import Path
 
     from npa_sop_tui.lifecycle import steps
 
     options = options or LifecycleOptions()
     environment = steps.environment_of(options)
     store = environment.state_store()
+    from npa_sop_tui.home import recorded_paths as recorded
+
     entry = inventory.require(name, store=store)
     if not entry.install_dir:
         return []
-    if not Path(entry.install_dir).is_dir() and store.shared:
+    install_dir = recorded.install_dir(entry, environment.settings, shared=store.shared)
+    if (install_dir is None or not install_dir.is_dir()) and store.shared:
         # deployed from another machine: read the state in the team's bucket
         return store.resource_addresses(name) or []
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    recipe = await environment.recipe(Path(recorded) if recorded else None)
+    if install_dir is None:
+        return []
+    recipe = await environment.recipe(recorded.recipe_dir(entry, environment.settings))
     setup = await environment.terraform(recipe)
     from npa_sop_tui.terraform.runner import TerraformRunner
 
@@ -65,7 +68,7 @@ async def cluster_resources(name: str, options: LifecycleOptions | None = None) 
     runner = TerraformRunner(
         setup.binary.path, operation_id="query", on_event=lambda e: None, env={**setup.env, **keys}
     )
-    code, out, err = await runner.capture(["state", "list"], cwd=Path(entry.install_dir))
+    code, out, err = await runner.capture(["state", "list"], cwd=install_dir)
     if code != 0:
         if "No state file" in err:
             return []

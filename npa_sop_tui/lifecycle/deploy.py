@@ -16,7 +16,7 @@ from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.contract_fields import deploy_fields
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DeployResult, LifecycleOptions, StateCaptureFailed
-from npa_sop_tui.recipe.source import Installation
+from npa_sop_tui.recipe.installation import Installation
 from npa_sop_tui.redact import Redactor
 
 if TYPE_CHECKING:

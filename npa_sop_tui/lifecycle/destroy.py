@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import PlanSummary
 from npa_sop_tui.home import inventory
+from npa_sop_tui.home import recorded_paths as recorded
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DestroyIncomplete, DestroyResult, LifecycleOptions
-from npa_sop_tui.recipe import source
-from npa_sop_tui.recipe.source import Installation
+from npa_sop_tui.recipe import installation
+from npa_sop_tui.recipe.installation import Installation
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.state.backend import explain_failure
 
@@ -32,8 +33,12 @@ async def destroy(
     options = options or LifecycleOptions()
     store = steps.store_of(options)
     entry = inventory.require(name, store=store)
-    recorded_dir = Path(entry.install_dir) if entry.install_dir else None
+    settings = steps.environment_of(options).settings
+    # a record's paths are data: used inside this home, or where the settings point
+    recorded_dir = recorded.install_dir(entry, settings, shared=store.shared)
     here = recorded_dir is not None and recorded_dir.is_dir()
+    if here:
+        recorded.recipe_dir(entry, settings)  # refused here, before the lock and the log
     if not here and not store.shared:
         raise UsageError(
             f"cluster {name!r} has no installation folder ({entry.install_dir or 'none recorded'})",
@@ -99,10 +104,9 @@ async def _existing(
 ) -> tuple[steps.Context, Installation]:
     environment = steps.environment_of(options)
     # The recipe the cluster was deployed with, unless told otherwise.
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    terraform_dir = environment.settings.terraform_dir or recorded
+    terraform_dir = recorded.recipe_dir(entry, environment.settings)
     ctx = await steps.context_for(op, environment, options, terraform_dir=terraform_dir)
-    install = source.existing_installation(ctx.recipe, install_dir, name)
+    install = installation.existing_installation(ctx.recipe, install_dir, name)
     ctx.env = {**install.read_env(), **ctx.env}
     ctx.mask_environment()
     steps.use_state_backend(ctx, install)

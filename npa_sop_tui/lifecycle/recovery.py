@@ -79,7 +79,10 @@ def begin(lock: Lock, name: str, store: StateStore | None = None) -> list[str]:
 def _tidy(name: str, store: StateStore | None) -> list[str]:
     notes: list[str] = []
     entry = inventory.get(name, store=store)
-    install_dir = Path(entry.install_dir) if entry is not None and entry.install_dir else None
+    from npa_sop_tui.home.recorded_paths import trusted
+
+    # housekeeping only inside this home: a record's path is data (a copy, a crafted file)
+    install_dir = trusted(entry.install_dir) if entry is not None else None
     folders = [npa_home(), cluster_dir(name)]
     if install_dir is not None:
         folders += [install_dir, supervision.run_dir(install_dir)]

@@ -23,7 +23,8 @@ from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.lifecycle.operation import Operation
 from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
 from npa_sop_tui.recipe.compat import check_recipe_for_spec
-from npa_sop_tui.recipe.source import Installation, Recipe
+from npa_sop_tui.recipe.installation import Installation
+from npa_sop_tui.recipe.source import Recipe
 from npa_sop_tui.redact import sensitive_variables
 from npa_sop_tui.state import backend as state_backend
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
@@ -159,7 +160,7 @@ async def prepare(
     """Everything up to a ready installation folder (no Terraform run yet)."""
     from npa_sop_tui.home import inventory
     from npa_sop_tui.home.paths import cluster_dir
-    from npa_sop_tui.recipe import source
+    from npa_sop_tui.recipe import installation
     from npa_sop_tui.recipe.render import render
 
     environment = environment_of(options)
@@ -197,14 +198,14 @@ async def prepare(
     op.redactor.add(*rendered.secrets, *capacity.values())
     ctx.env = {**rendered.env, **ctx.env}
     ctx.mask_environment()
-    target = source.installation_dir(ctx.recipe, spec.name)
+    target = installation.installation_dir(ctx.recipe, spec.name)
     op.rollback.keep(
         target / "terraform.tfvars.json",
         target / ".npa-env.json",
         cluster_dir(spec.name) / inventory.SPEC_FILE,
     )
     install = await asyncio.to_thread(
-        source.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
+        installation.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
     )
     use_state_backend(ctx, install)
     op.observe(await environment.observer(spec.name, spec))

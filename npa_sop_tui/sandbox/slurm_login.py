@@ -134,12 +134,16 @@ class SimulatedLogin:
     async def _srun(self, words: list[str], timeout: float) -> CommandResult:
         node = next((w.split("=", 1)[1] for w in words if w.startswith("--nodelist=")), "")
         script = words[words.index("-c") + 1]
-        env = {
-            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
-            "SLURMD_NODENAME": node,
-            "NPA_FAKE_GPU_DIR": str(self.behaviour),
-            "HOME": os.environ.get("HOME", "/tmp"),
-        }
+        from npa_sop_tui.sandbox.job_environment import job_environment
+
+        env = job_environment(  # what any sandbox job gets: no cloud tokens, no keys
+            {
+                "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+                "SLURMD_NODENAME": node,
+                "NPA_FAKE_GPU_DIR": str(self.behaviour),
+                "HOME": os.environ.get("HOME", "/tmp"),
+            }
+        )
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", script, env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

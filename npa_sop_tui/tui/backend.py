@@ -339,15 +339,18 @@ def operation_log(name: str, operation_id: str | None = None) -> tuple[Path | No
     entry = inventory.get(name)
     if entry is None:
         return None, []
-    records = [op for op in entry.operations if op.log]
+    records = [op for op in entry.operations if op.log_file]
     if operation_id is not None:
         records = [op for op in records if op.id == operation_id]
     if not records:
         return None, []
-    path = Path(str(records[-1].log))
+    path = records[-1].log_file
+    assert path is not None
     lines: deque[tuple[str, str]] = deque(maxlen=LOG_VIEW_LIMIT)
     try:
-        with path.open(encoding="utf-8") as handle:
+        from npa_sop_tui.home.bounded_read import open_regular
+
+        with open_regular(path) as handle:  # a FIFO is refused, never waited on
             for raw in handle:
                 try:
                     event = parse_event(json.loads(raw))

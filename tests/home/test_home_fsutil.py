@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.home import files as home_files
 from npa_sop_tui.home import fsutil
 from npa_sop_tui.home.fsutil import DiskFull, atomic_write_text, ensure_dir, sweep_temp_files
 
@@ -29,21 +28,18 @@ def test_folders_under_the_home_are_created_0700(npa_home: Path, tmp_path: Path)
     assert _mode(outside) == 0o755  # not ours to tighten
 
 
-def test_existing_folders_are_tightened_on_first_use(npa_home: Path) -> None:
-    home_files._tightened.clear()
+def test_existing_folders_keep_their_modes_and_new_ones_are_0700(npa_home: Path) -> None:
+    """npa changes the mode of nothing it did not create: an existing folder under the home
+    (the user's own, or another tool's) keeps its mode; the folders npa makes are 0700."""
     old = npa_home / "soperator" / "old"
-    (old / "operations").mkdir(parents=True)
     (old / ".terraform" / "providers").mkdir(parents=True)
-    for folder in (npa_home, old.parent, old, old / "operations", old / ".terraform"):
+    for folder in (npa_home, old.parent, old, old / ".terraform", old / ".terraform" / "providers"):
         folder.chmod(0o755)
-    (old / ".terraform" / "providers").chmod(0o755)
-    (old / "note.txt").write_text("x")
-    (old / "note.txt").chmod(0o644)
-    atomic_write_text(old / "inventory.json", "{}", mode=0o600)
-    for folder in (npa_home, old.parent, old, old / "operations", old / ".terraform"):
-        assert _mode(folder) == 0o700, folder
-    assert _mode(old / ".terraform" / "providers") == 0o755  # Terraform's own, not entered
-    assert _mode(old / "note.txt") == 0o644  # files keep their modes
+    atomic_write_text(old / "operations" / "a.ndjson", "{}", mode=0o600)
+    for folder in (npa_home, old.parent, old, old / ".terraform", old / ".terraform" / "providers"):
+        assert _mode(folder) == 0o755, folder
+    assert _mode(old / "operations") == 0o700  # made just now
+    assert _mode(old / "operations" / "a.ndjson") == 0o600
 
 
 def test_temp_files_of_gone_writers_are_swept(tmp_path: Path) -> None:
