@@ -18,7 +18,7 @@ from typing import Any
 from npa_sop_tui.cloud.connection import CloudError
 from npa_sop_tui.cloud.model import PriceQuote, PriceRequest
 
-Call = Callable[[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]], Awaitable[Any]]
+Call = Callable[..., Awaitable[Any]]  # the client's `_call(what, make, *, service=…)`
 
 
 def _decimal(text: str) -> Decimal | None:
@@ -77,6 +77,7 @@ async def estimate_hourly(
     resp = await call(
         "price estimate (billing CalculatorService.EstimateBatch)",
         lambda sdk, kw: CalculatorServiceClient(sdk).estimate_batch(request, **kw),
+        service=CalculatorServiceClient,
     )
     if len(resp.resource_costs) != len(requests):
         raise CloudError(

@@ -24,6 +24,7 @@ class ResourceReads(NebiusCalls):
         resp = await self._call(
             "who am I (iam ProfileService.Get)",
             lambda sdk, kw: ProfileServiceClient(sdk).get(GetProfileRequest(), **kw),
+            service=ProfileServiceClient,
         )
         if resp.user_profile is not None:
             return WhoAmI("user", resp.user_profile.id)
@@ -33,16 +34,11 @@ class ResourceReads(NebiusCalls):
         return WhoAmI("anonymous", "")
 
     async def project_tenant(self, project_id: str) -> str | None:
-        """The tenant a project belongs to (IAM ProjectService.Get: its parent), None when
-        there is no such project."""
-        from nebius.api.nebius.iam.v1 import GetProjectRequest, ProjectServiceClient
+        """The tenant a project belongs to (IAM v2 ProjectService.Get: its parent), None
+        when there is no such project (iam_projects.py)."""
+        from npa_sop_tui.cloud.iam_projects import project_tenant
 
-        item = await self._get_or_none(
-            f"project {project_id}", ProjectServiceClient, GetProjectRequest, project_id
-        )
-        if item is None:
-            return None
-        return str(item.metadata.parent_id) or None
+        return await project_tenant(self, project_id)
 
     async def subnets(self, project_id: str) -> list[Subnet]:
         from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient

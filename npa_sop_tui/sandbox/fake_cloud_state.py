@@ -5,7 +5,8 @@ answers every call so that every preflight check passes; `seed_for_spec()` adds 
 reservations a spec's reserved pools name; `apply_scenario()` breaks one thing on purpose so
 a newcomer can see each failure path in the sandbox:
 
-    NPA_SANDBOX_SCENARIO=quota-short,capacity-block-missing,gpu-check-fail,destroy-leftover
+    NPA_SANDBOX_SCENARIO=quota-short,quota-hidden,capacity-block-missing,gpu-check-fail,
+                         destroy-leftover
 
 Prices are invented (deterministic, per vCPU and GPU); they are labelled as the sandbox's.
 """
@@ -36,7 +37,13 @@ from npa_sop_tui.sandbox.fake_access_keys import FakeAccessKeys
 from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
 
 SCENARIO_ENV = "NPA_SANDBOX_SCENARIO"
-SCENARIOS = ("quota-short", "capacity-block-missing", "gpu-check-fail", "destroy-leftover")
+SCENARIOS = (
+    "quota-short",
+    "quota-hidden",
+    "capacity-block-missing",
+    "gpu-check-fail",
+    "destroy-leftover",
+)
 GIB = 1024**3
 # Quota names the preflight reads (see cloud/needs.py), with generous sandbox limits.
 _DEFAULT_LIMITS = {
@@ -50,6 +57,7 @@ _DEFAULT_LIMITS = {
     "compute.filesystem.size.network-ssd": 200_000 * GIB,
     "compute.gpucluster.count": 20,
     "mk8s.cluster.count": 10,
+    "vpc.allocation.count": 2_000,
 }
 _DEFAULT_GPU_LIMIT = 512
 _USD_PER_VCPU_HOUR = Decimal("0.012")
@@ -90,6 +98,7 @@ class FakeCloudState:
     errors: dict[str, str] = field(default_factory=dict)
     token: str | None = None
     max_page: int = 1000
+    iam_v2: bool = True  # False: the IAM address predates v2 (answers UNIMPLEMENTED)
     # Sign-in: service-account public keys (kid → (account id, PEM)) the token exchange
     # verifies JWTs against; access tokens it issued (→ expiry, epoch seconds); tokens the
     # services refuse as expired.
@@ -232,6 +241,12 @@ def seed_for_spec(state: FakeCloudState, spec: Any, capacity: Mapping[str, str])
                     state="active",
                 )
             )
+    if "quota-hidden" in state.scenario:  # credentials that may read usage but not limits
+        hidden = "compute.instance.count"
+        state.quotas = [replace(q, limit=None) if q.name == hidden else q for q in state.quotas]
+        state.project_quotas = [
+            replace(q, limit=None) if q.name == hidden else q for q in state.project_quotas
+        ]
     if "quota-short" in state.scenario:
         from npa_sop_tui.cloud.needs import gpu_quota_name
 

@@ -1,7 +1,8 @@
 """The read services of the local Nebius server: quotas (tenant and project), capacity block
 groups, capacity allowances, resource advice, platforms, subnets, filesystems, billing
-estimates, mk8s clusters and node groups, the IAM profile. Each answers from the
-`FakeCloudState` with the SDK's own message classes (see fake_nebius.py for the server).
+estimates, mk8s clusters and node groups, the IAM profile and projects (v2, and v1). Each
+answers from the `FakeCloudState` with the SDK's own message classes (see fake_nebius.py for
+the server).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
     from nebius.api.nebius.capacity import v1 as capacity
     from nebius.api.nebius.compute import v1 as compute
     from nebius.api.nebius.iam import v1 as iam
+    from nebius.api.nebius.iam import v2 as iam2
     from nebius.api.nebius.mk8s import v1 as mk8s
     from nebius.api.nebius.quotas import v1 as quotas
     from nebius.api.nebius.vpc import v1 as vpc
@@ -325,6 +327,13 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             ctx.abort(grpc.StatusCode.NOT_FOUND, f"project {req.id} not found")
         return iam.Container(metadata=_meta(id=s.project_id, parent_id=s.tenant_id))
 
+    def project_get_v2(req: Any, ctx: Any) -> Any:
+        if not s.iam_v2:  # an address that predates IAM v2
+            ctx.abort(grpc.StatusCode.UNIMPLEMENTED, "unknown service nebius.iam.v2.ProjectService")
+        if req.id != s.project_id:
+            ctx.abort(grpc.StatusCode.NOT_FOUND, f"project {req.id} not found")
+        return iam2.Project(metadata=_meta(id=s.project_id, parent_id=s.tenant_id))
+
     table: list[Any] = [
         rpc("nebius.quotas.v1.QuotaAllowanceService", "List",
             quotas.ListQuotaAllowancesRequest, quotas.ListQuotaAllowancesResponse, quota_list),
@@ -356,6 +365,8 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             mk8s.ListNodeGroupsRequest, mk8s.ListNodeGroupsResponse, node_group_list),
         rpc("nebius.iam.v1.ProjectService", "Get",
             iam.GetProjectRequest, iam.Container, project_get),
+        rpc("nebius.iam.v2.ProjectService", "Get",
+            iam2.GetProjectRequest, iam2.Project, project_get_v2),
         rpc("nebius.iam.v1.ProfileService", "Get",
             iam.GetProfileRequest, iam.GetProfileResponse, profile_get),
     ]  # fmt: skip
