@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.errors import UsageError
+from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.events import Diagnostic, PreflightReported
 
 if TYPE_CHECKING:
@@ -37,6 +37,23 @@ class PreflightBlocked(UsageError):
             hint="fix the reservations above and run it again; --no-preflight skips the "
             "check (Terraform would then fail part-way)",
         )
+        self.report = report
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"preflight": self.report.model_dump(mode="json")}
+
+
+class PreflightUndecided(NpaError):
+    """Quotas preflight could not judge (see `PreflightReport.undecided`): exit 1 when the
+    cloud did not answer, 2 when its answer cannot judge the spec; --allow-unknown goes on."""
+
+    def __init__(self, report: PreflightReport) -> None:
+        from npa_sop_tui.cloud.report_text import undecided_text
+
+        text = undecided_text(report).removeprefix("error: ")
+        message, _, hint = text.partition("\n  hint: ")
+        super().__init__(message, hint=hint)
+        self.exit_code = report.undecided_exit()
         self.report = report
 
     def json_extra(self) -> dict[str, Any]:
@@ -151,6 +168,8 @@ async def preflight(
         op.emit(Diagnostic(operation_id=op.id, severity="warning", summary=warning))
     if report.blocked:
         raise PreflightBlocked(report)
+    if report.undecided() and not getattr(options, "allow_unknown", False):
+        raise PreflightUndecided(report)
     return outcome.capacity, report
 
 
