@@ -1,11 +1,13 @@
 """Reads of identity and resources: who am I, projects, subnets, platforms, mk8s clusters
-and node groups, filesystems (SDK `nebius` 0.6.29)."""
+and node groups, filesystems, and what else a cluster may leave behind — VPC allocations, GPU
+clusters, buckets (SDK `nebius` 0.6.29)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from npa_sop_tui.cloud.model import (
+    CloudResource,
     Filesystem,
     Mk8sCluster,
     NodeGroup,
@@ -140,3 +142,37 @@ class ResourceReads(NebiusCalls):
             parent_id=item.metadata.parent_id,
             state=_enum(item.status.state),
         )
+
+    async def _resource(
+        self, kind: str, service: Any, request: Any, item_id: str, *, gone: tuple[str, ...] = ()
+    ) -> CloudResource | None:
+        item = await self._get_or_none(f"{kind} {item_id}", service, request, item_id)
+        if item is None:
+            return None
+        status = getattr(item, "status", None)
+        state = _enum(getattr(status, "state", ""), "STATE_") if status is not None else ""
+        if state in gone:
+            return None
+        return CloudResource(kind, item.metadata.id, item.metadata.name, state)
+
+    async def allocation(self, allocation_id: str) -> CloudResource | None:
+        from nebius.api.nebius.vpc.v1 import AllocationServiceClient, GetAllocationRequest
+
+        return await self._resource(
+            "VPC allocation", AllocationServiceClient, GetAllocationRequest, allocation_id
+        )
+
+    async def gpu_cluster(self, gpu_cluster_id: str) -> CloudResource | None:
+        from nebius.api.nebius.compute.v1 import GetGpuClusterRequest, GpuClusterServiceClient
+
+        return await self._resource(
+            "GPU cluster", GpuClusterServiceClient, GetGpuClusterRequest, gpu_cluster_id
+        )
+
+    async def bucket(self, bucket_id: str) -> CloudResource | None:
+        from nebius.api.nebius.storage.v1 import BucketServiceClient, GetBucketRequest
+
+        return await self._resource(
+            "bucket", BucketServiceClient, GetBucketRequest, bucket_id,
+            gone=("scheduled_for_deletion",),
+        )  # fmt: skip

@@ -182,12 +182,25 @@ class Owned:
 
     cluster_ids: list[str] = field(default_factory=list)
     filesystem_ids: list[str] = field(default_factory=list)
+    allocation_ids: list[str] = field(default_factory=list)
+    gpu_cluster_ids: list[str] = field(default_factory=list)
+    bucket_ids: list[str] = field(default_factory=list)
+
+
+# The recipe's resource types whose IDs destroy verification checks, and where they go.
+_OWNED = {
+    "nebius_mk8s_v1_cluster": "cluster_ids",
+    "nebius_compute_v1_filesystem": "filesystem_ids",
+    "nebius_vpc_v1_allocation": "allocation_ids",
+    "nebius_compute_v1_gpu_cluster": "gpu_cluster_ids",
+    "nebius_storage_v1_bucket": "bucket_ids",
+}
 
 
 def owned_resources(store: Any, name: str, install_dir: Path) -> Owned:
-    """The mk8s cluster and filesystem IDs in the cluster's Terraform state, read through
-    its state store (the local file, or the team's bucket with the S3 backend), before
-    destroy removes them from it."""
+    """The IDs of the Nebius resources in the cluster's Terraform state (mk8s cluster,
+    filesystems, VPC allocations, GPU clusters, buckets), read through its state store (the
+    local file, or the team's bucket with the S3 backend), before destroy removes them."""
     from npa_sop_tui.terraform.state import instances
 
     owned = Owned()
@@ -199,10 +212,9 @@ def owned_resources(store: Any, name: str, install_dir: Path) -> Owned:
         if res.get("mode") != "managed":
             continue
         rid = (inst.get("attributes") or {}).get("id")
-        if res.get("type") == "nebius_mk8s_v1_cluster" and rid:
-            owned.cluster_ids.append(rid)
-        elif res.get("type") == "nebius_compute_v1_filesystem" and rid:
-            owned.filesystem_ids.append(rid)
+        field_name = _OWNED.get(str(res.get("type")))
+        if field_name and isinstance(rid, str) and rid:
+            getattr(owned, field_name).append(rid)
     return owned
 
 
@@ -229,6 +241,9 @@ async def verify_destroyed(
                 name=name,
                 cluster_ids=owned.cluster_ids,
                 filesystem_ids=owned.filesystem_ids,
+                allocation_ids=owned.allocation_ids,
+                gpu_cluster_ids=owned.gpu_cluster_ids,
+                bucket_ids=owned.bucket_ids,
             )
     except (CloudError, UsageError) as exc:
         op.emit(
@@ -240,7 +255,7 @@ async def verify_destroyed(
         )
         return []
     if not remaining:
-        op.note("Nebius confirms: the mk8s cluster and its filesystems are gone")
+        op.note("Nebius confirms: the mk8s cluster and everything else it owned are gone")
     return remaining
 
 

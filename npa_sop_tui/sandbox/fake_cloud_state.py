@@ -25,6 +25,7 @@ from npa_sop_tui.cloud.model import (
     Availability,
     CapacityAllowance,
     CapacityBlockGroup,
+    CloudResource,
     Filesystem,
     Mk8sCluster,
     NodeGroup,
@@ -91,6 +92,8 @@ class FakeCloudState:
     clusters: dict[str, Mk8sCluster] = field(default_factory=dict)
     node_groups: list[NodeGroup] = field(default_factory=list)
     filesystems: dict[str, Filesystem] = field(default_factory=dict)
+    # VPC allocations, GPU clusters and buckets by ID (destroy verification reads them)
+    others: dict[str, CloudResource] = field(default_factory=dict)
     profile: WhoAmI = field(default_factory=lambda: WhoAmI("user", "useraccount-sandbox"))
     # Behaviour for tests: seconds to stall a method, a status code to fail it with, the
     # bearer token to require (None accepts any), the largest page a listing returns.
@@ -108,6 +111,8 @@ class FakeCloudState:
     # Operations: seconds before one finishes, and methods whose operation ends in an error.
     operation_seconds: float = 0.0
     price_unit: str = "month"  # what billing answers when the request asks for no unit
+    price_extra_units: tuple[str, ...] = ()  # more costs per resource, in these units
+    price_reversed: bool = False  # costs answered in the reverse order of the requests
     failing_operations: dict[str, str] = field(default_factory=dict)
     scenario: frozenset[str] = frozenset()
     calls: list[tuple[str, str]] = field(default_factory=list)  # (method, authorization)

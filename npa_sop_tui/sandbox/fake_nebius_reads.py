@@ -247,21 +247,29 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
         return price
 
     def estimate(req: Any, ctx: Any) -> Any:
+        """Each resource's cost named by its request's metadata; as billing may, extra
+        costs in other units (`price_extra_units`), and the order not promised (reversed
+        with `price_reversed`)."""
         hour = billing.FilterAggregationUnit.FilterAggregationUnitValue
         wanted = list(req.filter_aggregation_unit.filter_aggregation_unit_values) if (
             req.filter_aggregation_unit is not None) else []  # fmt: skip
         unit = "hour" if wanted == [hour.FILTER_AGGREGATION_UNIT_HOUR] else s.price_unit
-        costs = []
+        costs, total = [], Decimal(0)
         for item in req.resource_specs:
             price = priced(item, ctx)
-            breakdown = billing.CostBreakdown(cost=str(price), cost_rounded=f"{price:.2f}")
-            costs.append(
-                billing.ResourceCost(
-                    aggregation_unit=billing.AggregationUnit(unit=unit),
-                    general=billing.GeneralResourceCost(total=breakdown),
+            total += price
+            meta = REGISTRY.unpack_any(item.spec).metadata
+            for each in (unit, *s.price_extra_units):
+                breakdown = billing.CostBreakdown(cost=str(price), cost_rounded=f"{price:.2f}")
+                costs.append(
+                    billing.ResourceCost(
+                        metadata=_meta(name=meta.name, parent_id=meta.parent_id),
+                        aggregation_unit=billing.AggregationUnit(unit=each),
+                        general=billing.GeneralResourceCost(total=breakdown),
+                    )
                 )
-            )
-        total = sum((Decimal(c.general.total.cost) for c in costs), Decimal(0))
+        if s.price_reversed:
+            costs.reverse()
         return billing.EstimateBatchResponse(
             resource_costs=costs,
             total_costs=[
@@ -355,6 +363,7 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             compute.ListPlatformsRequest, compute.ListPlatformsResponse, platform_list),
         rpc("nebius.compute.v1.FilesystemService", "Get",
             compute.GetFilesystemRequest, compute.Filesystem, filesystem_get),
+
         rpc("nebius.billing.v1.CalculatorService", "EstimateBatch",
             billing.EstimateBatchRequest, billing.EstimateBatchResponse, estimate),
         rpc("nebius.mk8s.v1.ClusterService", "List",

@@ -113,6 +113,9 @@ async def main(endpoint):
             await client.mk8s_cluster("mk8scluster-none")
             await client.node_groups("mk8scluster-none")
             await client.filesystem("computefilesystem-none")
+            await client.allocation("vpcallocation-none")
+            await client.gpu_cluster("computegpucluster-none")
+            await client.bucket("storagebucket-none")
             await client.estimate_hourly([PriceRequest("w", "cpu-d3", "4vcpu-16gb", 1)],
                                          state.project_id)
     finally:
