@@ -92,6 +92,9 @@ class FakeCloudState:
     clusters: dict[str, Mk8sCluster] = field(default_factory=dict)
     node_groups: list[NodeGroup] = field(default_factory=list)
     filesystems: dict[str, Filesystem] = field(default_factory=dict)
+    # the spec the API keeps per filesystem ID (fake_filesystems.py); one without a spec
+    # reads as a NETWORK_SSD of unknown size
+    filesystem_specs: dict[str, dict[str, Any]] = field(default_factory=dict)
     # VPC allocations, GPU clusters and buckets by ID (destroy verification reads them)
     others: dict[str, CloudResource] = field(default_factory=dict)
     profile: WhoAmI = field(default_factory=lambda: WhoAmI("user", "useraccount-sandbox"))

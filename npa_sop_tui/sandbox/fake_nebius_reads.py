@@ -1,8 +1,8 @@
 """The read services of the local Nebius server: quotas (tenant and project), capacity block
-groups, capacity allowances, resource advice, platforms, subnets, filesystems, billing
-estimates, mk8s clusters and node groups, the IAM profile and projects (v2, and v1). Each
-answers from the `FakeCloudState` with the SDK's own message classes (see fake_nebius.py for
-the server).
+groups, capacity allowances, resource advice, platforms, subnets, billing estimates, mk8s
+clusters and node groups, the IAM profile and projects (v2, and v1). Each answers from the
+`FakeCloudState` with the SDK's own message classes (see fake_nebius.py for the server;
+filesystems are in fake_filesystems.py).
 """
 
 from __future__ import annotations
@@ -203,16 +203,6 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
         items, token = fake.page(msgs, req)
         return vpc.ListSubnetsResponse(items=items, next_page_token=token)
 
-    def filesystem_get(req: Any, ctx: Any) -> Any:
-        fs = s.filesystems.get(req.id)
-        if fs is None:
-            ctx.abort(grpc.StatusCode.NOT_FOUND, f"filesystem {req.id} not found")
-        State = compute.FilesystemStatus.State
-        return compute.Filesystem(
-            metadata=_meta(id=fs.id, name=fs.name, parent_id=fs.parent_id),
-            status=compute.FilesystemStatus(state=State[fs.state.upper()]),
-        )
-
     # --- billing --------------------------------------------------------------------------
     def priced(item: Any, ctx: Any) -> Decimal:
         """One resource's hourly price; the request is checked as the calculator would: a
@@ -361,8 +351,6 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             vpc.ListSubnetsRequest, vpc.ListSubnetsResponse, subnet_list),
         rpc("nebius.compute.v1.PlatformService", "List",
             compute.ListPlatformsRequest, compute.ListPlatformsResponse, platform_list),
-        rpc("nebius.compute.v1.FilesystemService", "Get",
-            compute.GetFilesystemRequest, compute.Filesystem, filesystem_get),
 
         rpc("nebius.billing.v1.CalculatorService", "EstimateBatch",
             billing.EstimateBatchRequest, billing.EstimateBatchResponse, estimate),
