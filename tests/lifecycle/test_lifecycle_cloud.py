@@ -181,5 +181,5 @@ async def test_destroy_reports_what_nebius_still_has(
     recorder.events.clear()
     done = await lifecycle.destroy("pfgone", options=sandbox_options(), on_event=recorder)
     assert done.status == "destroyed"
-    assert any("mk8s cluster and its filesystems are gone" in e.text
+    assert any("mk8s cluster and everything else it owned are gone" in e.text
                for e in recorder.kinds("log_line"))  # fmt: skip

@@ -168,7 +168,7 @@ async def test_full_destroy_with_s3_state_reports_and_verifies_like_local(
     seen = Recorder()
     done = await lifecycle.destroy(name, options=options(), on_event=seen)
     assert done.status == "destroyed"
-    assert any("mk8s cluster and its filesystems are gone" in e.text
+    assert any("mk8s cluster and everything else it owned are gone" in e.text
                for e in seen.kinds("log_line"))  # fmt: skip
 
 
