@@ -44,11 +44,17 @@ def _release(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
+_LIST = (
+    "import json, importlib.metadata as m; "
+    "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+)
+
+
 def mismatches(python: str) -> list[str]:
     """Floors that `python`'s environment does not hold exactly."""
-    listed = subprocess.run([python, "-m", "pip", "list", "--format", "json"],
-                            capture_output=True, text=True, check=True).stdout  # fmt: skip
-    installed = {_key(p["name"]): p["version"] for p in json.loads(listed)}
+    listed = subprocess.run([python, "-c", _LIST], capture_output=True, text=True,
+                            check=True).stdout  # fmt: skip
+    installed = {_key(name): version for name, version in json.loads(listed).items()}
     wrong = []
     for name, floor in floors().items():
         have = installed.get(_key(name))

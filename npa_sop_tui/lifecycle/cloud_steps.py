@@ -159,16 +159,19 @@ async def preflight(
         )
     report = outcome.report
     op.redactor.add(*outcome.capacity.values())  # resolved IDs are as secret as given ones
+    undecided = bool(report.undecided()) and not getattr(options, "allow_unknown", False)
     op.emit(
         PreflightReported(
-            operation_id=op.id, report=report.model_dump(mode="json"), blocked=report.blocked
+            operation_id=op.id,
+            report=report.model_dump(mode="json"),
+            blocked=report.blocked or undecided,  # the operation stops here
         )
     )
     for warning in report.warnings:
         op.emit(Diagnostic(operation_id=op.id, severity="warning", summary=warning))
     if report.blocked:
         raise PreflightBlocked(report)
-    if report.undecided() and not getattr(options, "allow_unknown", False):
+    if undecided:
         raise PreflightUndecided(report)
     return outcome.capacity, report
 
