@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine and run the whole suite:
 # Debian packages (slurm-wlm parts, munge, openssh-server, tmux, mmdebstrap), a venv with the
-# test extra, the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and pytest.
+# test extra, the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and
+# pytest, and last the cloud, state and SDK tests on the dependency floors (scripts/floors.sh).
 # Extra arguments go to pytest.
 #
 # This changes the machine (root or sudo needed): apt installs slurmctld, slurmd,
@@ -86,5 +87,9 @@ set -e
 if [[ $rc -eq 5 ]]; then
   echo "pytest collected no tests: that is a failure" >&2
   exit 1
+fi
+if [[ $rc -eq 0 ]]; then
+  # The lowest dependency versions pyproject.toml allows, in a venv of their own.
+  bash scripts/floors.sh || rc=$?
 fi
 exit $rc

@@ -26,10 +26,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "resource, the platforms and presets the region offers, reserved pools (group "
             "resolved, active, region/platform/fabric, free GPUs and nodes), availability "
             "and the hourly price. Exit 0 when deployable (warnings allowed), 2 when reserved "
-            "capacity is missing or wrong."
+            "capacity is missing or wrong or a quota cannot be judged (its limit hidden, its "
+            "unit foreign), 1 when the cloud did not answer for a quota; --allow-unknown "
+            "lets unjudged quotas pass."
         ),
     )
     p.add_argument("--spec", "-f", required=True, metavar="FILE", help="cluster spec YAML")
+    _allow_unknown_flag(p)
     p.add_argument(
         "--capacity-block-group",
         action="append",
@@ -75,6 +78,15 @@ def _sandbox_flag(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _allow_unknown_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="go on when the preflight cannot judge a quota (the cloud did not answer, the "
+        "limit is hidden from these credentials, a unit npa cannot compare)",
+    )
+
+
 def _cloud_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--profile",
@@ -115,6 +127,7 @@ def add_lifecycle_flags(p: argparse.ArgumentParser, *, command: str) -> None:
             help="skip the cloud preflight (quotas, reservations, price) before Terraform",
         )
         p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+        _allow_unknown_flag(p)
     if command in ("deploy", "destroy"):
         p.add_argument(
             "--timeout",
@@ -161,6 +174,7 @@ def lifecycle_options(args: argparse.Namespace) -> dict[str, Any]:
     }
     for flag, field in (
         ("preflight", "preflight"),
+        ("allow_unknown", "allow_unknown"),
         ("project", "project"),
         ("timeout", "timeout_minutes"),
         ("source_preflight_only", "source_preflight_only"),
@@ -175,8 +189,11 @@ def lifecycle_options(args: argparse.Namespace) -> dict[str, Any]:
 # --- handlers ---------------------------------------------------------------------------------
 
 
-def _identity(environment: Any, spec: Any, project: str | None) -> Any:
-    """Region, tenant and project for the cloud reads (the sandbox's placeholders there)."""
+def _identity(
+    environment: Any, spec: Any, project: str | None, cloud_timeout: float | None = None
+) -> Any:
+    """Region, tenant and project for the cloud reads (the sandbox's placeholders there);
+    a lookup's reads are bounded by `cloud_timeout` like the others."""
     from npa_sop_tui.home.config import Identity
     from npa_sop_tui.lifecycle.flags import with_project
 
@@ -187,7 +204,7 @@ def _identity(environment: Any, spec: Any, project: str | None) -> Any:
         if project and not identity.project_id:
             identity = Identity(**{**identity.model_dump(), "project_id": project})
         if not identity.tenant_id or not identity.project_id:
-            identity = environment.looked_up(identity, subnet=False)
+            identity = environment.looked_up(identity, subnet=False, cloud_timeout=cloud_timeout)
         missing = [f for f in ("region", "tenant_id", "project_id") if not getattr(identity, f)]
         if project:
             missing = [f for f in missing if f != "project_id"]
@@ -217,12 +234,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     spec = loaded.spec
 
     async def run() -> Any:
+        import asyncio
+
         from npa_sop_tui.cloud.preflight import run_preflight
         from npa_sop_tui.lifecycle.cloud_steps import cloud_client, cluster_in_use, reads_for
 
         environment = open_environment(args)
         try:
-            identity = _identity(environment, spec, args.project)
+            identity = await asyncio.to_thread(
+                _identity, environment, spec, args.project, args.cloud_timeout
+            )
             existing, in_use = cluster_in_use(spec.name, capacity)
             options = argparse.Namespace(
                 environment=environment, profile=args.profile, cloud_timeout=args.cloud_timeout
@@ -245,12 +266,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
     report = run_interruptible(run, interrupted="preflight interrupted")
     code = EXIT_BAD_INPUT if report.blocked else EXIT_OK
+    undecided = 0 if args.allow_unknown else report.undecided_exit()
+    code = code or undecided
     if wants_json(args):
-        emit_json({"ok": not report.blocked, **report.model_dump(mode="json")})
+        emit_json({"ok": code == EXIT_OK, **report.model_dump(mode="json")})
         return code
-    from npa_sop_tui.cloud.report_text import render_text
+    from npa_sop_tui.cloud.report_text import render_text, undecided_text
 
     print(render_text(report))
+    if undecided:
+        sys.stderr.write(undecided_text(report) + "\n")
     return code
 
 

@@ -216,26 +216,33 @@ def cmd_init(args: argparse.Namespace) -> int:
     )
     region = settings["state.region"] or settings["region"]
     endpoint = settings["state.endpoint"]
-    from npa_sop_tui.state.conditional import named_bucket, probe_conditional_writes
+    from npa_sop_tui.state import bucket_checks
+    from npa_sop_tui.state.conditional import named_bucket
 
     bucket = named_bucket(args.bucket, settings)
-    # Team locking rests on it: refuse before advising the bucket.
-    probe_conditional_writes(bucket, str(bucket.location.prefix))
+    if ready.versioning_switched:
+        bucket_checks.remember(bucket, versioning_changed_at=time.time())
+    # While a versioning change applies, the caveat is said every time and no test object is
+    # written; afterwards team locking's conditional writes are probed (refused: exit 2).
+    settles = bucket_checks.versioning_settles_at(bucket)
+    if settles is None:
+        bucket_checks.probe_and_remember(bucket)
+    else:
+        ready = dataclasses.replace(ready, note=bucket_checks.settling_note(settles))
     if ready.versioning_switched:
         from npa_sop_tui.state.versioning_wait import wait_for_versioning
 
         def progress(line: str) -> None:
             print(line, file=sys.stderr, flush=True)
 
-        if wait_for_versioning(bucket, timeout, progress):
-            ready = dataclasses.replace(ready, note="")
-        else:
+        if not wait_for_versioning(bucket, timeout, progress):
             ready = dataclasses.replace(ready, versioning="pending")
     if endpoint and region and endpoint == default_endpoint(region):
         endpoint = None
     lines = config_lines(args.bucket, region, endpoint)
+    checked = "enforced" if settles is None else "not checked yet"
     if wants_json(args):
-        doc = {**ready.__dict__, "conditional_writes": "enforced"}
+        doc = {**ready.__dict__, "conditional_writes": checked}
         emit_json({"ok": True, "bucket": doc, "config": lines})
         return 0
     what = "Created" if ready.created else "Found"
@@ -243,7 +250,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     if ready.note:
         late = ready.versioning == "pending"
         print(ready.note + (f" It had not applied after {timeout:g}s." if late else ""))
-    print("The bucket enforces conditional writes (If-None-Match, If-Match): locks are safe.")
+    if settles is None:
+        print("The bucket enforces conditional writes (If-None-Match, If-Match): locks are safe.")
     print("Add to the npa config (~/.npa/config.yaml) of everyone on the team:\n")
     print(lines)
     print(

@@ -95,3 +95,17 @@ def render_text(report: PreflightReport) -> str:
     for problem in report.problems:
         out.append(f"error: {problem.message}\n  hint: {problem.hint}")
     return "\n".join(out)
+
+
+def undecided_text(report: PreflightReport) -> str:
+    """Why an operation stops on the quotas preflight could not judge, and what to do."""
+    rows = report.undecided()
+    listed = ", ".join(f"{r.level} {r.resource} ({r.reason})" for r in rows)
+    if report.undecided_exit() == 1:
+        fix = "run it again when the cloud answers (--cloud-timeout sets how long a read may take)"
+    else:
+        fix = "get the access the warnings name, or check those quotas by hand"
+    return (
+        f"error: preflight cannot judge {len(rows)} quota(s) of {report.name!r}: {listed}\n"
+        f"  hint: {fix}; --allow-unknown goes on without them"
+    )

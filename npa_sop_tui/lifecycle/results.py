@@ -41,6 +41,7 @@ class LifecycleOptions:
     profile: str | None = None  # Nebius CLI profile (--profile)
     cloud_timeout: float | None = None  # seconds per cloud read; None: 120
     preflight: bool = True  # --no-preflight
+    allow_unknown: bool = False  # --allow-unknown: go on past quotas preflight cannot judge
     project: str | None = None  # --project: the project ID to deploy into
     timeout_minutes: float | None = 90  # --timeout: each Terraform plan or apply
     source_preflight_only: bool = False  # resolve and check the recipe, then stop

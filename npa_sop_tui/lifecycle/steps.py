@@ -151,7 +151,7 @@ def identity_preflight(spec: SoperatorSpec, options: LifecycleOptions) -> None:
     so a mistake in the input leaves nothing behind (where the environment can tell without
     resolving the recipe; otherwise `prepare` checks once it is resolved)."""
     if options.identity is None:
-        environment_of(options).identity_before_recipe(spec)
+        environment_of(options).identity_before_recipe(spec, cloud_timeout=options.cloud_timeout)
 
 
 async def prepare(
@@ -177,7 +177,9 @@ async def prepare(
     from npa_sop_tui.lifecycle import cloud_steps
     from npa_sop_tui.lifecycle.flags import with_project
 
-    identity = options.identity or environment.identity(spec, ctx.recipe)
+    identity = options.identity or await asyncio.to_thread(
+        environment.identity, spec, ctx.recipe, cloud_timeout=options.cloud_timeout
+    )  # a lookup waits on the cloud: never on the event loop (the app's)
     identity = with_project(identity, spec, options.project)
     capacity = _capacity(spec, environment.settings.capacity)
     if op.kind in ("plan", "deploy"):  # a destroy rebuilding its installation needs none

@@ -66,7 +66,9 @@ class SandboxEnvironment(Environment):
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
-    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+    def identity_before_recipe(
+        self, spec: SoperatorSpec, *, cloud_timeout: float | None = None
+    ) -> None:
         """Nothing to check: the sandbox needs no cloud identity."""
 
     async def recipe(
@@ -122,7 +124,13 @@ class SandboxEnvironment(Environment):
 
     # -- who and what --------------------------------------------------------------------------
 
-    def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
+    def identity(
+        self,
+        spec: SoperatorSpec | None,
+        recipe: Recipe | None = None,
+        *,
+        cloud_timeout: float | None = None,
+    ) -> Identity:
         return placeholder_identity(self.settings.identity(spec))
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
