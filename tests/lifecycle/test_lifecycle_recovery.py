@@ -388,7 +388,18 @@ def test_proc_fields_of_a_gone_process_read_empty() -> None:
     gone = str(_dead_pid())
     assert recovery._proc_field(gone, "cwd") == "" and recovery._proc_field(gone, "cmdline") == ""
     assert recovery._proc_field(str(os.getpid()), "cwd") == os.getcwd()
-    assert "python" in recovery._proc_field(str(os.getpid()), "cmdline")
+    # A child of our own, whose command line nothing rewrites (xdist may retitle this
+    # process). Popen returns when the exec has closed its pipe, a moment before the kernel
+    # has set up the new command line: wait for it.
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 30
+        while not recovery._proc_field(str(child.pid), "cmdline") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert recovery._proc_field(str(child.pid), "cmdline").split("\0")[:2] == ["sleep", "30"]
+    finally:
+        child.kill()
+        child.wait()
 
 
 STATE = {"version": 4, "serial": 3, "lineage": "L1", "resources": []}
