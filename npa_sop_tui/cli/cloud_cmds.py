@@ -10,10 +10,9 @@ cloud, so `npa soperator validate` never pays for it.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, say, wants_json
 from npa_sop_tui.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 
 
@@ -213,7 +212,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
-            sys.stderr.write(finding.render() + "\n")
+            say(finding.render(), err=True)
     spec = loaded.spec
 
     async def run() -> Any:
@@ -250,7 +249,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         return code
     from npa_sop_tui.cloud.report_text import render_text
 
-    print(render_text(report))
+    say(render_text(report))  # the cloud's own words (errors, names) among ours
     return code
 
 
