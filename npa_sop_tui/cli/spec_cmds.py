@@ -217,14 +217,14 @@ def cmd_render(args: argparse.Namespace) -> int:
         if target is None:
             import json
 
-            doc["tfvars"] = json.loads(rendered.redact(rendered.tfvars_json()))
+            doc["tfvars"] = json.loads(rendered.redacted_json())
         emit_json(doc)
         return 0
     info = say if target else _err  # keep stdout pure JSON when the tfvars go there
     for finding in loaded.findings:
         info(finding.render())
     if target is None:
-        sys.stdout.write(rendered.redact(rendered.tfvars_json()))
+        sys.stdout.write(rendered.redacted_json())
     else:
         info(f"wrote {target} (mode 0600)")
     if missing is not None:

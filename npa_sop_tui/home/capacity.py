@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterable, Mapping
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.redact import CAPACITY_ID
 
 CAPACITY_ENV = "NPA_CAPACITY_BLOCK_GROUPS"
 CAPACITY_ID_PREFIX = "capacityblockgroup-"
@@ -48,6 +49,12 @@ def parse_capacity_assignments(
                 f"{source}: capacity block group for pool {pool!r} is not an ID "
                 f"(IDs start with {CAPACITY_ID_PREFIX!r})",
                 hint="names must be resolved to an ID first",
+            )
+        if not CAPACITY_ID.fullmatch(ident):  # the ID is never echoed: it is a secret
+            raise UsageError(
+                f"{source}: capacity block group for pool {pool!r} is not an ID: after "
+                f"{CAPACITY_ID_PREFIX!r} an ID has only letters and digits",
+                hint="copy the ID as Nebius shows it (capacityblockgroup-…)",
             )
         if pool in out and out[pool] != ident:
             raise UsageError(f"two different capacity block groups given for pool {pool!r}")

@@ -223,3 +223,42 @@ def test_concurrent_set_loses_no_edit(tmp_path: Path) -> None:
         for (code, err), kept in zip(results, landed, strict=True):
             assert "Traceback" not in err
             assert (code == 0 and kept) or (code == 2 and not kept), (trial, code, err, text)
+
+
+SECRET = "capacityblockgroup-e00topsecret"
+BLOCK = f"    size: 4\n    capacity_block_group: {SECRET}\n"
+FLOW = f"  - {{name: h200, capacity_block_group: {SECRET}, platform: gpu-h200-sxm,"
+ESCAPED = '    size: 4\n    capacity_block_group: "capacityblockgroup-\\u00e9topsecret"\n'
+
+
+def _gpu_spec(tmp_path: Path, style: str) -> Path:
+    from npa_sop_tui.cli.spec_cmds import example_text
+
+    text = example_text("gpu-reserved")
+    if style == "flow":  # the pool on one line: the ID beside the size it shares it with
+        pool = text[text.index("  - name: h200") : text.index("  - name: cpu")]
+        text = text.replace(pool, FLOW + " preset: 8gpu-128vcpu-1600gb, size: 4,"
+                            " fabric: eu-north2-a}\n")  # fmt: skip
+    else:
+        text = text.replace("    size: 4\n", BLOCK if style == "block" else ESCAPED, 1)
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("style", ["block", "flow", "escaped"])
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_set_never_shows_a_capacity_block_group_as_diff_context(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, style: str, output: str
+) -> None:
+    """`set workers[0].size=5` shows the lines around the change; a capacity block group
+    ID among them (in any YAML style) is masked, in the text diff and in the JSON one."""
+    spec = _gpu_spec(tmp_path, style)
+    code, out, err = run(
+        capsys, "--spec", str(spec), "workers[0].size=5", "--dry-run", "-o", output
+    )
+    assert code == 0, err
+    diff = out if output == "text" else json.loads(out)["diff"]
+    assert "+" in diff and "size: 5" in diff
+    assert "capacity_block_group: <redacted>" in diff
+    assert "topsecret" not in out + err
