@@ -124,6 +124,23 @@ def _error_document(exc: NpaError) -> dict[str, Any]:
     return doc
 
 
+def identifier_arg(field: str) -> Callable[[str], str]:
+    """An argparse `type` for a flag naming an identifier (`region`, `project_id`, …): a
+    value of another shape is a usage error (exit 2) naming the flag and the shape, before
+    it can become part of a path or a request (`spec.identity`)."""
+
+    def parse(text: str) -> str:
+        from npa_sop_tui.spec.identity import identifier_problem
+
+        problem = identifier_problem(field, text)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return text
+
+    parse.__name__ = field  # argparse names the type in its own messages
+    return parse
+
+
 def add_switch(
     parser: argparse.ArgumentParser,
     dest: str,

@@ -11,6 +11,7 @@ from npa_sop_tui.cli.common import (
     add_output_flag,
     add_state_bucket_flag,
     emit_json,
+    identifier_arg,
     open_environment,
     say,
     wants_json,
@@ -37,7 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "An existing bucket is kept (versioning is turned on if it was off).",
     )
     p.add_argument("--bucket", required=True, metavar="NAME", help="bucket name")
-    p.add_argument("--project", metavar="ID", help="project to create it in (default project_id)")
+    p.add_argument(
+        "--project",
+        metavar="ID",
+        type=identifier_arg("project_id"),
+        help="project to create it in (default project_id)",
+    )
     p.add_argument(
         "--profile",
         metavar="NAME",
