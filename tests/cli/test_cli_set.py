@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -262,3 +263,41 @@ def test_set_never_shows_a_capacity_block_group_as_diff_context(
     assert "+" in diff and "size: 5" in diff
     assert "capacity_block_group: <redacted>" in diff
     assert "topsecret" not in out + err
+
+
+def _socket(path: Path) -> Path:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+    return path
+
+
+def _loop(path: Path) -> Path:
+    other = path.with_name("other.yaml")
+    path.symlink_to(other)
+    other.symlink_to(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "reason", "hint"),
+    [
+        (_socket, "No such device or address", "a socket or a device, not a file"),
+        (_loop, "Too many levels of symbolic links", "a symlink that leads back to itself"),
+        (lambda p: p.with_name("c" * 300 + ".yaml"), "File name too long", "longer than"),
+    ],
+    ids=["socket", "symlink-loop", "300-character-name"],
+)
+def test_set_on_a_socket_a_symlink_loop_or_a_too_long_name_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: Any, reason: str, hint: str
+) -> None:
+    target = make(tmp_path / "cluster.yaml")
+    for output in ("text", "json"):
+        code, out, err = run(capsys, "--spec", str(target), "workers[0].size=5", "-o", output)
+        assert code == 2 and "Traceback" not in err
+        if output == "json":
+            doc = json.loads(out)
+            assert doc["ok"] is False and reason in doc["message"]
+        else:
+            assert f"{target}: cannot open it to edit: {reason}" in err and hint in err
