@@ -270,7 +270,8 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         if self.selected:
-            name = self.selected
+            # a command's title is markup to the palette, and a draft's name is a file's text
+            name = safe_markup(self.selected)
             commands = [
                 ("deploy", f"Deploy {name}", "Plan and apply", self.action_deploy),
                 ("status", f"Status of {name}", "Live dashboard", self.action_status),

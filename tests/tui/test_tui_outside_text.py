@@ -202,6 +202,29 @@ async def test_deploy_diagnostics_errors_and_notices_show_outside_text_safely() 
         assert notice == ("toast ␛]52;c;ZWNobyBvd25lZA==␇", "␛]0;owned␇", False)
 
 
+async def test_a_draft_named_with_markup_and_escapes_is_text_in_the_command_palette() -> None:
+    """A draft's name is whatever its cluster.yaml says; the palette parses titles as
+    markup: `[/]` must neither crash it nor style it, and no control reaches the screen."""
+    from textual.fuzzy import Matcher
+
+    class Drafted(HostileBackend):
+        def list_clusters(self) -> list[ClusterRow]:
+            return [ClusterRow(f"[/] x{TITLE}", "eu-north1", "draft", "not deployed")]
+
+    app = NpaSopApp(Drafted(), status_interval=60)
+    async with app.run_test(size=(120, 30)) as pilot:
+        home = app.screen
+        await wait_for(pilot, lambda: bool(home.selected))  # type: ignore[attr-defined]
+        titles = [c.title for c in home.palette_commands()]  # type: ignore[attr-defined]
+        assert titles and all(Matcher("deploy").highlight(t) is not None for t in titles)
+        shown = [Content.from_markup(t).plain for t in titles]
+        assert "Deploy [/] x␛]0;owned␇" in shown
+        await pilot.press("ctrl+p")
+        await pilot.press(*"deploy")
+        await wait_for(pilot, lambda: "Deploy [/] x␛]0;owned␇" in screen_text(app), timeout=20)
+        await _shown(pilot)
+
+
 async def test_a_template_summary_with_markup_opens_the_run_dialog(npa_home: Any) -> None:
     folder = npa_home / "job-templates"
     folder.mkdir()
