@@ -15,19 +15,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_origin
+from typing import Any, Literal, TypeVar, get_origin
 
-if TYPE_CHECKING:  # not imported to run: a cold `validate` checks capacity IDs without it
-    from pydantic import BaseModel
+from pydantic import BaseModel
 
 MASK = "***"
 
-CAPACITY_ID = re.compile(r"capacityblockgroup-[A-Za-z0-9]+")
-"""A capacity block group ID: the only shape npa accepts for one (home/capacity.py), so every
-ID it was given is also masked wherever it turns up, known to this process or not."""
-
 _PATTERNS: tuple[re.Pattern[str], ...] = (
-    CAPACITY_ID,
+    re.compile(r"capacityblockgroup-[A-Za-z0-9]+"),
     re.compile(
         r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
         re.DOTALL,
@@ -39,7 +34,7 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
 )
 
-M = TypeVar("M", bound="BaseModel")
+M = TypeVar("M", bound=BaseModel)
 
 # Environment variables whose values are secrets. Paths to secrets (`*_FILE`, `*_PATH`,
 # `*_DIR`) and public keys are not; short values (`1`, `true`) would mask half of every line.

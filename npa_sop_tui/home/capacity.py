@@ -7,13 +7,16 @@ at run time, never written to cluster.yaml, and errors never echo them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.redact import CAPACITY_ID
 
 CAPACITY_ENV = "NPA_CAPACITY_BLOCK_GROUPS"
 CAPACITY_ID_PREFIX = "capacityblockgroup-"
+CAPACITY_ID = re.compile(rf"{CAPACITY_ID_PREFIX}[A-Za-z0-9]+")
+"""The only shape of capacity ID npa accepts: one its secret redaction also masks wherever it
+turns up (redact.py's pattern is the same; a test holds them together)."""
 
 
 def parse_capacity_assignments(
