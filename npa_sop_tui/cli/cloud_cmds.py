@@ -10,10 +10,9 @@ cloud, so `npa soperator validate` never pays for it.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, identifier_arg, say, wants_json
 from npa_sop_tui.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 
 
@@ -41,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="reserved capacity for a GPU pool (repeatable; also NPA_CAPACITY_BLOCK_GROUPS)",
     )
     _cloud_flags(p)
-    p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+    _project_flag(p, "project ID (overrides env and config)")
     _sandbox_flag(p)
     add_output_flag(p)
     p.set_defaults(handler=cmd_preflight)
@@ -62,12 +61,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "the cloud does not answer; without it they use the packaged catalog."
         ),
     )
-    r.add_argument("--region", help="region (default: the identity's, from env or config)")
-    r.add_argument("--project", metavar="ID", help="project ID (default: env or config)")
+    r.add_argument(
+        "--region",
+        type=identifier_arg("region"),
+        help="region (default: the identity's, from env or config)",
+    )
+    _project_flag(r, "project ID (default: env or config)")
     _cloud_flags(r)
     _sandbox_flag(r)
     add_output_flag(r)
     r.set_defaults(handler=cmd_catalog_refresh)
+
+
+def _project_flag(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--project", metavar="ID", type=identifier_arg("project_id"), help=help_text)
 
 
 def _sandbox_flag(p: argparse.ArgumentParser) -> None:
@@ -126,7 +133,7 @@ def add_lifecycle_flags(p: argparse.ArgumentParser, *, command: str) -> None:
             action="store_false",
             help="skip the cloud preflight (quotas, reservations, price) before Terraform",
         )
-        p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+        _project_flag(p, "project ID (overrides env and config)")
         _allow_unknown_flag(p)
     if command in ("deploy", "destroy"):
         p.add_argument(
@@ -230,7 +237,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
-            sys.stderr.write(finding.render() + "\n")
+            say(finding.render(), err=True)
     spec = loaded.spec
 
     async def run() -> Any:
@@ -273,9 +280,9 @@ def cmd_preflight(args: argparse.Namespace) -> int:
         return code
     from npa_sop_tui.cloud.report_text import render_text, undecided_text
 
-    print(render_text(report))
+    say(render_text(report))  # the cloud's own words (errors, names) among ours
     if undecided:
-        sys.stderr.write(undecided_text(report) + "\n")
+        say(undecided_text(report), err=True)
     return code
 
 

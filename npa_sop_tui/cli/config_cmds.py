@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.safe_text import safe_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -41,13 +42,15 @@ def handle_show(args: argparse.Namespace) -> int:
             }
         )
         return 0
-    print(f"config file: {settings.config_file}")
+    print(f"config file: {safe_text(settings.config_file)}")
     width = max(len(row["key"]) for row in rows)
-    values = [str("-" if row["value"] in (None, {}, "") else row["value"]) for row in rows]
+    # a value is one line whatever it holds (an environment variable, a file's text)
+    values = [safe_text("-" if row["value"] in (None, {}, "") else row["value"]) for row in rows]
     # as wide as the longest value (no wide empty column), at most 40 before the source
     value_width = min(40, max(len(v) for v in values))
     for row, value in zip(rows, values, strict=True):
-        print(f"  {row['key'].ljust(width)}  {value.ljust(value_width)}  {row['source']}")
+        source = safe_text(row["source"])
+        print(f"  {row['key'].ljust(width)}  {value.ljust(value_width)}  {source}")
     return 0
 
 

@@ -13,8 +13,16 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from npa_sop_tui.cli.common import add_output_flag, add_switch, emit_json, wants_json
+from npa_sop_tui.cli.common import (
+    add_output_flag,
+    add_switch,
+    emit_json,
+    say,
+    text_table,
+    wants_json,
+)
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, OperationError, UsageError
+from npa_sop_tui.safe_text import safe_text
 
 T = TypeVar("T")
 
@@ -181,7 +189,7 @@ def _printer(args: argparse.Namespace) -> Callable[[Any, Any], None] | None:
     def show(target: Any, event: Event) -> None:
         if is_milestone(event):
             for line in describe(event).splitlines():
-                sys.stderr.write(f"[{target.key}] {line}\n")
+                say(f"[{target.key}] {safe_text(line)}", err=True)
             sys.stderr.flush()
 
     return show
@@ -230,20 +238,14 @@ def _print_report(report: Any) -> None:
     for t in report.targets:
         message = t.message.splitlines()[0] if t.message else ""
         rows.append((t.key, t.status, t.kube_context or "-", message[:100]))
-    _table(rows)
+    print(text_table(rows))
     print(
         f"fleet {report.fleet} {report.operation}: {report.succeeded} succeeded, "
         f"{report.failed} failed, {report.not_run} not run"
     )
     for t in report.targets:
         if t.status in ("failed", "destroy-incomplete") and t.message:
-            print(f"\n{t.key}: {t.message}")
-
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+            say(f"\n{t.key}: {t.message}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -312,9 +314,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                     r.subnet_id or "-",
                 )
             )
-        _table(rows)
+        print(text_table(rows))
         print(f"fleet {table.fleet}: {table.summary}")
         for r in table.targets:
             if r.message and (r.live_state == "status-error" or r.cluster_state != "deployed"):
-                print(f"{r.key}: {r.message.splitlines()[0]}")
+                say(f"{r.key}: {safe_text(r.message.splitlines()[0])}")
     return EXIT_OK if table.ok else EXIT_FAILED

@@ -24,10 +24,13 @@ from npa_sop_tui.cli.common import (
     emit_json,
     open_environment,
     result_document,
+    say,
+    text_table,
     wants_json,
     wants_ndjson,
 )
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.safe_text import safe_text
 
 T = TypeVar("T")
 
@@ -211,7 +214,7 @@ def _load(args: argparse.Namespace, capacity: dict[str, str] | None = None) -> A
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
-            sys.stderr.write(finding.render() + "\n")
+            say(finding.render(), err=True)
     return loaded.spec
 
 
@@ -253,7 +256,7 @@ def _print_preflight(report: Any) -> None:
     from npa_sop_tui.cloud.preflight import PreflightReport
     from npa_sop_tui.cloud.report_text import render_text
 
-    print(render_text(PreflightReport.model_validate(report)))
+    say(render_text(PreflightReport.model_validate(report)))
 
 
 def _print_plan(changes: Any, name: str) -> None:
@@ -261,15 +264,16 @@ def _print_plan(changes: Any, name: str) -> None:
         f"Plan for {name!r}: {changes.add} to add, {changes.change} to change, "
         f"{changes.remove} to destroy"
     )
+    # modules and addresses are Terraform's text: each shown on its own line, never obeyed
     for module, actions in sorted(changes.by_module.items()):
         counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
-        print(f"  {module}: {counts}")
+        print(f"  {safe_text(module)}: {safe_text(counts)}")
     for pool in changes.pools:
-        print(f"  {pool.describe()}")
+        print(f"  {safe_text(pool.describe())}")
     if changes.destructive:
         print("  deletes or replaces:")
         for addr in changes.destructive:
-            print(f"    - {addr}")
+            print(f"    - {safe_text(addr)}")
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
@@ -311,8 +315,8 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         f"Deployed {result.name!r} in {result.duration:.0f}s: {result.resources} resources; "
         f"kube context {result.kube_context}"
     )
-    for key, value in sorted(result.outputs.items()):
-        print(f"  {key}: {value}")
+    for key, value in sorted(result.outputs.items()):  # Terraform's outputs: one line each
+        print(f"  {safe_text(key)}: {safe_text(value)}")
     return 0
 
 
@@ -373,7 +377,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     for problem in damaged:
-        sys.stderr.write(f"warning: {problem.message}\n")
+        say(f"warning: {problem.message}", err=True)
     if not entries:
         print(f"No clusters in the inventory ({store.describe()}).")
         return 0
@@ -394,10 +398,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                 by,
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print(text_table(rows))  # a record's fields are a file's text: each cell shown safely
     unsettled = [e for e in entries if e.state in ("interrupted", "failed", "destroy-incomplete")]
     for e in unsettled:
-        print(f"next for {e.name}: {inventory.next_step(e)}")
+        say(f"next for {e.name}: {inventory.next_step(e)}")
     return 0

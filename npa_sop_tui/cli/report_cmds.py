@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from npa_sop_tui.cli.common import say
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.safe_text import safe_text
 
 STATUS_TIMEOUT = 30.0
 
@@ -91,7 +93,7 @@ def handle_report(args: argparse.Namespace) -> int:
     )
     atomic_write_text(out, render_report(data))
     state, sentence = verdict_of(data)
-    print(f"{out}: {name}, {record.kind} {record.id}: {state.upper()} ({sentence})")
+    say(f"{out}: {name}, {record.kind} {record.id}: {state.upper()} ({safe_text(sentence)})")
     return 0
 
 

@@ -79,22 +79,30 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def _existing(path: Path) -> Path:
-    path = Path(path)
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
+def _holding_folder(path: Path) -> Path:
+    """The folder a write of `path` lands in: `path` itself when it is a folder, else the
+    nearest existing folder above it. Not the path's own target: a file there may be a
+    link to another disk, or a mount of one, while the new file is made beside it."""
+    path = Path(os.path.abspath(path))
+    if path.is_dir() and not path.is_symlink():
+        return path
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 def free_bytes(path: Path | str) -> int | None:
+    """Free bytes on the disk a write of `path` lands on (None when it cannot be told)."""
     try:
-        return shutil.disk_usage(_existing(Path(path))).free
+        return shutil.disk_usage(_holding_folder(Path(path))).free
     except OSError:
         return None
 
 
 def _mount_of(path: Path) -> str:
-    probe = _existing(path).resolve()
+    """Where the disk a write of `path` lands on is mounted (the mount named in messages)."""
+    probe = _holding_folder(path).resolve()
     with contextlib.suppress(OSError):
         while not os.path.ismount(probe) and probe != probe.parent:
             probe = probe.parent
@@ -297,7 +305,7 @@ def ensure_reserve(folder: Path) -> Path | None:
 def release_reserve(near: Path | str) -> bool:
     """Give up the reserve on the disk holding `near`; True if space was freed."""
     try:
-        dev = _existing(Path(near)).stat().st_dev
+        dev = _holding_folder(Path(near)).stat().st_dev
     except OSError:
         return False
     path = _reserves.pop(dev, None)

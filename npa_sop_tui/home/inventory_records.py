@@ -8,20 +8,31 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.files import open_private
-from npa_sop_tui.home.paths import cluster_dir
+from npa_sop_tui.home.paths import CLUSTER_NAME_RE, cluster_dir
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
 MAX_OPERATIONS = 200  # older records are dropped; their NDJSON logs stay on disk
+KUBE_CONTEXT_RE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]{1,253}")
+"""A kube context's name: any word of kubeconfig's (npa's own are nebius-<name>-slurm)."""
 
 ClusterState = Literal[
     "planned",
@@ -84,6 +95,17 @@ class InventoryEntry(BaseModel):
     validation: dict[str, object] | None = None
     operations: list[OperationRecord] = Field(default_factory=list)
 
+    # A record is a file anyone with the home (or the team's bucket) may have written: its
+    # identifiers are checked as it is read, and one of another shape makes it damaged
+    # (`list` names it) before the value reaches a path, a kube lookup or a line.
+    @field_validator("name", "region", "kube_context")
+    @classmethod
+    def _identifier(cls, value: str | None, info: ValidationInfo) -> str | None:
+        problem = None if value is None else _identifier_problem(info.field_name or "", value)
+        if problem is not None:
+            raise PydanticCustomError("identifier", problem)
+        return value
+
     @property
     def last_operation(self) -> OperationRecord | None:
         return self.operations[-1] if self.operations else None
@@ -98,6 +120,19 @@ class InventoryEntry(BaseModel):
             self.operations.append(op)
         del self.operations[:-MAX_OPERATIONS]
         self.updated = time.time()
+
+
+def _identifier_problem(field: str, value: str) -> str | None:
+    """Why `value` cannot be the record's `field` (None when it can)."""
+    if field == "region":
+        from npa_sop_tui.spec.identity import region_problem
+
+        return region_problem(field, value)
+    pattern, shape = {
+        "name": (CLUSTER_NAME_RE, "a cluster name (lowercase letters, digits, -)"),
+        "kube_context": (KUBE_CONTEXT_RE, "a kube context name (one word, no controls)"),
+    }[field]
+    return None if pattern.fullmatch(value) else f"{value!r} is not {shape}"
 
 
 def operations_dir(name: str) -> Path:

@@ -75,11 +75,14 @@ def with_project(identity: Any, spec: Any, project: str | None) -> Any:
     """`identity` with `--project` applied (or unchanged when it is not given)."""
     if not project:
         return identity
+    from npa_sop_tui.spec.identity import identifier_problem
+
     project = project.strip()
-    if not project.startswith("project-"):
+    problem = identifier_problem("project_id", project)
+    if problem is not None:  # whoever passed it: a flag, the SDK, an agent's tool call
         raise UsageError(
-            f"--project {project!r} is not a project ID",
-            hint="project IDs start with 'project-' (see `nebius iam project list`)",
+            f"--project {project!r} is not a project ID: {problem}",
+            hint="project IDs look like project-e00… (see `nebius iam project list`)",
         )
     if spec is not None and spec.project_id and spec.project_id != project:
         raise UsageError(

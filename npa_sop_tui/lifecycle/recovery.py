@@ -242,9 +242,14 @@ def _newer_of_same_lineage(dump: Path, state: Path) -> bool:
 
 
 def translate_error(exc: BaseException, install_dir: Path | None = None) -> BaseException:
-    """A raw "no space left" (ours or Terraform's) becomes one `DiskFull`; others unchanged."""
+    """A raw "no space left" (ours or Terraform's) becomes one `DiskFull`; others unchanged.
+
+    The disk measured is the one the failed write was on: a path Terraform names relative
+    to its folder (`terraform.tfstate`) is taken in the folder it ran in (`install_dir`, or
+    the one the failure records), never in this process's working folder."""
     if isinstance(exc, DiskFull):
         return exc
+    install_dir = install_dir or getattr(exc, "install_dir", None)
     if is_disk_full(exc):
         assert isinstance(exc, OSError)
         where = Path(exc.filename) if exc.filename else (install_dir or npa_home())

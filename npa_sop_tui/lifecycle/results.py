@@ -159,6 +159,7 @@ class TerraformFailed(OperationError):
         )
         self.diagnostics = [d.model_dump(mode="json") for d in run.errors]
         self.no_space, self.errored_state = run.no_space, run.errored_state  # recovery.py
+        self.install_dir = install_dir  # where Terraform ran: its relative paths start there
 
     def json_extra(self) -> dict[str, Any]:
         return {"diagnostics": self.diagnostics}
