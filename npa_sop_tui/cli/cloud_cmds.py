@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="reserved capacity for a GPU pool (repeatable; also NPA_CAPACITY_BLOCK_GROUPS)",
     )
     _cloud_flags(p)
-    p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+    p.add_argument("--project", metavar="ID", help=PROJECT_HELP)
     _sandbox_flag(p)
     add_output_flag(p)
     p.set_defaults(handler=cmd_preflight)
@@ -60,11 +60,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         ),
     )
     r.add_argument("--region", help="region (default: the identity's, from env or config)")
-    r.add_argument("--project", metavar="ID", help="project ID (default: env or config)")
+    r.add_argument("--project", metavar="ID", help=PROJECT_HELP)
     _cloud_flags(r)
     _sandbox_flag(r)
     add_output_flag(r)
     r.set_defaults(handler=cmd_catalog_refresh)
+
+
+PROJECT_HELP = (
+    "project ID (project-…), or the alias of a `projects:` section of config.yaml (the "
+    "existing npa's): overrides the environment and the config's other keys"
+)
 
 
 def _sandbox_flag(p: argparse.ArgumentParser) -> None:
@@ -114,7 +120,7 @@ def add_lifecycle_flags(p: argparse.ArgumentParser, *, command: str) -> None:
             action="store_false",
             help="skip the cloud preflight (quotas, reservations, price) before Terraform",
         )
-        p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+        p.add_argument("--project", metavar="ID", help=PROJECT_HELP)
     if command in ("deploy", "destroy"):
         p.add_argument(
             "--timeout",
@@ -180,6 +186,8 @@ def _identity(environment: Any, spec: Any, project: str | None) -> Any:
     from npa_sop_tui.home.config import Identity
     from npa_sop_tui.lifecycle.flags import with_project
 
+    if project and not project.startswith("project-"):
+        project = None  # an npa project alias: the settings already read its section
     if environment.is_sandbox:
         identity = environment.identity(spec)
     else:
@@ -268,7 +276,7 @@ def cmd_catalog_refresh(args: argparse.Namespace) -> int:
             if environment.is_sandbox:
                 identity = environment.identity(None)
             region = args.region or identity.region
-            project = args.project or identity.project_id
+            project = identity.project_id  # --project (an ID or npa alias) is in the settings
             if not region or not project:
                 raise UsageError(
                     "catalog refresh needs a region and a project",

@@ -155,6 +155,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "recipe.ref": getattr(args, "recipe_ref", None),
         "state.bucket": getattr(args, "state_bucket", None),
         "profile": getattr(args, "profile", None),  # the Nebius CLI profile
+        "project": getattr(args, "project", None),  # a project ID or an npa project alias
     }
     return {key: value for key, value in flags.items() if value is not None}
 

@@ -36,7 +36,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "An existing bucket is kept (versioning is turned on if it was off).",
     )
     p.add_argument("--bucket", required=True, metavar="NAME", help="bucket name")
-    p.add_argument("--project", metavar="ID", help="project to create it in (default project_id)")
+    p.add_argument(
+        "--project",
+        metavar="ID",
+        help="project ID (or npa project alias) to create it in (default project_id)",
+    )
     p.add_argument(
         "--profile",
         metavar="NAME",
@@ -204,7 +208,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             hint="3-63 lowercase letters, digits, dots and dashes",
         )
     settings = open_environment(args).settings
-    project = args.project or settings["project_id"]
+    project = settings["project_id"]  # --project (an ID or an npa alias) is in the settings
     if not project:
         raise UsageError(
             "no project to create the bucket in",

@@ -4,7 +4,8 @@
   out, Terraform is stopped the way Ctrl-C stops it (SIGINT, then it finishes what it is
   doing and saves state) and the error says which resources were still in progress.
 - `--project` is the project ID to deploy into; it overrides the environment and the config
-  file, and must agree with a `project_id` the spec sets.
+  file, and must agree with a `project_id` the spec sets. As in npa it may instead name a
+  project alias of config.yaml (`projects.<alias>`), whose region, tenant and project win.
 - `--source-preflight-only` is handled by the operations: resolve and check the recipe, then
   stop, having changed nothing.
 """
@@ -77,10 +78,9 @@ def with_project(identity: Any, spec: Any, project: str | None) -> Any:
         return identity
     project = project.strip()
     if not project.startswith("project-"):
-        raise UsageError(
-            f"--project {project!r} is not a project ID",
-            hint="project IDs start with 'project-' (see `nebius iam project list`)",
-        )
+        # The alias of one of the existing npa's `projects:` sections: the settings read its
+        # identity (home/settings.py), and refuse an alias that is not there.
+        return identity
     if spec is not None and spec.project_id and spec.project_id != project:
         raise UsageError(
             f"--project {project} disagrees with the spec's project_id {spec.project_id}",

@@ -56,6 +56,7 @@ class LifecycleOptions:
             "root_login_key_file": self.root_login_key_file,
             "recipe.ref": self.recipe_ref,
             "profile": self.profile,  # also mints the state bucket's key (state/credentials)
+            "project": self.project,  # an ID, or the alias of an npa `projects:` section
         }
         if self.capacity:
             flags["capacity"] = dict(self.capacity)
