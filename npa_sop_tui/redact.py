@@ -64,6 +64,18 @@ _VARIABLE = re.compile(r'^\s*variable\s+"([^"]+)"\s*\{', re.MULTILINE)
 _SENSITIVE = re.compile(r"^\s*sensitive\s*=\s*true\b", re.MULTILINE)
 
 
+def declared_variables(module_dir: Path | str) -> list[str]:
+    """Names of the variables a Terraform module declares, in file order."""
+    names: list[str] = []
+    for path in sorted(Path(module_dir).glob("*.tf")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        names += [m.group(1) for m in _VARIABLE.finditer(text) if m.group(1) not in names]
+    return names
+
+
 def sensitive_variables(module_dir: Path | str) -> set[str]:
     """Names of the variables a Terraform module declares `sensitive = true`."""
     names: set[str] = set()

@@ -1,4 +1,4 @@
-"""`npa soperator plan | deploy | destroy | list`: the headless lifecycle commands.
+"""`npa soperator plan | deploy | destroy`: the headless lifecycle commands.
 
 Text mode draws live progress on stderr and a summary on stdout; `--output json` writes ONE
 JSON document on stdout (progress stays on stderr); `--output ndjson` streams the lifecycle
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -73,17 +72,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _common_args(p)
     cloud_cmds.add_lifecycle_flags(p, command="destroy")
     p.set_defaults(handler=cmd_destroy)
-
-    p = subparsers.add_parser(
-        "list",
-        help="clusters in the inventory (this machine's, or the team's state bucket)",
-        description="List clusters with region, context and the last operation: what, when, "
-        "its result and who ran it. With a state bucket (state.backend: s3), the team's.",
-    )
-    p.add_argument("--sandbox", action="store_true", help="list the sandbox's clusters")
-    add_state_bucket_flag(p)
-    add_output_flag(p)
-    p.set_defaults(handler=cmd_list)
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
@@ -317,13 +305,15 @@ def cmd_deploy(args: argparse.Namespace) -> int:
 
 
 def cmd_destroy(args: argparse.Namespace) -> int:
-    from npa_sop_tui.home import inventory
     from npa_sop_tui.home.paths import check_cluster_name
     from npa_sop_tui.lifecycle import api as lifecycle
 
     options = _options(args)
-    entry = inventory.require(
-        check_cluster_name(args.name), store=options.environment.state_store()
+    from npa_sop_tui.lifecycle.adopt import require_cluster
+
+    # one the existing npa deployed is adopted here, before the question
+    entry = require_cluster(
+        check_cluster_name(args.name), store=options.environment.state_store(), options=options
     )
     if not args.yes and not args.source_preflight_only:
         if not _interactive():
@@ -354,50 +344,4 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         print(f"Recipe source OK for {result.name!r}; nothing changed.")
         return 0
     print(f"Destroyed {result.name!r}: {result.destroyed} resources removed.")
-    return 0
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    from npa_sop_tui.home import inventory
-
-    store = open_environment(args).state_store()
-    # A damaged record must not make a cluster silently vanish from the list: name it.
-    entries, damaged = inventory.scan(store=store)
-    if wants_json(args):
-        emit_json(
-            {
-                "store": store.describe(),
-                "clusters": [e.model_dump(mode="json") for e in entries],
-                "damaged": [{"path": str(d.path), "problems": d.problems} for d in damaged],
-            }
-        )
-        return 0
-    for problem in damaged:
-        sys.stderr.write(f"warning: {problem.message}\n")
-    if not entries:
-        print(f"No clusters in the inventory ({store.describe()}).")
-        return 0
-    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN", "BY")]
-    for e in entries:
-        last = e.last_operation
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started)) if last else "-"
-        by = f"{last.user}@{last.host}" if last is not None and last.user else "-"
-        rows.append(
-            (
-                e.name,
-                e.state,
-                e.region or "-",
-                e.kube_context,
-                last.kind if last else "-",
-                last.result if last else "-",
-                when,
-                by,
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    unsettled = [e for e in entries if e.state in ("interrupted", "failed", "destroy-incomplete")]
-    for e in unsettled:
-        print(f"next for {e.name}: {inventory.next_step(e)}")
     return 0

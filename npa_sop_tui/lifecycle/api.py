@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.home import inventory
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle.deploy import deploy
 from npa_sop_tui.lifecycle.destroy import destroy
@@ -37,8 +36,13 @@ __all__ = [
 
 
 def list_clusters() -> list[InventoryEntry]:
-    """Clusters in the inventory (with region, context, last operation and result)."""
-    return inventory.list_clusters()
+    """Clusters in the inventory (with region, context, last operation and result), then the
+    ones the existing npa deployed in this home that are not adopted yet (their `adoption`
+    says so with `adopted == 0`; any operation on them adopts them)."""
+    from npa_sop_tui.lifecycle.adopt import listed
+
+    listing = listed()
+    return [*listing.entries, *listing.found]
 
 
 async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
@@ -48,9 +52,11 @@ async def cluster_resources(name: str, options: LifecycleOptions | None = None) 
     from npa_sop_tui.lifecycle import steps
 
     options = options or LifecycleOptions()
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
     environment = steps.environment_of(options)
     store = environment.state_store()
-    entry = inventory.require(name, store=store)
+    entry = await arequire_cluster(name, store=store, options=options)
     if not entry.install_dir:
         return []
     if not Path(entry.install_dir).is_dir() and store.shared:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import PlanSummary
-from npa_sop_tui.home import inventory
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
@@ -29,9 +28,11 @@ async def destroy(
     options: LifecycleOptions | None = None,
     on_event: Sink | None = None,
 ) -> DestroyResult:
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
     options = options or LifecycleOptions()
     store = steps.store_of(options)
-    entry = inventory.require(name, store=store)
+    entry = await arequire_cluster(name, store=store, options=options)
     recorded_dir = Path(entry.install_dir) if entry.install_dir else None
     here = recorded_dir is not None and recorded_dir.is_dir()
     if not here and not store.shared:
@@ -45,7 +46,11 @@ async def destroy(
         return await source_preflight_destroy(entry, recorded_dir if here else None, options)
     redactor = Redactor(options.capacity.values())
     with operation("destroy", name, on_event, redactor, store) as op:
-        if here:
+        if here and entry.adoption is not None:
+            from npa_sop_tui.lifecycle import adopted_steps
+
+            ctx, install = await adopted_steps.existing(op, entry, options)
+        elif here:
             assert recorded_dir is not None
             ctx, install = await _existing(op, name, recorded_dir, entry, options)
         else:
@@ -82,7 +87,7 @@ async def destroy(
             raise DestroyIncomplete(name, leftovers, "still present in Nebius after destroy")
         op.entry.state = "destroyed"
         op.entry.outputs = {}
-        shutil.rmtree(install_dir / ".npa-plan", ignore_errors=True)
+        shutil.rmtree(install.files_dir / ".npa-plan", ignore_errors=True)
         op.message = f"destroyed {name!r}: {len(before)} resources removed"
         return DestroyResult(
             operation_id=op.id,

@@ -238,14 +238,34 @@ class Installation:
     name: str
     dir: Path  # the folder Terraform runs in
     recipe: Recipe
+    # An adopted cluster's folder is not ours to write: our variables, environment and saved
+    # plans live in `own_dir` (in the npa home) and reach Terraform as `-var-file`, and the
+    # folder keeps the state backend it was set up with.
+    own_dir: Path | None = None
+
+    @property
+    def adopted(self) -> bool:
+        return self.own_dir is not None
+
+    @property
+    def files_dir(self) -> Path:
+        """Where our files for this installation live."""
+        return self.own_dir if self.own_dir is not None else self.dir
 
     @property
     def tfvars_path(self) -> Path:
-        return self.dir / "terraform.tfvars.json"
+        return self.files_dir / "terraform.tfvars.json"
 
     @property
     def env_path(self) -> Path:
-        return self.dir / ".npa-env.json"
+        return self.files_dir / ".npa-env.json"
+
+    def var_file_args(self) -> list[str]:
+        """`-var-file` for plan and destroy of an adopted installation (ours win over its
+        own tfvars files); nothing for ours, whose variables are its tfvars file."""
+        if self.own_dir is None or not self.tfvars_path.is_file():
+            return []
+        return [f"-var-file={self.tfvars_path}"]
 
     def read_env(self) -> dict[str, str]:
         try:
@@ -317,9 +337,33 @@ def _point_provider_at_region(terraform_tf: Path, region: str | None) -> None:
         terraform_tf.write_text(fixed, encoding="utf-8")
 
 
-def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:
-    protect_state_files(install_dir)
-    return Installation(name=name, dir=install_dir, recipe=recipe)
+def existing_installation(
+    recipe: Recipe, install_dir: Path, name: str, *, own_dir: Path | None = None
+) -> Installation:
+    if own_dir is None:  # an adopted folder's files keep the modes their owner gave them
+        protect_state_files(install_dir)
+    return Installation(name=name, dir=install_dir, recipe=recipe, own_dir=own_dir)
+
+
+def prepare_adopted(
+    recipe: Recipe,
+    install_dir: Path,
+    name: str,
+    tfvars: dict[str, Any],
+    env: dict[str, str],
+    own_dir: Path,
+) -> Installation:
+    """An adopted installation, its folder untouched: the variables to run with and the
+    environment go to `own_dir` (0600) and reach Terraform from there."""
+    install = Installation(name=name, dir=install_dir, recipe=recipe, own_dir=own_dir)
+    ensure_dir(own_dir)
+    atomic_write_text(
+        install.tfvars_path, json.dumps(tfvars, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
+    )
+    atomic_write_text(
+        install.env_path, json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
+    )
+    return install
 
 
 # Local state and its backups carry every variable value Terraform saw (reservation IDs, the

@@ -267,6 +267,10 @@ async def astatus(
         require_sandbox_cluster(_name(name))
     environment = open_environment(sandbox=sandbox)
     try:
+        if sandbox:  # built from its spec: one the existing npa deployed is adopted first
+            from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
+            await arequire_cluster(_name(name), store=environment.state_store())
         if settings is None:
             settings = environment.status_settings(_name(name), **fields)
         snapshot = await environment.status_once(
