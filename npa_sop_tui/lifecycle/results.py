@@ -165,6 +165,9 @@ class TerraformFailed(OperationError):
 
 
 class DestroyIncomplete(OperationError):
+    """Not everything went; its JSON carries npa's result fields (`status:
+    "destroy-incomplete"`, `errors`) beside ours (`remaining`)."""
+
     def __init__(self, name: str, remaining: list[str], reason: str) -> None:
         shown = "\n".join(f"  - {a}" for a in remaining[:50]) or "  (state could not be read)"
         super().__init__(
@@ -173,9 +176,16 @@ class DestroyIncomplete(OperationError):
             hint=f"fix the cause and destroy {name!r} again",
         )
         self.remaining = remaining
+        self.name = name
 
     def json_extra(self) -> dict[str, Any]:
-        return {"remaining": self.remaining}
+        return {
+            "name": self.name,
+            "status": "destroy-incomplete",
+            "errors": [self.message],
+            "remaining": self.remaining,
+            "backend": "soperator",
+        }
 
 
 class StateCaptureFailed(OperationError, RuntimeError):
