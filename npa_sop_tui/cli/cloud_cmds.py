@@ -121,6 +121,13 @@ def add_lifecycle_flags(p: argparse.ArgumentParser, *, command: str) -> None:
             help="skip the cloud preflight (quotas, reservations, price) before Terraform",
         )
         p.add_argument("--project", metavar="ID", help=PROJECT_HELP)
+    if command == "destroy":
+        p.add_argument(
+            "--project",
+            metavar="ID",
+            help="the project ID or npa project alias the cluster is in: refused when it is "
+            "not the cluster's (npa's flag; the cluster's own record decides where it is)",
+        )
     if command in ("deploy", "destroy"):
         p.add_argument(
             "--timeout",

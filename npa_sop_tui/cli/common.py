@@ -120,6 +120,8 @@ def add_switch(
 def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--recipe-ref",
+        "--ref",  # the existing npa's name
+        dest="recipe_ref",
         metavar="SHA",
         help="the nebius-solutions-library commit to use (default: the commit that ships the "
         "spec's slurm_operator_version; config recipe.ref)",

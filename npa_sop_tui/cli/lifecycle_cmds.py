@@ -39,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "Changes nothing.",
     )
     _spec_args(p)
+    p.add_argument(
+        "--static",
+        action="store_true",
+        help="the existing npa's plan: from the spec alone (sizes, pools, capacity modes), "
+        "no identity, no Terraform, nothing read from the cloud",
+    )
     cloud_cmds.add_lifecycle_flags(p, command="plan")
     p.set_defaults(handler=cmd_plan)
 
@@ -63,12 +69,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "destroy",
         help="tear a cluster down (terraform destroy)",
         description="Destroy a cluster from the inventory. Asks you to type its name unless "
-        "--yes. Exit 1 and the list of what remains if teardown is incomplete.",
+        "--yes; without a terminal the answer is read from stdin (y, yes or the name; as "
+        "npa's `echo y | npa soperator destroy`). Exit 1 and the list of what remains if "
+        "teardown is incomplete, or when not confirmed.",
     )
     p.add_argument("--name", "-n", required=True, help="cluster name (see `npa soperator list`)")
     p.add_argument(
         "--yes", "-y", "--force", action="store_true", help="do not ask for confirmation"
     )
+    p.add_argument(
+        "--terraform-dir",
+        metavar="DIR",
+        help="the recipe checkout to run the destroy with (default: the one it was deployed with)",
+    )
+    add_recipe_ref_flag(p)
     _common_args(p)
     cloud_cmds.add_lifecycle_flags(p, command="destroy")
     p.set_defaults(handler=cmd_destroy)
@@ -221,6 +235,8 @@ def _ask(prompt: str) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     from npa_sop_tui.lifecycle import api as lifecycle
 
+    if args.static:
+        return _static_plan(args)
     spec = _load(args, capacity_flag(args))
     options = _options(args)
     result = _run(
@@ -232,6 +248,32 @@ def cmd_plan(args: argparse.Namespace) -> int:
         return 0
     _print_plan(result.changes, spec.name)
     _print_preflight(result.preflight)
+    return 0
+
+
+def _static_plan(args: argparse.Namespace) -> int:
+    """npa's provider-free plan (its `npa soperator plan`): JSON as npa prints it, or its
+    text lines."""
+    from npa_sop_tui.lifecycle.contract_fields import plan_fields
+    from npa_sop_tui.lifecycle.steps import check_spec
+
+    capacity = capacity_flag(args)
+    spec = _load(args, capacity)
+    check_spec(spec)  # the cluster rules, as npa's plan runs spec.validate()
+    plan = plan_fields(spec, capacity)
+    if wants_json(args):
+        emit_json({**plan, "backend": "soperator"})
+        return 0
+    plane = plan["control_plane"]
+    print(f"Soperator plan for {plan['name']!r} ({plan['region']}):")
+    print(f"  system autoscaling: {plane['system_min_size']}..{plane['system_max_size']}")
+    for worker in plan["workers"]:
+        print(
+            f"  worker {worker['name']}: size={worker['size']} preset={worker['preset']} "
+            f"capacity={worker['capacity_mode']}"
+        )
+    if plan["reservation_preflight"] == "required":
+        print("  reserved capacity: a provider preflight runs before deploy")
     return 0
 
 
@@ -304,6 +346,19 @@ def cmd_deploy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _confirm_by_name(name: str, region: str | None) -> None:
+    where = f" in {region}" if region else ""
+    answer = _ask(
+        f"This destroys cluster {name!r}{where} and everything in it.\n"
+        f"Type the cluster name to confirm: "
+    )
+    if answer.strip() != name:  # the user's input was wrong: exit 2, like bad flags
+        raise UsageError(
+            "the name did not match; nothing destroyed",
+            hint=f"type {name!r} exactly, or pass --yes from a script",
+        )
+
+
 def cmd_destroy(args: argparse.Namespace) -> int:
     from npa_sop_tui.home.paths import check_cluster_name
     from npa_sop_tui.lifecycle import api as lifecycle
@@ -317,20 +372,15 @@ def cmd_destroy(args: argparse.Namespace) -> int:
     )
     if not args.yes and not args.source_preflight_only:
         if not _interactive():
-            raise UsageError(
-                f"refusing to destroy {args.name!r} without confirmation (not a terminal)",
-                hint="pass --yes to destroy from a script",
-            )
-        where = f" in {entry.region}" if entry.region else ""
-        answer = _ask(
-            f"This destroys cluster {args.name!r}{where} and everything in it.\n"
-            f"Type the cluster name to confirm: "
-        )
-        if answer.strip() != args.name:  # the user's input was wrong: exit 2, like bad flags
-            raise UsageError(
-                "the name did not match; nothing destroyed",
-                hint=f"type {args.name!r} exactly, or pass --yes from a script",
-            )
+            # as npa: the answer comes from stdin (`echo y | npa soperator destroy --name N`)
+            answer = _ask(f"Destroy soperator cluster {args.name!r}? [y/N] ").strip()
+            if answer.lower() not in ("y", "yes") and answer != args.name:
+                raise OperationError(
+                    f"not confirmed; {args.name!r} was not destroyed",
+                    hint="answer y on stdin, or pass --yes to destroy from a script",
+                )
+        else:
+            _confirm_by_name(args.name, entry.region)
     result = _run(
         lambda sink: _closing(
             options, lifecycle.destroy(args.name, options=options, on_event=sink)

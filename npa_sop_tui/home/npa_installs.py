@@ -149,13 +149,17 @@ def discover() -> list[NpaInstall]:
     return sorted(found, key=lambda i: (i.name, str(i.install_dir)))
 
 
-def find(name: str) -> NpaInstall | None:
-    """npa's installation of cluster `name`; more than one is an error (as in npa)."""
+def find(name: str, ref: str | None = None) -> NpaInstall | None:
+    """npa's installation of cluster `name` (in the clone of recipe commit `ref`, as npa's
+    `--ref` picks it); more than one is an error (as in npa)."""
     matches = [install for install in discover() if install.name == name]
+    if ref:
+        matches = [m for m in matches if m.recipe_ref and ref.lower().startswith(m.recipe_ref)]
     if len(matches) > 1:
         listed = "\n  ".join(str(m.install_dir) for m in matches)
         raise UsageError(
             f"the existing npa has more than one installation of {name!r}:\n  {listed}",
-            hint="adopt the one you mean: `npa soperator adopt --install-dir DIR`",
+            hint="name the recipe commit of the one you mean (--ref SHA), or adopt it with "
+            "`npa soperator adopt --install-dir DIR`",
         )
     return matches[0] if matches else None

@@ -89,10 +89,20 @@ async def arequire_cluster(
     entry = inventory.get(name, store=store)
     if entry is not None:
         return entry
-    found = npa_installs.find(name)
+    found = npa_installs.find(name, _explicit_ref(options))
     if found is None:
         return inventory.require(name, store=store)
     return (await adopt(found.install_dir, store=store, options=options)).entry
+
+
+def _explicit_ref(options: LifecycleOptions | None) -> str | None:
+    """The recipe commit the caller named (`--ref`): it picks among npa's clones."""
+    if options is None:
+        return None
+    from npa_sop_tui.lifecycle import steps
+
+    explicit, _ = steps.environment_of(options).recipe_refs()
+    return explicit
 
 
 async def adopt_if_npa(

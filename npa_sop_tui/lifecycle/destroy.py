@@ -33,6 +33,8 @@ async def destroy(
     options = options or LifecycleOptions()
     store = steps.store_of(options)
     entry = await arequire_cluster(name, store=store, options=options)
+    if options.project:
+        _check_project(entry, options)
     recorded_dir = Path(entry.install_dir) if entry.install_dir else None
     here = recorded_dir is not None and recorded_dir.is_dir()
     if not here and not store.shared:
@@ -114,6 +116,27 @@ async def _existing(
     op.observe(await environment.observer(name, None))
     ctx.announce(install_dir)
     return ctx, install
+
+
+def _check_project(entry: InventoryEntry, options: LifecycleOptions) -> None:
+    """npa's `destroy --project`: the cluster's recorded project decides; a different one
+    named here is refused, never followed."""
+    environment = steps.environment_of(options)
+    if entry.adoption is not None:
+        from npa_sop_tui.lifecycle.adopted_steps import checked_identity
+
+        checked_identity(entry, None, environment.settings, options.project)
+        return
+    recorded = None
+    if entry.install_dir:
+        recorded = source.recorded_env(Path(entry.install_dir)).get("TF_VAR_iam_project_id")
+    wanted = environment.settings["project_id"]
+    if recorded and wanted and wanted != recorded:
+        raise UsageError(
+            f"project {options.project!r} does not match the persisted project_id for "
+            f"existing installation {entry.name!r}; refusing to destroy",
+            hint=f"its project is {recorded!r}; drop --project",
+        )
 
 
 def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec:

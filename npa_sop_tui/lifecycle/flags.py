@@ -105,10 +105,31 @@ NPA_KEYWORDS = {
 }
 
 
-def with_npa_flags(options: Any, flags: dict[str, Any]) -> Any:
-    """`options` with the existing npa's keywords applied; an unknown keyword is an error."""
+# npa's apply request also carries its backend's separate reserved-capacity preflight
+# (`provider_*`, used only by `SoperatorBackend.preflight`, which its fleet calls); its deploy
+# reads none of them. They are accepted for the same code to run: this deploy's own cloud
+# preflight (quotas, reservations, price) runs unless `preflight=False`.
+NPA_PREFLIGHT_KEYWORDS = frozenset(
+    {
+        "provider_preflight",
+        "provider_nebius_bin",
+        "provider_tenant_id",
+        "provider_project_id",
+        "provider_region",
+        "provider_install_dir",
+        "provider_work_root",
+        "provider_env",
+    }
+)
+
+
+def with_npa_flags(options: Any, flags: dict[str, Any], *, apply: bool = True) -> Any:
+    """`options` with the existing npa's keywords applied (those of its apply request when
+    `apply`, else of its destroy request); an unknown keyword is an error."""
     import dataclasses
 
+    if apply:
+        flags = {k: v for k, v in flags.items() if k not in NPA_PREFLIGHT_KEYWORDS}
     unknown = sorted(set(flags) - set(NPA_KEYWORDS))
     if unknown:
         raise UsageError(

@@ -63,22 +63,45 @@ class LifecycleOptions:
         return {key: value for key, value in flags.items() if value is not None}
 
 
-class _Result(BaseModel):
+class DictAccess:
+    """npa's SDK returned dictionaries; typed results read like them too: `result["status"]`,
+    `result.get(...)`, `"region" in result`, `result.keys()`/`items()` and so `dict(result)`
+    (whose `json.dumps` is npa's document). Values are as `model_dump(mode="json")` gives."""
+
+    def _document(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")  # type: ignore[attr-defined,no-any-return]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:  # type: ignore[attr-defined]
+            raise KeyError(key)
+        return self.model_dump(mode="json", include={key})[key]  # type: ignore[attr-defined]
+
+    def __contains__(self, key: object) -> bool:
+        return key in type(self).model_fields  # type: ignore[attr-defined]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> list[str]:
+        return list(type(self).model_fields)  # type: ignore[attr-defined]
+
+    def values(self) -> list[Any]:
+        return list(self._document().values())
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(self._document().items())
+
+
+class _Result(DictAccess, BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     operation_id: str
     name: str
     duration: float
     log: str | None = None
-
-    def __getitem__(self, key: str) -> Any:
-        """`result["status"]`: npa's SDK returned dictionaries; their readers keep working."""
-        if key not in type(self).model_fields:
-            raise KeyError(key)
-        return self.model_dump(mode="json", include={key})[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in type(self).model_fields else default
 
 
 class PlanResult(_Result):

@@ -258,7 +258,7 @@ class Installation:
 
     @property
     def env_path(self) -> Path:
-        return self.files_dir / ".npa-env.json"
+        return self.files_dir / ENV_FILE
 
     def var_file_args(self) -> list[str]:
         """`-var-file` for plan and destroy of an adopted installation (ours win over its
@@ -268,11 +268,19 @@ class Installation:
         return [f"-var-file={self.tfvars_path}"]
 
     def read_env(self) -> dict[str, str]:
-        try:
-            data = json.loads(self.env_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+        return recorded_env(self.files_dir)
+
+
+ENV_FILE = ".npa-env.json"  # Terraform's environment of an installation (identity, o11y)
+
+
+def recorded_env(folder: Path) -> dict[str, str]:
+    """The environment an installation was last run with (empty when unknown)."""
+    try:
+        data = json.loads((folder / ENV_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def _writable(root: Path) -> bool:

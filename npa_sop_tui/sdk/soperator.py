@@ -177,7 +177,7 @@ async def adestroy(
         try:
             return await lifecycle.destroy(
                 _name(name),
-                options=with_npa_flags(opts, npa_flags),
+                options=with_npa_flags(opts, npa_flags, apply=False),
                 on_event=_sink(on_event, on_status, stream_terraform_output),
             )
         except DestroyIncomplete as exc:
