@@ -15,6 +15,7 @@ deployed on first use, so `status`, `plan`, `deploy` and `destroy` work on it by
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ async def arequire_cluster(
     found = npa_installs.find(name, _explicit_ref(options))
     if found is None:
         return inventory.require(name, store=store)
-    return (await adopt(found.install_dir, store=store, options=options)).entry
+    return await _adopt_once(name, found.install_dir, store, options)
 
 
 def _explicit_ref(options: LifecycleOptions | None) -> str | None:
@@ -105,6 +106,21 @@ def _explicit_ref(options: LifecycleOptions | None) -> str | None:
     return explicit
 
 
+# One adoption of an installation at a time in this process: the app may ask for a cluster's
+# status twice while the first adoption runs, and Terraform locks the state while it reads.
+_ADOPTING: dict[Path, asyncio.Lock] = {}
+
+
+async def _adopt_once(
+    name: str, install_dir: Path, store: StateStore | None, options: LifecycleOptions | None
+) -> InventoryEntry:
+    async with _ADOPTING.setdefault(install_dir, asyncio.Lock()):
+        entry = inventory.get(name, store=store)
+        if entry is not None:  # adopted while this call waited
+            return entry
+        return (await adopt(install_dir, store=store, options=options)).entry
+
+
 async def adopt_if_npa(
     name: str, *, store: StateStore | None = None, options: LifecycleOptions | None = None
 ) -> None:
@@ -113,9 +129,9 @@ async def adopt_if_npa(
     of creating a second one."""
     if inventory.get(name, store=store) is not None:
         return
-    found = npa_installs.find(name)
+    found = npa_installs.find(name, _explicit_ref(options))
     if found is not None:
-        await adopt(found.install_dir, store=store, options=options)
+        await _adopt_once(name, found.install_dir, store, options)
 
 
 def require_cluster(

@@ -6,7 +6,8 @@ converted to each variable's type with its defaults — so what it prints is wha
 compares in a plan, whoever wrote the files (the existing npa's HCL `terraform.tfvars`, a
 hand-edited example, a JSON file). One expression (`jsonencode({…})`) reads them all; the
 values of variables declared `sensitive` are read with `nonsensitive()` so they can be kept,
-never shown. Read only: no state is changed.
+never shown. Read only: no state is changed (Terraform still takes the state's lock while it
+reads, so two readers of one installation must not run at once: lifecycle/adopt.py).
 """
 
 from __future__ import annotations

@@ -140,7 +140,10 @@ class Backend(SpecFiles):
         listing = listed(store=store)
         for entry in [*listing.entries, *listing.found]:
             last = entry.last_operation
-            last_text = "—" if entry.adoption is None else f"found ({entry.adoption.origin})"
+            last_text = "—"
+            if entry.adoption is not None:  # not deployed here: where it came from
+                how = "adopted" if entry.adoption.adopted else "found"
+                last_text = f"{how} ({entry.adoption.origin})"
             if last is not None:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started))
                 last_text = f"{last.kind} {last.result} {when}"

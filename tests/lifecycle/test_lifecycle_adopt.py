@@ -188,6 +188,21 @@ def test_a_spec_or_project_that_would_move_an_npa_cluster_is_refused(
     assert "project 'prod' does not match the persisted project_id" in error["message"]
 
 
+def test_concurrent_first_uses_adopt_once(npa_files: Path) -> None:
+    """The app asks for a status twice while the first adoption runs; Terraform locks the
+    state while it reads the variables, so the second waits for the first."""
+    import asyncio
+
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
+    async def both() -> list[Any]:
+        return list(await asyncio.gather(arequire_cluster("legacy1"), arequire_cluster("legacy1")))
+
+    first, second = asyncio.run(both())
+    assert first.name == second.name == "legacy1" and first.adoption is not None
+    assert first.adoption.adopted == second.adoption.adopted  # one adoption, read twice
+
+
 def test_a_damaged_sidecar_is_refused_as_npa_refuses_it(
     npa_files: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -333,3 +348,56 @@ def test_adopting_a_folder_that_is_not_an_applied_installation_is_refused(
     (tmp_path / "somewhere").mkdir()
     with pytest.raises(UsageError, match="not an installation of the soperator recipe"):
         asyncio.run(adopt(tmp_path / "somewhere"))
+
+
+def test_a_recipe_cluster_whose_state_is_in_s3_is_adopted_with_its_own_backend(
+    sandbox_in_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As the recipe's .envrc sets it up: `terraform_backend_override.tf` with an S3 backend
+    (here moto's real S3 API), the keys in AWS_*; nothing is written locally."""
+    from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
+
+    from testkit.moto import ACCESS_KEY, REGION, SECRET_KEY, MotoServer
+
+    server = MotoServer().start()
+    try:
+        bucket = server.make_bucket("tfstate-slurm-k8s-team")
+        recipe = tmp_path / "checkout" / "soperator"
+        shutil.copytree(standin_recipe_dir(), recipe)
+        install = recipe / "installations" / "prod"
+        install.mkdir()
+        for item in ("main.tf", "variables.tf", "terraform.tf"):
+            shutil.copy2(recipe / "installations" / "example" / item, install / item)
+        (install / "terraform.tfvars").write_text(HAND_TFVARS.replace("@KEY@", ROOT_KEY))
+        (install / "terraform_backend_override.tf").write_text(
+            'terraform {\n  backend "s3" {\n'
+            f'    bucket = "{bucket}"\n    key = "slurm-k8s.tfstate"\n'
+            f'    region = "{REGION}"\n    endpoint = "{server.endpoint}"\n'
+            "    force_path_style = true\n    skip_credentials_validation = true\n"
+            "    skip_region_validation = true\n    skip_metadata_api_check = true\n  }\n}\n"
+        )
+        keys = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+        apply(install, {**terraform_env(sandbox_in_home), **TEAM, **keys})
+        assert not (install / "terraform.tfstate").exists()  # the state is in the bucket
+        for name, value in {**keys, **TEAM}.items():
+            monkeypatch.setenv(name, value)  # the shell the team runs the recipe from
+
+        spec_out = tmp_path / "prod.yaml"
+        code, adopted = cli(
+            capsys, "adopt", "--install-dir", str(install), "--spec-out", str(spec_out)
+        )
+        assert code == 0, adopted
+        assert adopted["entry"]["state"] == "deployed"  # its resources, read from the bucket
+        assert adopted["entry"]["adoption"]["identity"]["tenant_id"] == "tenant-e00team"
+        code, plan = cli(capsys, "plan", "--spec", str(spec_out))
+        assert code == 0, plan
+        changes = plan["changes"]
+        assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)
+        assert not (install / "terraform.tfstate").exists()  # still only in the bucket
+        objects = server.client().list_objects_v2(Bucket=bucket)["Contents"]
+        assert [o["Key"] for o in objects] == ["slurm-k8s.tfstate"]
+    finally:
+        server.stop()
