@@ -9,7 +9,6 @@ state) and a fleet-state file. And a cluster applied by hand with the recipe: a 
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,16 @@ from npa_sop_tui.errors import UsageError
 from npa_sop_tui.spec.model import load_spec
 
 from testkit.lifecycle import ROOT_KEY
-from testkit.npa_home import NPA_CONFIG, apply, hashes, npa_deploy, terraform_env, write_fleet
+from testkit.npa_home import (
+    NPA_CONFIG,
+    apply,
+    checkout,
+    hashes,
+    installation,
+    npa_deploy,
+    terraform_env,
+    write_fleet,
+)
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow, pytest.mark.usefixtures("fast_standin")]
 
@@ -286,15 +294,8 @@ TEAM = {
 def test_a_cluster_applied_with_the_recipe_directly_is_adopted_and_plans_no_changes(
     sandbox_in_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
-
-    recipe = tmp_path / "checkout" / "soperator"
-    shutil.copytree(standin_recipe_dir(), recipe)
-    install = recipe / "installations" / "prod"
-    install.mkdir()
-    for item in ("main.tf", "variables.tf", "terraform.tf"):
-        shutil.copy2(recipe / "installations" / "example" / item, install / item)
-    (install / "terraform.tfvars").write_text(HAND_TFVARS.replace("@KEY@", ROOT_KEY))
+    recipe = checkout(tmp_path / "checkout" / "soperator")
+    install = installation(recipe, "prod", HAND_TFVARS.replace("@KEY@", ROOT_KEY))
     apply(install, {**terraform_env(sandbox_in_home), **TEAM})
     theirs = hashes(tmp_path, [recipe])
 
@@ -358,20 +359,13 @@ def test_a_recipe_cluster_whose_state_is_in_s3_is_adopted_with_its_own_backend(
 ) -> None:
     """As the recipe's .envrc sets it up: `terraform_backend_override.tf` with an S3 backend
     (here moto's real S3 API), the keys in AWS_*; nothing is written locally."""
-    from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
-
     from testkit.moto import ACCESS_KEY, REGION, SECRET_KEY, MotoServer
 
     server = MotoServer().start()
     try:
         bucket = server.make_bucket("tfstate-slurm-k8s-team")
-        recipe = tmp_path / "checkout" / "soperator"
-        shutil.copytree(standin_recipe_dir(), recipe)
-        install = recipe / "installations" / "prod"
-        install.mkdir()
-        for item in ("main.tf", "variables.tf", "terraform.tf"):
-            shutil.copy2(recipe / "installations" / "example" / item, install / item)
-        (install / "terraform.tfvars").write_text(HAND_TFVARS.replace("@KEY@", ROOT_KEY))
+        recipe = checkout(tmp_path / "checkout" / "soperator")
+        install = installation(recipe, "prod", HAND_TFVARS.replace("@KEY@", ROOT_KEY))
         (install / "terraform_backend_override.tf").write_text(
             'terraform {\n  backend "s3" {\n'
             f'    bucket = "{bucket}"\n    key = "slurm-k8s.tfstate"\n'

@@ -191,14 +191,29 @@ use_default_apparmor_profile = false
 """
 
 
-def recipe_clone(work_root: Path) -> Path:
-    """npa's clone of the recipe at its pinned ref: here the stand-in, with its layout."""
+def checkout(recipe: Path) -> Path:
+    """A checkout of the recipe's `soperator/` folder at `recipe`: here the stand-in."""
     from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
 
-    recipe = work_root / f"nebius-solutions-library-{NPA_REF[:12]}" / "soperator"
     if not recipe.is_dir():
         shutil.copytree(standin_recipe_dir(), recipe)
     return recipe
+
+
+def recipe_clone(work_root: Path) -> Path:
+    """npa's clone of the recipe at its pinned ref."""
+    return checkout(work_root / f"nebius-solutions-library-{NPA_REF[:12]}" / "soperator")
+
+
+def installation(recipe: Path, name: str, tfvars: str) -> Path:
+    """`installations/<name>` as the recipe's README asks: the example's Terraform files
+    and a terraform.tfvars."""
+    install = recipe / "installations" / name
+    install.mkdir(parents=True)
+    for item in ("main.tf", "variables.tf", "terraform.tf"):
+        shutil.copy2(recipe / "installations" / "example" / item, install / item)
+    (install / "terraform.tfvars").write_text(tfvars)
+    return install
 
 
 def sidecar(identity: dict[str, str], name: str) -> dict[str, Any]:
@@ -257,12 +272,7 @@ def npa_deploy(
 ) -> Path:
     """What `npa soperator deploy` leaves: the installation with its files and real state."""
     recipe = recipe_clone(work_root or home / "soperator")
-    install = recipe / "installations" / name
-    install.mkdir(parents=True)
-    example = recipe / "installations" / "example"
-    for item in ("main.tf", "variables.tf", "terraform.tf"):
-        shutil.copy2(example / item, install / item)
-    (install / "terraform.tfvars").write_text(npa_tfvars(name, workers, root_key=root_key))
+    install = installation(recipe, name, npa_tfvars(name, workers, root_key=root_key))
     side = install / SIDECAR
     side.write_text(json.dumps(sidecar(identity, name), indent=2))
     side.chmod(0o600)
