@@ -20,6 +20,7 @@ from npa_sop_tui.cli.common import (
     wants_json,
 )
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.safe_text import safe_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -95,9 +96,9 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     for problem in damaged:
-        sys.stderr.write(f"warning: {problem.message}\n")
+        sys.stderr.write(f"warning: {safe_text(problem.message)}\n")
     for text in listing.unusable:
-        sys.stderr.write(f"warning: {text}\n")
+        sys.stderr.write(f"warning: {safe_text(text)}\n")
     if not entries and not found:
         print(f"No clusters in the inventory ({store.describe()}).")
         return 0
@@ -106,16 +107,20 @@ def cmd_list(args: argparse.Namespace) -> int:
         rows.append(_row(e))
     for e in found:
         rows.append((e.name, e.state, e.region or "-", e.kube_context, "-", "-", "-", "npa"))
+    rows = [tuple(safe_text(cell) for cell in row) for row in rows]  # records are data
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     unsettled = [e for e in entries if e.state in ("interrupted", "failed", "destroy-incomplete")]
     for e in unsettled:
-        print(f"next for {e.name}: {inventory.next_step(e)}")
+        print(safe_text(f"next for {e.name}: {inventory.next_step(e)}"))
     for e in found:
         print(
-            f"found {e.name}: deployed by the existing npa in {e.install_dir}; status, plan, "
-            f"deploy and destroy adopt it on first use (`npa soperator adopt --name {e.name}`)"
+            safe_text(
+                f"found {e.name}: deployed by the existing npa in {e.install_dir}; status, "
+                f"plan, deploy and destroy adopt it on first use (`npa soperator adopt --name "
+                f"{e.name}`)"
+            )
         )
     return 0
 
@@ -177,16 +182,19 @@ def cmd_adopt(args: argparse.Namespace) -> int:
         emit_json({"ok": True, **result.to_dict()})
         return 0
     origin = "the existing npa's" if result.entry.adoption.origin == "npa" else "a recipe's"
-    print(f"Adopted {result.entry.name!r} ({origin} cluster, {result.entry.state}) where it is:")
-    print(f"  installation: {result.entry.install_dir} (its state stays there)")
-    print(f"  spec: {result.spec_path}")
+    lines = [
+        f"Adopted {result.entry.name!r} ({origin} cluster, {result.entry.state}) where it is:",
+        f"  installation: {result.entry.install_dir} (its state stays there)",
+        f"  spec: {result.spec_path}",
+    ]
     if result.kept:
-        print(f"  kept as deployed (the spec cannot say them): {', '.join(result.kept)}")
+        lines.append(f"  kept as deployed (the spec cannot say them): {', '.join(result.kept)}")
     if result.kept_variables:
-        print(f"  recipe settings kept as deployed: {', '.join(result.kept_variables)}")
+        lines.append(f"  recipe settings kept as deployed: {', '.join(result.kept_variables)}")
     if result.defaulted:
-        print(f"  defaulted (the installation does not say): {', '.join(result.defaulted)}")
-    for finding in result.findings:
-        print(f"  fix before the next deploy: {finding.render()}")
-    print(f"Next: `npa soperator plan --spec {result.spec_path}` (no changes expected).")
+        lines.append(f"  defaulted (the installation does not say): {', '.join(result.defaulted)}")
+    lines += [f"  fix before the next deploy: {finding.render()}" for finding in result.findings]
+    lines.append(f"Next: `npa soperator plan --spec {result.spec_path}` (no changes expected).")
+    for line in lines:  # names, paths and findings come from someone else's files
+        print(safe_text(line))
     return 0

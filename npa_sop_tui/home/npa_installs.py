@@ -18,6 +18,7 @@ are not followed, and nothing here writes.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ SIDECAR = ".npa-soperator-env.json"
 CLONE_GLOB = "nebius-solutions-library*"
 IDENTITY_FIELDS = ("region", "tenant_id", "project_id", "subnet_id")
 _SIDECAR_LIMIT = 256 * 1024
+_REGION = re.compile(r"[a-z][a-z0-9-]{1,62}")
 _STATE_FILE = "terraform.tfstate"
 
 
@@ -116,7 +118,22 @@ def read_sidecar(install_dir: Path) -> tuple[dict[str, Any], str | None]:
         return data, f"{path} belongs to backend {backend!r}, not soperator"
     if not all(isinstance(data.get(k, ""), str) for k in IDENTITY_FIELDS):
         return data, f"{path}: region, tenant_id, project_id and subnet_id must be strings"
+    shape = _identity_shape(data)
+    if shape:
+        return data, f"{path}: {shape}"
     return data, None
+
+
+def _identity_shape(data: dict[str, Any]) -> str | None:
+    """What is wrong with the sidecar's identity values (they become Terraform's)."""
+    from npa_sop_tui.spec.identity import identity_shape_problems
+
+    values = {k: data.get(k) or None for k in IDENTITY_FIELDS}
+    problems = [message for _, message in identity_shape_problems(values)]
+    region = values["region"]
+    if region is not None and not _REGION.fullmatch(region):
+        problems.append(f"region {region!r} is not a region name")
+    return "; ".join(problems) or None
 
 
 def _install(name: str, install: Path, recipe: Path, fleet: str | None, key: str | None):  # type: ignore[no-untyped-def]

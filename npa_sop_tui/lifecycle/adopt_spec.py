@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.recipe import adopted
+from npa_sop_tui.safe_text import safe_text
 
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment
@@ -68,7 +69,9 @@ class Reversed:
         if self.findings:
             lines.append("# Findings (fix them before the next deploy):")
             lines += [f"#   {f.render()}" for f in self.findings]
-        return "\n".join(lines) + "\n" + self.spec_yaml
+        # one comment line each, whatever the paths and values carry (a newline in a folder
+        # name must not end the comment and start YAML)
+        return "\n".join(safe_text(line) for line in lines) + "\n" + self.spec_yaml
 
 
 def _short(value: Any) -> str:

@@ -88,3 +88,23 @@ def test_two_installations_of_one_name_are_an_error(npa_home: Path) -> None:
     install(npa_home / "soperator", "twice", sidecar(IDENTITY, "twice"), ref="")
     with pytest.raises(UsageError, match="more than one installation of 'twice'"):
         npa_installs.find("twice")
+
+
+@pytest.mark.parametrize(
+    "name", ["recipes", "nebius-solutions-library", "nebius-solutions-library-7046"]
+)
+def test_names_of_other_folders_are_not_cluster_names(name: str) -> None:
+    from npa_sop_tui.home.paths import cluster_dir
+
+    with pytest.raises(UsageError, match="cannot be a cluster name"):
+        cluster_dir(name)
+
+
+def test_a_sidecar_identity_that_is_not_an_identity_is_refused(npa_home: Path) -> None:
+    hostile = {**sidecar(IDENTITY, "h"), "region": "eu-north1\x1b]52;c;bad\x07"}
+    install(npa_home / "soperator", "h", hostile)
+    (found,) = npa_installs.discover()
+    assert found.problem is not None and "is not a region name" in found.problem
+    install(npa_home / "soperator", "p", {**sidecar(IDENTITY, "p"), "project_id": "x"})
+    problems = {i.name: i.problem for i in npa_installs.discover()}
+    assert "must start with 'project-'" in (problems["p"] or "")
