@@ -218,14 +218,19 @@ def _load(args: argparse.Namespace, capacity: dict[str, str] | None = None) -> A
 
 
 def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    stdin, stdout = sys.stdin, sys.stdout  # None when closed (`<&-`)
+    return stdin is not None and stdout is not None and stdin.isatty() and stdout.isatty()
 
 
 def _ask(prompt: str) -> str:
-    """Ask on stderr, so stdout stays machine-readable (`--output json` in a terminal)."""
+    """Ask on stderr, so stdout stays machine-readable (`--output json` in a terminal). A
+    closed or unreadable stdin (`<&-`, a daemon) is no answer, never a traceback."""
     sys.stderr.write(prompt)
     sys.stderr.flush()
-    return sys.stdin.readline()
+    try:
+        return sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):
+        return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -374,6 +379,7 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         if not _interactive():
             # as npa: the answer comes from stdin (`echo y | npa soperator destroy --name N`)
             answer = _ask(f"Destroy soperator cluster {args.name!r}? [y/N] ").strip()
+            sys.stderr.write("\n")  # the answer came from a pipe: nothing ended the line
             if answer.lower() not in ("y", "yes") and answer != args.name:
                 raise OperationError(
                     f"not confirmed; {args.name!r} was not destroyed",

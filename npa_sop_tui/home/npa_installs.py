@@ -148,6 +148,12 @@ def _install(name: str, install: Path, recipe: Path, fleet: str | None, key: str
     return NpaInstall(name, install, recipe, sidecar, problem, fleet, key)
 
 
+def install_at(install_dir: Path) -> NpaInstall:
+    """The installation in `install_dir`, read where it is (its sidecar checked as npa
+    checks it): for a folder already known to be npa's, or named by the user."""
+    return _install(install_dir.name, install_dir, install_dir.parent.parent, None, None)
+
+
 def discover() -> list[NpaInstall]:
     """Every installation of the existing npa in this npa home, standalone and fleet."""
     found = [

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.errors import NpaError, UsageError
+from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home import inventory, npa_installs
 from npa_sop_tui.home.inventory import Adoption, InventoryDamaged, InventoryEntry, RecipeInfo
 from npa_sop_tui.lifecycle import adopt_read
@@ -217,7 +217,7 @@ async def adopt(
     install_dir = _installation(install_dir)
     npa = _npa_install(install_dir)
     recipe = await environment.recipe(install_dir.parent.parent)
-    setup = await adopt_read.terraform_for(environment, recipe)
+    setup = await environment.terraform(recipe)
     pinned = npa.identity() if npa else {}
     env = adopt_read.console_env(
         setup,
@@ -303,16 +303,7 @@ def _npa_install(install_dir: Path) -> NpaInstall | None:
     if not (install_dir / npa_installs.SIDECAR).exists():
         return None
     found = next((i for i in npa_installs.discover() if i.install_dir == install_dir), None)
-    if found is None:  # npa's sidecar outside npa's home: read it where it is
-        sidecar, problem = npa_installs.read_sidecar(install_dir)
-        found = npa_installs.NpaInstall(
-            install_dir.name, install_dir, install_dir.parent.parent, sidecar, problem
-        )
-        if problem is None and found.missing_identity():
-            found = npa_installs.NpaInstall(
-                found.name, install_dir, found.recipe_dir, sidecar,
-                f"the sidecar does not pin {', '.join(found.missing_identity())}",
-            )  # fmt: skip
+    found = found or npa_installs.install_at(install_dir)  # npa's sidecar outside npa's home
     if found.problem:
         raise UsageError(
             f"cannot adopt the existing npa's cluster {found.name!r}: {found.problem}",
@@ -390,7 +381,5 @@ def _register(
         store.save_spec(entry.name, spec_yaml)
         entry.updated = time.time()
         store.save(entry)
-    except NpaError:
-        raise
     finally:
         lock.release()

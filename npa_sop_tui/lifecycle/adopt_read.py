@@ -26,7 +26,6 @@ from npa_sop_tui.terraform.state import instances
 if TYPE_CHECKING:
     from npa_sop_tui.environment import Environment, TerraformSetup
     from npa_sop_tui.home.npa_installs import NpaInstall
-    from npa_sop_tui.recipe.source import Recipe
 
 IDENTITY_FIELDS = ("region", "tenant_id", "project_id", "subnet_id")
 
@@ -48,10 +47,6 @@ def npa_environment(install: NpaInstall) -> dict[str, str]:
 def identity_env(identity: Mapping[str, str]) -> dict[str, str]:
     by_field = {field: name for name, field in IDENTITY_VARIABLES.items()}
     return {f"TF_VAR_{by_field[k]}": v for k, v in identity.items() if v and k in by_field}
-
-
-async def terraform_for(environment: Environment, recipe: Recipe) -> TerraformSetup:
-    return await environment.terraform(recipe)
 
 
 def console_env(setup: TerraformSetup, environment: Environment, extra: Mapping[str, str]) -> dict:  # type: ignore[type-arg]

@@ -44,13 +44,10 @@ def pinned(entry: InventoryEntry) -> dict[str, str]:
     assert entry.adoption is not None
     if entry.adoption.origin != "npa" or not entry.install_dir:
         return dict(entry.adoption.identity)
-    sidecar, problem = npa_installs.read_sidecar(Path(entry.install_dir))
-    install = npa_installs.NpaInstall(entry.name, Path(entry.install_dir), Path(), sidecar)
-    if problem is None and install.missing_identity():
-        problem = f"the sidecar does not pin {', '.join(install.missing_identity())}"
-    if problem is not None:
+    install = npa_installs.install_at(Path(entry.install_dir))
+    if install.problem is not None:
         raise UsageError(
-            f"the existing npa's installation of {entry.name!r} cannot be used: {problem}",
+            f"the existing npa's installation of {entry.name!r} cannot be used: {install.problem}",
             hint="npa refuses to act on it too; restore the sidecar from a backup",
         )
     return install.identity()
@@ -59,11 +56,9 @@ def pinned(entry: InventoryEntry) -> dict[str, str]:
 def tf_environment(entry: InventoryEntry) -> dict[str, str]:
     """The TF_VAR_* an adopted cluster runs with (as its deployer set them)."""
     assert entry.adoption is not None
-    identity = pinned(entry)
+    identity = pinned(entry)  # refuses a sidecar npa would refuse
     if entry.adoption.origin == "npa":
-        sidecar, _ = npa_installs.read_sidecar(Path(str(entry.install_dir)))
-        install = npa_installs.NpaInstall(entry.name, Path(str(entry.install_dir)), Path(), sidecar)
-        return adopt_read.npa_environment(install)
+        return adopt_read.npa_environment(npa_installs.install_at(Path(str(entry.install_dir))))
     return {**adopt_read.identity_env(identity), **entry.adoption.env}
 
 

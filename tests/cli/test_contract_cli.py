@@ -79,6 +79,9 @@ def test_destroy_reads_its_answer_from_stdin_and_its_incomplete_json_is_npas(
     monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
     assert main(destroy) == 1  # declined, as npa's prompt: nothing destroyed
     assert "not confirmed" in json.loads(capsys.readouterr().out)["message"]
+    monkeypatch.setattr("sys.stdin", None)  # closed (`<&-`): no answer, no traceback
+    assert main(destroy) == 1
+    assert "not confirmed" in json.loads(capsys.readouterr().out)["message"]
 
     code = main([*destroy, "--yes", "--project", "project-e00elsewhere"])
     assert code == 2  # npa's --project names where the cluster is; another is refused
