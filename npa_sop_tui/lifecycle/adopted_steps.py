@@ -147,6 +147,7 @@ async def prepare(
     install = await asyncio.to_thread(
         source.prepare_adopted, ctx.recipe, install_dir, spec.name, tfvars, env, own
     )
+    steps.use_state_backend(ctx, install)
     op.observe(await environment.observer(spec.name, spec))
     ctx.announce(install.dir)
     return ctx, install, rendered
@@ -173,6 +174,7 @@ async def existing(
     )
     ctx.env = {**tf_environment(entry), **ctx.env}
     ctx.mask_environment()
+    steps.use_state_backend(ctx, install)
     op.observe(await environment.observer(entry.name, None))
     ctx.announce(install.dir)
     return ctx, install

@@ -240,11 +240,11 @@ async def render_for(
 
 def use_state_backend(ctx: Context, install: Installation) -> None:
     """Point the installation's Terraform at the configured state backend (local or s3);
-    an adopted installation keeps the backend it was set up with."""
-    if install.adopted:
-        return
+    an adopted installation keeps the backend it was set up with (its own, or the team's
+    bucket `state migrate` moved it to), and gets the bucket's key like any other."""
     store = ctx.op.store
-    state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
+    if not install.adopted:
+        state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
     if store.shared:  # Terraform reads the same access key from its environment
         minted = store.terraform_env()  # a key minted from the Nebius profile, if that is it
         ctx.env.update(minted)

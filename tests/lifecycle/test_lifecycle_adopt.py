@@ -395,3 +395,34 @@ def test_a_recipe_cluster_whose_state_is_in_s3_is_adopted_with_its_own_backend(
         assert [o["Key"] for o in objects] == ["slurm-k8s.tfstate"]
     finally:
         server.stop()
+
+
+def test_state_migrate_moves_an_adopted_npa_clusters_state_when_asked(
+    sandbox_in_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Adoption leaves the state where npa keeps it; `state migrate` moves it (asked)."""
+    from testkit.moto import MotoServer, team_env
+
+    install = npa_deploy(sandbox_in_home, "mover", IDENTITY, [CPU], root_key=ROOT_KEY)
+    spec_out = tmp_path / "mover.yaml"
+    assert cli(capsys, "adopt", "--name", "mover", "--spec-out", str(spec_out))[0] == 0
+    assert (install / "terraform.tfstate").is_file()  # adopting moved nothing
+    server = MotoServer().start()
+    try:
+        bucket = server.make_bucket("team-state")
+        for key, value in team_env(server.endpoint, bucket).items():
+            monkeypatch.setenv(key, value)
+        code, moved = cli(capsys, "state", "migrate", "--name", "mover", "--to", "s3")
+        assert code == 0, moved
+        assert not (install / "terraform.tfstate").exists()  # now in the bucket
+        objects = server.client().list_objects_v2(Bucket=bucket, Prefix="npa/mover/")
+        assert "npa/mover/terraform.tfstate" in [o["Key"] for o in objects["Contents"]]
+        code, plan = cli(capsys, "plan", "--spec", str(spec_out))
+        assert code == 0, plan
+        changes = plan["changes"]
+        assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)
+    finally:
+        server.stop()
