@@ -74,9 +74,12 @@ def _module_texts(module_dir: Path | str) -> list[str]:
     return texts
 
 
-def declared_variables(module_dir: Path | str) -> set[str]:
-    """Names of the variables a Terraform module declares."""
-    return {m.group(1) for text in _module_texts(module_dir) for m in _VARIABLE.finditer(text)}
+def declared_variables(module_dir: Path | str) -> list[str]:
+    """Names of the variables a Terraform module declares, in file order."""
+    names: list[str] = []
+    for text in _module_texts(module_dir):
+        names += [m.group(1) for m in _VARIABLE.finditer(text) if m.group(1) not in names]
+    return names
 
 
 def sensitive_variables(module_dir: Path | str) -> set[str]:

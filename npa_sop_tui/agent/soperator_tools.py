@@ -117,9 +117,10 @@ def destroy_output() -> type[BaseModel]:
 
 
 def status_output() -> type[BaseModel]:
-    from npa_sop_tui.status.model import ClusterStatus
+    # What `sdk.astatus` returns: the snapshot plus npa's `status` and `backend`.
+    from npa_sop_tui.sdk.compat import SoperatorStatus
 
-    return ClusterStatus
+    return SoperatorStatus
 
 
 # ---------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="reserved capacity for a GPU pool (repeatable; also NPA_CAPACITY_BLOCK_GROUPS)",
     )
     _cloud_flags(p)
-    _project_flag(p, "project ID (overrides env and config)")
+    _project_flag(p, PROJECT_HELP)
     _sandbox_flag(p)
     add_output_flag(p)
     p.set_defaults(handler=cmd_preflight)
@@ -66,15 +66,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         type=identifier_arg("region"),
         help="region (default: the identity's, from env or config)",
     )
-    _project_flag(r, "project ID (default: env or config)")
+    _project_flag(r, PROJECT_HELP)
     _cloud_flags(r)
     _sandbox_flag(r)
     add_output_flag(r)
     r.set_defaults(handler=cmd_catalog_refresh)
 
 
+PROJECT_HELP = (
+    "project ID (project-…), or the alias of a `projects:` section of config.yaml (the "
+    "existing npa's): overrides the environment and the config's other keys"
+)
+
+
 def _project_flag(p: argparse.ArgumentParser, help_text: str) -> None:
-    p.add_argument("--project", metavar="ID", type=identifier_arg("project_id"), help=help_text)
+    p.add_argument("--project", metavar="ID", type=identifier_arg("project"), help=help_text)
 
 
 def _sandbox_flag(p: argparse.ArgumentParser) -> None:
@@ -133,8 +139,14 @@ def add_lifecycle_flags(p: argparse.ArgumentParser, *, command: str) -> None:
             action="store_false",
             help="skip the cloud preflight (quotas, reservations, price) before Terraform",
         )
-        _project_flag(p, "project ID (overrides env and config)")
+        _project_flag(p, PROJECT_HELP)
         _allow_unknown_flag(p)
+    if command == "destroy":
+        _project_flag(
+            p,
+            "the project ID or npa project alias the cluster is in: refused when it is "
+            "not the cluster's (npa's flag; the cluster's own record decides where it is)",
+        )
     if command in ("deploy", "destroy"):
         p.add_argument(
             "--timeout",
@@ -204,6 +216,8 @@ def _identity(
     from npa_sop_tui.home.config import Identity
     from npa_sop_tui.lifecycle.flags import with_project
 
+    if project and not project.startswith("project-"):
+        project = None  # an npa project alias: the settings already read its section
     if environment.is_sandbox:
         identity = environment.identity(spec)
     else:
@@ -300,7 +314,7 @@ def cmd_catalog_refresh(args: argparse.Namespace) -> int:
             if environment.is_sandbox:
                 identity = environment.identity(None)
             region = args.region or identity.region
-            project = args.project or identity.project_id
+            project = identity.project_id  # --project (an ID or npa alias) is in the settings
             if not region or not project:
                 raise UsageError(
                     "catalog refresh needs a region and a project",

@@ -160,6 +160,8 @@ def add_switch(
 def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--recipe-ref",
+        "--ref",  # the existing npa's name
+        dest="recipe_ref",
         metavar="SHA",
         help="the nebius-solutions-library commit to use (default: the commit that ships the "
         "spec's slurm_operator_version; config recipe.ref)",
@@ -195,6 +197,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "recipe.ref": getattr(args, "recipe_ref", None),
         "state.bucket": getattr(args, "state_bucket", None),
         "profile": getattr(args, "profile", None),  # the Nebius CLI profile
+        "project": getattr(args, "project", None),  # a project ID or an npa project alias
     }
     return {key: value for key, value in flags.items() if value is not None}
 

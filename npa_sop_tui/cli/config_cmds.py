@@ -15,7 +15,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="show the settings npa uses and where each one comes from",
         description=(
             "Settings resolve as flags > environment (NPA_*) > config.yaml > defaults. "
-            "`config show` prints each value with its source; secrets show as <set>."
+            "config.yaml may also hold the existing npa's `projects:` sections: identity "
+            "comes from `--project ALIAS`'s, else from default_project's when nothing else "
+            "sets it. `config show` prints each value with its source (file and section); "
+            "secrets show as <set>."
         ),
     )
     actions = config.add_subparsers(dest="action", metavar="ACTION")
@@ -24,6 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     show.add_argument(
         "--sandbox", action="store_true", help="the sandbox's settings (its own npa home)"
     )
+    show.add_argument(
+        "--project",
+        metavar="ALIAS",
+        help="read identity from this `projects:` section (the existing npa's), or a project ID",
+    )
     add_output_flag(show)
     show.set_defaults(handler=handle_show)
 
@@ -31,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def handle_show(args: argparse.Namespace) -> int:
     from npa_sop_tui.home.settings import resolve_settings
 
-    settings = resolve_settings()
+    settings = resolve_settings({"project": args.project})
     rows = [*settings.rows(), _state_keys_row(settings)]
     if wants_json(args):
         emit_json(

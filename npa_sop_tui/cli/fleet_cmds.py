@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     p = commands.add_parser("plan", help="plan every selected target (changes nothing)")
     _common(p, concurrency=True)
+    _project_prefix(p)
     p.set_defaults(handler=cmd_plan)
 
     p = commands.add_parser("deploy", help="deploy every selected target")
@@ -54,6 +55,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--allow-destructive",
         action="store_true",
         help="apply plans that delete or replace resources",
+    )
+    _project_prefix(p)
+    add_switch(
+        p,
+        "preflight",
+        off=("--no-preflight", "skip each target's cloud preflight (quotas, reservations)"),
+        on=("--preflight", "check each target's quotas and reservations first (default)"),
+        default=True,
+    )
+    add_switch(
+        p,
+        "create_projects",
+        off=("--no-create-projects", "never create a project (this tool never does)"),
+        on=(
+            "--create-projects",
+            "the existing npa's default; this tool creates no project either way: a "
+            "project without project_id is refused",
+        ),
+        default=True,
     )
     p.set_defaults(handler=cmd_deploy)
 
@@ -90,6 +110,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--yes", "-y", "--force", action="store_true", help="do not ask for confirmation"
     )
     p.set_defaults(handler=cmd_destroy, fail_fast=False)
+
+
+def _project_prefix(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project-prefix",
+        metavar="PREFIX",
+        help="the project name prefix reported for each project (else the file's)",
+    )
 
 
 def _common(p: argparse.ArgumentParser, *, concurrency: bool) -> None:
@@ -178,6 +206,8 @@ def _options(args: argparse.Namespace) -> Any:
         allow_destructive=bool(getattr(args, "allow_destructive", False)),
         timeout_minutes=args.timeout,
         profile=args.profile,
+        preflight=bool(getattr(args, "preflight", True)),
+        project_prefix=getattr(args, "project_prefix", None),
     )
 
 

@@ -79,9 +79,9 @@ def _run(args: argparse.Namespace, work: Any, *, with_kube: bool = False) -> int
     environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox:
-        from npa_sop_tui.home import inventory
+        from npa_sop_tui.lifecycle.adopt import require_cluster
 
-        inventory.require(settings.name)
+        require_cluster(settings.name)
     policy = HostKeyPolicy.accept_new() if args.accept_new_host_key else HostKeyPolicy()
 
     async def main() -> int:

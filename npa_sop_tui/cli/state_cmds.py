@@ -41,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--project",
         metavar="ID",
-        type=identifier_arg("project_id"),
-        help="project to create it in (default project_id)",
+        type=identifier_arg("project"),
+        help="project ID (or npa project alias) to create it in (default project_id)",
     )
     p.add_argument(
         "--profile",
@@ -211,7 +211,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             hint="3-63 lowercase letters, digits, dots and dashes",
         )
     settings = open_environment(args).settings
-    project = args.project or settings["project_id"]
+    project = settings["project_id"]  # --project (an ID or an npa alias) is in the settings
     if not project:
         raise UsageError(
             "no project to create the bucket in",

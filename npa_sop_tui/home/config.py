@@ -2,7 +2,8 @@
 
 A missing file means all defaults. Identity (region, tenant, project, subnet) resolves in
 this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_PROJECT_ID`,
-`NPA_SUBNET_ID`), then this config file.
+`NPA_SUBNET_ID`), then this config file: our top-level keys, then the existing npa's project
+section (`projects.<alias>`, see npa_config.py), which shares the file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic_core import PydanticCustomError
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home import paths
+from npa_sop_tui.home.npa_config import NpaProject
 from npa_sop_tui.spec.findings import Finding, summary_line
 from npa_sop_tui.spec.identity import identifier_problem, identity_shape_problems
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
@@ -135,6 +137,16 @@ class NpaConfig(_Model):
     status: StatusConfig = Field(default_factory=StatusConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
     state: StateConfig = Field(default_factory=StateConfig)
+    # The existing npa's sections of the same file (home/npa_config.py reads them for
+    # identity; the rest are accepted as npa wrote them and never written back).
+    projects: dict[str, NpaProject] = Field(default_factory=dict)
+    default_project: str | None = None
+    default_workbench: str | None = None
+    workbenches: dict[str, Any] = Field(default_factory=dict)
+    workbench: dict[str, Any] | None = None
+    skypilot: dict[str, Any] | None = None
+    container_registry: str | None = None
+    workflows: dict[str, Any] | None = None
 
     _identifiers = field_validator("region", "tenant_id", "project_id", "subnet_id")(_identifier)
 

@@ -30,6 +30,7 @@ from npa_sop_tui.home.paths import CLUSTER_NAME_RE, cluster_dir
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
+ADOPTED_VARIABLES = "adopted-variables.json"  # an adopted cluster's variables as deployed
 MAX_OPERATIONS = 200  # older records are dropped; their NDJSON logs stay on disk
 KUBE_CONTEXT_RE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]{1,253}")
 """A kube context's name: any word of kubeconfig's (npa's own are nebius-<name>-slurm)."""
@@ -79,6 +80,25 @@ class RecipeInfo(BaseModel):
     version: str | None = None
 
 
+class Adoption(BaseModel):
+    """A cluster this product did not deploy, taken over where it is (lifecycle/adopt.py):
+    Terraform keeps running in its own installation folder (`InventoryEntry.install_dir`),
+    with its own state; the variables it was deployed with are kept beside the record
+    (`ADOPTED_VARIABLES`) and every render starts from them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    origin: Literal["npa", "recipe"]  # the existing npa's, or made with the recipe directly
+    adopted: float = Field(default_factory=time.time)
+    # What the cluster is pinned to: a spec or --project that disagrees is refused.
+    identity: dict[str, str] = Field(default_factory=dict)
+    # The TF_VAR_* it runs with beside the identity (o11y tenant and profile).
+    env: dict[str, str] = Field(default_factory=dict)
+    kept: list[str] = Field(default_factory=list)  # spec paths kept as deployed
+    fleet: str | None = None  # an `npa fleet` target: its fleet and project key
+    project_key: str | None = None
+
+
 class InventoryEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -94,6 +114,7 @@ class InventoryEntry(BaseModel):
     # The last deploy's post-deploy result: status, validation, gpu_creation_checks.
     validation: dict[str, object] | None = None
     operations: list[OperationRecord] = Field(default_factory=list)
+    adoption: Adoption | None = None
 
     # A record is a file anyone with the home (or the team's bucket) may have written: its
     # identifiers are checked as it is read, and one of another shape makes it damaged

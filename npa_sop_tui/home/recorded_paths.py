@@ -119,6 +119,9 @@ def install_dir(entry: InventoryEntry, settings: Settings, *, shared: bool) -> P
     raw = entry.install_dir
     if not raw or not Path(raw).is_dir():
         return Path(raw) if raw else None
+    if entry.adoption is not None:
+        # adopted where it was applied: any installation of a checkout the user names
+        return _adopted_install_dir(entry, raw, settings)
     found = trusted(raw, also=user_installations(settings, entry.name))
     if found is not None and found.parts[-2:] != ("installations", entry.name):
         found = None  # npa names every installation so; another cluster's is not this one's
@@ -127,6 +130,28 @@ def install_dir(entry: InventoryEntry, settings: Settings, *, shared: bool) -> P
     raise UntrustedRecordedPath(
         raw, what="the installation folder", cluster=entry.name, hint=_RECIPE_HINT
     )
+
+
+def _adopted_install_dir(entry: InventoryEntry, raw: str, settings: Settings) -> Path:
+    """An adopted cluster's folder (`<checkout>/soperator/installations/<folder>`, any
+    folder name): inside the home (the existing npa's clones), or in a checkout the user's
+    settings name this time."""
+    folders = [
+        base / "installations" / Path(raw).name
+        for folder in user_recipe_folders(settings)
+        for base in (folder, folder / "soperator")
+    ]
+    found = trusted(raw, also=folders)
+    if found is None or found.parent.name != "installations":
+        raise UntrustedRecordedPath(
+            raw,
+            what="the adopted installation folder",
+            cluster=entry.name,
+            hint="pass --terraform-dir with the recipe checkout you adopted it from (or set "
+            "recipe.path in config.yaml): a folder outside the npa home is used when you "
+            "name it, never because a record does",
+        )
+    return found
 
 
 def recipe_dir(entry: InventoryEntry, settings: Settings) -> Path | None:

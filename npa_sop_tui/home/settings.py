@@ -125,7 +125,12 @@ _KEYS: dict[str, _Key] = {
     # the Nebius CLI profile (--profile, NEBIUS_PROFILE)
     "profile": _Key(None, NEBIUS_PROFILE_ENV, identifier=True),
     "root_login_key_file": _Key(None),
+    # `--project`: a project ID (project-…), or the alias of one of the existing npa's
+    # `projects:` sections, whose identity then wins over the environment and our keys.
+    "project": _Key(None),
 }
+# Identity read from the existing npa's project section (home/npa_config.py).
+_NPA_IDENTITY = ("region", "tenant_id", "project_id")
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,8 @@ class Settings:
             if key not in _KEYS:
                 raise KeyError(key)
             values[key] = Resolved(value, "caller", _KEYS[key].secret)
+        if overrides.get("project") is not None:
+            _apply_project(values, self.config, self.config_file, set(overrides))
         return Settings(values, self.config, self.config_file)
 
     def rows(self) -> list[dict[str, Any]]:
@@ -224,7 +231,41 @@ def resolve_settings(
     values: dict[str, Resolved] = {}
     for key, spec in _KEYS.items():
         values[key] = _resolve_one(key, spec, flags, env, config, config_file)
+    _apply_project(values, config, config_file, set(flags))
     return Settings(values, config, config_file)
+
+
+def _apply_project(
+    values: dict[str, Resolved], config: NpaConfig, config_file: Path | None, given: set[str]
+) -> None:
+    """The existing npa's project section in the identity values (one resolver for both
+    shapes of the file): a `--project` alias wins over the environment and our own keys
+    (not over a value given directly), and without one npa's default section fills what
+    nothing else set. `--project project-…` is the project ID itself."""
+    from npa_sop_tui.home import npa_config
+
+    chosen = values["project"].value
+    project_id = chosen is not None and str(chosen).startswith(npa_config.PROJECT_ID_PREFIX)
+    if project_id and not npa_config.is_alias(config, str(chosen)):
+        if "project_id" not in given:
+            values["project_id"] = Resolved(chosen, f"{values['project'].source} --project")
+        given = given | {"project_id"}
+        chosen = None  # as npa: the rest from the default section
+    section = npa_config.chosen_section(config, str(chosen) if chosen is not None else None)
+    if section is None:
+        reason = npa_config.ambiguity(config)
+        if reason:
+            values["project"] = Resolved(None, f"not chosen: {reason}")
+        return
+    source = npa_config.describe(section, config_file)
+    if values["project"].value is None and section.alias is not None:
+        values["project"] = Resolved(section.alias, source)
+    for key in _NPA_IDENTITY:
+        value = section.values.get(key)
+        if value is None or key in given:
+            continue
+        if chosen is not None or values[key].source == "default":
+            values[key] = Resolved(value, source)
 
 
 def _resolve_one(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.home import inventory
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle.deploy import deploy
 from npa_sop_tui.lifecycle.destroy import destroy
@@ -37,21 +36,25 @@ __all__ = [
 
 
 def list_clusters() -> list[InventoryEntry]:
-    """Clusters in the inventory (with region, context, last operation and result)."""
-    return inventory.list_clusters()
+    """Clusters in the inventory (with region, context, last operation and result), then the
+    ones the existing npa deployed in this home that are not adopted yet (their `adoption`
+    says so with `adopted == 0`; any operation on them adopts them)."""
+    from npa_sop_tui.lifecycle.adopt import listed
+
+    listing = listed()
+    return [*listing.entries, *listing.found]
 
 
 async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
     """The resource addresses in a cluster's Terraform state, as Terraform lists them."""
-
+    from npa_sop_tui.home import recorded_paths as recorded
     from npa_sop_tui.lifecycle import steps
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
 
     options = options or LifecycleOptions()
     environment = steps.environment_of(options)
     store = environment.state_store()
-    from npa_sop_tui.home import recorded_paths as recorded
-
-    entry = inventory.require(name, store=store)
+    entry = await arequire_cluster(name, store=store, options=options)
     if not entry.install_dir:
         return []
     install_dir = recorded.install_dir(entry, environment.settings, shared=store.shared)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import PlanSummary
-from npa_sop_tui.home import inventory
 from npa_sop_tui.home import recorded_paths as recorded
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
@@ -30,12 +29,16 @@ async def destroy(
     options: LifecycleOptions | None = None,
     on_event: Sink | None = None,
 ) -> DestroyResult:
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
     options = options or LifecycleOptions()
     store = steps.store_of(options)
-    entry = inventory.require(name, store=store)
+    entry = await arequire_cluster(name, store=store, options=options)
     settings = steps.environment_of(options).settings
     # a record's paths are data: used inside this home, or where the settings point
     recorded_dir = recorded.install_dir(entry, settings, shared=store.shared)
+    if options.project:
+        _check_project(entry, recorded_dir, options)
     here = recorded_dir is not None and recorded_dir.is_dir()
     if here:
         recorded.recipe_dir(entry, settings)  # refused here, before the lock and the log
@@ -50,7 +53,12 @@ async def destroy(
         return await source_preflight_destroy(entry, recorded_dir if here else None, options)
     redactor = Redactor(options.capacity.values())
     with operation("destroy", name, on_event, redactor, store) as op:
-        if here:
+        if here and entry.adoption is not None:
+            from npa_sop_tui.lifecycle import adopted_steps
+
+            assert recorded_dir is not None
+            ctx, install = await adopted_steps.existing(op, entry, recorded_dir, options)
+        elif here:
             assert recorded_dir is not None
             ctx, install = await _existing(op, name, recorded_dir, entry, options)
         else:
@@ -87,7 +95,7 @@ async def destroy(
             raise DestroyIncomplete(name, leftovers, "still present in Nebius after destroy")
         op.entry.state = "destroyed"
         op.entry.outputs = {}
-        shutil.rmtree(install_dir / ".npa-plan", ignore_errors=True)
+        shutil.rmtree(install.files_dir / ".npa-plan", ignore_errors=True)
         op.message = f"destroyed {name!r}: {len(before)} resources removed"
         return DestroyResult(
             operation_id=op.id,
@@ -113,6 +121,29 @@ async def _existing(
     op.observe(await environment.observer(name, None))
     ctx.announce(install_dir)
     return ctx, install
+
+
+def _check_project(
+    entry: InventoryEntry, install_dir: Path | None, options: LifecycleOptions
+) -> None:
+    """npa's `destroy --project`: the cluster's recorded project decides; a different one
+    named here is refused, never followed."""
+    environment = steps.environment_of(options)
+    if entry.adoption is not None:
+        from npa_sop_tui.lifecycle.adopted_steps import checked_identity
+
+        checked_identity(entry, None, environment.settings, options.project)
+        return
+    recorded = None
+    if install_dir is not None:
+        recorded = installation.recorded_env(install_dir).get("TF_VAR_iam_project_id")
+    wanted = environment.settings["project_id"]
+    if recorded and wanted and wanted != recorded:
+        raise UsageError(
+            f"project {options.project!r} does not match the persisted project_id for "
+            f"existing installation {entry.name!r}; refusing to destroy",
+            hint=f"its project is {recorded!r}; drop --project",
+        )
 
 
 def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec:

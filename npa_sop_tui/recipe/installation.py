@@ -46,14 +46,34 @@ class Installation:
     name: str
     dir: Path  # the folder Terraform runs in
     recipe: Recipe
+    # An adopted cluster's folder is not ours to write: our variables, environment and saved
+    # plans live in `own_dir` (in the npa home) and reach Terraform as `-var-file`, and the
+    # folder keeps the state backend it was set up with.
+    own_dir: Path | None = None
+
+    @property
+    def adopted(self) -> bool:
+        return self.own_dir is not None
+
+    @property
+    def files_dir(self) -> Path:
+        """Where our files for this installation live."""
+        return self.own_dir if self.own_dir is not None else self.dir
 
     @property
     def tfvars_path(self) -> Path:
-        return self.dir / "terraform.tfvars.json"
+        return self.files_dir / "terraform.tfvars.json"
 
     @property
     def env_path(self) -> Path:
-        return self.dir / ".npa-env.json"
+        return self.files_dir / ENV_FILE
+
+    def var_file_args(self) -> list[str]:
+        """`-var-file` for plan and destroy of an adopted installation (ours win over its
+        own tfvars files); nothing for ours, whose variables are its tfvars file."""
+        if self.own_dir is None or not self.tfvars_path.is_file():
+            return []
+        return [f"-var-file={self.tfvars_path}"]
 
     def read_env(self) -> dict[str, str]:
         """The variables recorded for Terraform at deploy time: only `TF_VAR_<name>` of a
@@ -61,18 +81,25 @@ class Installation:
         anything else for Terraform (`LD_PRELOAD`, `TF_LOG_PATH`, a provider's endpoint)."""
         from npa_sop_tui.redact import declared_variables
 
-        try:
-            text = read_regular_text(self.env_path, limit=MAX_ENV_BYTES, what="env file")
-            data = json.loads(text)
-        except (Unreadable, ValueError, RecursionError):
-            return {}
-        if not isinstance(data, dict):
-            return {}
         declared = {f"TF_VAR_{name}" for name in declared_variables(self.recipe.example_dir)}
-        return {k: v for k, v in data.items() if k in declared and isinstance(v, str)}
+        return {k: v for k, v in recorded_env(self.files_dir).items() if k in declared}
 
 
 MAX_ENV_BYTES = 1 << 20  # a few TF_VAR_* values; more is not a file npa wrote
+ENV_FILE = ".npa-env.json"  # Terraform's environment of an installation (identity, o11y)
+
+
+def recorded_env(folder: Path) -> dict[str, str]:
+    """The text values an installation's environment file records (empty when unknown or
+    not a file npa wrote). Data: callers pick the names they use."""
+    try:
+        text = read_regular_text(folder / ENV_FILE, limit=MAX_ENV_BYTES, what="env file")
+        data = json.loads(text)
+    except (Unreadable, ValueError, RecursionError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, str)}
 
 
 def _writable(root: Path) -> bool:
@@ -110,7 +137,7 @@ def prepare_installation(
         mode=SECRET_MODE,
     )
     atomic_write_text(
-        target / ".npa-env.json", json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
+        target / ENV_FILE, json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
     )
     protect_state_files(target)
     return Installation(name=name, dir=target, recipe=recipe)
@@ -133,10 +160,35 @@ def _point_provider_at_region(terraform_tf: Path, region: str | None) -> None:
         atomic_write_text(terraform_tf, fixed, mode=terraform_tf.stat().st_mode & 0o777)
 
 
-def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:
+def existing_installation(
+    recipe: Recipe, install_dir: Path, name: str, *, own_dir: Path | None = None
+) -> Installation:
     check_install_links(install_dir)
-    protect_state_files(install_dir)
-    return Installation(name=name, dir=install_dir, recipe=recipe)
+    if own_dir is None:  # an adopted folder's files keep the modes their owner gave them
+        protect_state_files(install_dir)
+    return Installation(name=name, dir=install_dir, recipe=recipe, own_dir=own_dir)
+
+
+def prepare_adopted(
+    recipe: Recipe,
+    install_dir: Path,
+    name: str,
+    tfvars: dict[str, Any],
+    env: dict[str, str],
+    own_dir: Path,
+) -> Installation:
+    """An adopted installation, its folder untouched: the variables to run with and the
+    environment go to `own_dir` (0600) and reach Terraform from there."""
+    check_install_links(install_dir)
+    install = Installation(name=name, dir=install_dir, recipe=recipe, own_dir=own_dir)
+    ensure_dir(own_dir)
+    atomic_write_text(
+        install.tfvars_path, json.dumps(tfvars, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
+    )
+    atomic_write_text(
+        install.env_path, json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
+    )
+    return install
 
 
 # Local state and its backups carry every variable value Terraform saw (reservation IDs, the

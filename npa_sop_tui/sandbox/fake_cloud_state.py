@@ -259,7 +259,7 @@ def seed_for_spec(state: FakeCloudState, spec: Any, capacity: Mapping[str, str])
         from npa_sop_tui.cloud.needs import gpu_quota_name
 
         short = {"compute.instance.count"}
-        short |= {gpu_quota_name(p.platform) for p in spec.workers if p.is_gpu}
+        short |= {gpu_quota_name(p.platform) for p in spec.workers if p.is_gpu()}
         state.quotas = [
             replace(q, limit=1, usage=1) if q.name in short else q for q in state.quotas
         ]

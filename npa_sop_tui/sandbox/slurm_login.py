@@ -68,9 +68,9 @@ class SimulatedLogin:
         self.behaviour = folder / "behaviour"
         _private_dirs(self.behaviour)
         self.commands: list[str] = []
-        first_gpu = next((p for p in spec.workers if p.is_gpu), None)
+        first_gpu = next((p for p in spec.workers if p.is_gpu()), None)
         for pool in spec.workers:
-            if not pool.is_gpu:
+            if not pool.is_gpu():
                 continue
             names = _node_names(pool)
             for i, node in enumerate(names):

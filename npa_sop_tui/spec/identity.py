@@ -29,6 +29,8 @@ MAX_PROFILE_LENGTH = 128
 SHAPES = {
     "region": "a region name: lowercase letters, digits and single dashes (e.g. eu-north1)",
     "id": "lowercase letters, digits and single dashes after it (e.g. {prefix}e00abc123)",
+    "project": "a project ID (project-e00…) or the alias of a `projects:` section of "
+    "config.yaml (one word of letters, digits and . _ @ + -)",
     "profile": "one word of letters, digits and . _ @ + - (a profile name in "
     "~/.nebius/config.yaml)",
 }
@@ -59,10 +61,17 @@ def profile_problem(field: str, value: str) -> str | None:
     return None
 
 
+def project_problem(field: str, value: str) -> str | None:
+    """Why `value` is neither a project ID nor a project alias (None when it may be one)."""
+    if len(value) > MAX_ID_LENGTH or not PROFILE_RE.fullmatch(value):
+        return f"{field} {value!r} is not {SHAPES['project']}"
+    return None
+
+
 def identifier_problem(field: str, value: object) -> str | None:
     """Why `value` cannot be the identifier `field` names (None when it can): `region`,
-    `tenant_id`, `project_id`, `subnet_id`, `service_account_id` or `profile` (any field
-    ending in one of those, such as `state.region`)."""
+    `tenant_id`, `project_id`, `subnet_id`, `service_account_id`, `profile` or `project` (an
+    ID or an alias; any field ending in one of those, such as `state.region`)."""
     if not isinstance(value, str):
         return f"{field} must be text, got {type(value).__name__}"
     kind = field.rsplit(".", 1)[-1]
@@ -70,6 +79,8 @@ def identifier_problem(field: str, value: object) -> str | None:
         return region_problem(field, value)
     if kind == "profile":
         return profile_problem(field, value)
+    if kind == "project":
+        return project_problem(field, value)
     if kind == "service_account_id":
         return id_problem(field, value, SERVICE_ACCOUNT_PREFIX)
     if kind in IDENTITY_PREFIX:
