@@ -20,9 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.spec.identity import identifier_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,6 +47,16 @@ class NpaProject(BaseModel):
     tenant_id: str | None = None
     region: str | None = None
 
+    @field_validator("project_id", "tenant_id", "region")
+    @classmethod
+    def _identifier(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Checked as the file is read (the finding names its line), before a value
+        becomes part of a path or a line: `../x` is not a region."""
+        problem = identifier_problem(info.field_name or "", value.strip()) if value else None
+        if problem is not None:
+            raise PydanticCustomError("identifier", problem)
+        return value
+
 
 @dataclass(frozen=True)
 class Section:
@@ -57,11 +69,19 @@ class Section:
     alias: str | None = None  # the project alias (None for a legacy workbench)
 
 
-def _values(data: Any) -> dict[str, str]:
+def _values(data: Any, label: str) -> dict[str, str]:
     fields = data.model_dump() if isinstance(data, BaseModel) else data
     if not isinstance(fields, dict):
         return {}
-    return {k: v.strip() for k in SECTION_FIELDS if isinstance(v := fields.get(k), str) and v}
+    values = {k: v.strip() for k in SECTION_FIELDS if isinstance(v := fields.get(k), str) and v}
+    for key, value in values.items():  # a legacy workbench's environment is not typed
+        problem = identifier_problem(key, value)
+        if problem is not None:
+            raise UsageError(
+                f"config.yaml {label}.{key}: {problem}",
+                hint="fix the value in config.yaml (npa reads it from there too)",
+            )
+    return values
 
 
 def aliases(config: NpaConfig) -> list[str]:
@@ -86,21 +106,36 @@ def chosen_section(config: NpaConfig, alias: str | None = None) -> Section | Non
                 hint="pass a project ID (project-…) or one of the aliases under `projects:` "
                 "in config.yaml",
             )
-        return Section(f"projects.{alias}", f"--project {alias}", _values(projects[alias]), alias)
+        return Section(
+            f"projects.{alias}",
+            f"--project {alias}",
+            _values(projects[alias], f"projects.{alias}"),
+            alias,
+        )
     if projects:
         default = config.default_project or DEFAULT_ALIAS
         if default in projects:
             why = "default_project" if config.default_project else f"the alias {DEFAULT_ALIAS!r}"
-            return Section(f"projects.{default}", why, _values(projects[default]), default)
+            return Section(
+                f"projects.{default}",
+                why,
+                _values(projects[default], f"projects.{default}"),
+                default,
+            )
         if len(projects) == 1:
             (only,) = projects
-            return Section(f"projects.{only}", "the only project", _values(projects[only]), only)
+            return Section(
+                f"projects.{only}",
+                "the only project",
+                _values(projects[only], f"projects.{only}"),
+                only,
+            )
         return None  # several and no default: npa asks for --project; so does `config show`
     for name, workbench in config.workbenches.items():
         environment = workbench.get("environment") if isinstance(workbench, dict) else None
         if isinstance(environment, dict):
             label = f"workbenches.{name}.environment"
-            return Section(label, "legacy workbenches", _values(environment))
+            return Section(label, "legacy workbenches", _values(environment, label))
     return None
 
 

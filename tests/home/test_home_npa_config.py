@@ -135,3 +135,19 @@ def test_our_own_keys_stay_strict_beside_npa_sections(tmp_path: Path) -> None:
     cfg.write_text("projects:\n  dev: {project_id: 7}\n")
     with pytest.raises(ConfigError, match="project_id"):
         load_config(cfg)
+
+
+def test_an_npa_sections_identity_is_checked_as_an_identifier_where_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """A region in npa's section becomes part of a path (the catalog's file) and a line:
+    `../x` is refused with its line, in a project stanza and in a legacy workbench."""
+    cfg = tmp_path / "config.yaml"
+    cfg.write_text(NPA_CONFIG.replace("region: us-central1", "region: ../../tmp/victim"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(cfg)
+    rendered = caught.value.render()
+    assert "config.yaml:14:" in rendered and "projects.prod.region" in rendered, rendered
+    legacy = "workbenches:\n  old:\n    environment: {project_id: 'project-e00x\\nregion: x'}\n"
+    with pytest.raises(UsageError, match=r"workbenches\.old\.environment\.project_id"):
+        _settings(cfg, legacy)
