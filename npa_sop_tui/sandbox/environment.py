@@ -68,11 +68,15 @@ class SandboxEnvironment(Environment):
             Path(tempfile.mkdtemp(prefix="npa-read-only-session-")) if read_only else None
         )
         self.kube: FakeKubeServer | None = None
+        self._kubeconfig: Path | None = None  # set when the home is read-only
+        self._kubeconfig_dir: str | None = None
         self.clusters: dict[str, SimulatedCluster] = {}
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
-    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+    def identity_before_recipe(
+        self, spec: SoperatorSpec, *, cloud_timeout: float | None = None
+    ) -> None:
         """Nothing to check: the sandbox needs no cloud identity."""
 
     async def recipe(
@@ -128,7 +132,13 @@ class SandboxEnvironment(Environment):
 
     # -- who and what --------------------------------------------------------------------------
 
-    def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
+    def identity(
+        self,
+        spec: SoperatorSpec | None,
+        recipe: Recipe | None = None,
+        *,
+        cloud_timeout: float | None = None,
+    ) -> Identity:
         return placeholder_identity(self.settings.identity(spec))
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
@@ -187,7 +197,20 @@ class SandboxEnvironment(Environment):
         await self._ensure_kube()
 
     def kubeconfig_path(self) -> Path:
-        return (self._session_dir or self.home) / "kubeconfig"
+        # a read-only session's own folder, or a temporary one when the home is read-only
+        return self._kubeconfig or (self._session_dir or self.home) / "kubeconfig"
+
+    def _write_kubeconfig(self, kube: FakeKubeServer, context: str) -> None:
+        """The fake API's kubeconfig in the sandbox home; on a read-only home, in a private
+        temporary folder instead (status reads a read-only home, as it does for real)."""
+        from npa_sop_tui.home.files import HomeReadOnly
+
+        try:
+            kube.write_kubeconfig(self.kubeconfig_path(), context)
+        except HomeReadOnly:
+            self._kubeconfig_dir = self._kubeconfig_dir or tempfile.mkdtemp(prefix="npa-kube-")
+            self._kubeconfig = Path(self._kubeconfig_dir) / "kubeconfig"  # mkdtemp: 0700
+            kube.write_kubeconfig(self._kubeconfig, context)
 
     async def _ensure_kube(self) -> FakeKubeServer:
         if self.kube is None:
@@ -211,7 +234,7 @@ class SandboxEnvironment(Environment):
             store = self.state_store()
             cluster.restore(await asyncio.to_thread(state_addresses, store, name))
         cluster.spec = spec
-        kube.write_kubeconfig(self.kubeconfig_path(), self.status_settings(name).kube_context)
+        self._write_kubeconfig(kube, self.status_settings(name).kube_context)
         return cluster
 
     async def status_feed(
@@ -273,6 +296,9 @@ class SandboxEnvironment(Environment):
         if self.kube is not None:
             await self.kube.stop_in_loop()
             self.kube = None
+        if self._kubeconfig_dir is not None:
+            shutil.rmtree(self._kubeconfig_dir, ignore_errors=True)
+            self._kubeconfig_dir = self._kubeconfig = None
         self.clusters.clear()
         if self._session_dir is not None:
             shutil.rmtree(self._session_dir, ignore_errors=True)

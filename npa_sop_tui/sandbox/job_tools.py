@@ -188,7 +188,7 @@ def write_node_files(job_folder: Path, nodes: Sequence[SimNode], gpus: int) -> P
     return folder
 
 
-def job_environment(
+def batch_step_environment(
     *,
     job_folder: Path,
     tools: Path,
@@ -200,42 +200,38 @@ def job_environment(
     request_env: Mapping[str, str],
     launch: Mapping[str, str],
 ) -> dict[str, str]:
-    """The environment of a sandbox job's batch step: this process's (the job is the user's
-    own, run on their machine), the sandbox's tools first on PATH, the variables Slurm gives
-    a batch step on its first node, the job's own `--env`, and the launcher's NPA_* values.
-    The one place a sandbox job's environment is made."""
+    """The environment of a sandbox job's batch step: the allow-listed part of this
+    process's (never its cloud tokens or keys: sandbox/job_environment.py builds it), the
+    sandbox's tools first on PATH, the variables Slurm gives a batch step on its first
+    node, the job's own `--env`, and the launcher's NPA_* values."""
+    from npa_sop_tui.sandbox.job_environment import job_environment
+
     first = nodes[0]
     held = min(gpus, first.gpus)
     names = ",".join(n.name for n in nodes)
-    env = dict(os.environ)
-    env["PATH"] = f"{tools}{os.pathsep}{env.get('PATH') or os.defpath}"
-    env.update(
-        {
-            "SLURM_JOB_ID": job_id,
-            "SLURM_JOBID": job_id,
-            "SLURM_JOB_NAME": job_name,
-            "SLURM_JOB_NUM_NODES": str(len(nodes)),
-            "SLURM_NNODES": str(len(nodes)),
-            "SLURM_JOB_NODELIST": names,
-            "SLURM_NODELIST": names,
-            "SLURM_JOB_PARTITION": PARTITION,
-            "SLURM_CLUSTER_NAME": cluster,
-            "SLURM_SUBMIT_DIR": str(job_folder),
-            "SLURMD_NODENAME": first.name,
-            "SLURM_NODEID": "0",
-            "SLURM_PROCID": "0",
-            "SLURM_LOCALID": "0",
-            "SLURM_CPUS_ON_NODE": str(first.cpus),
-            "NPA_SANDBOX_JOB": str(job_folder),
-            "NPA_FAKE_GPU_DIR": str(job_folder / NODE_FOLDER),
-        }
-    )
-    for key in ("CUDA_VISIBLE_DEVICES", "SLURM_GPUS_ON_NODE", "SLURM_GPUS_PER_NODE"):
-        env.pop(key, None)  # never this machine's: the job's own, or none
-    if held:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(held))
-        env["SLURM_GPUS_ON_NODE"] = str(held)
-        env["SLURM_GPUS_PER_NODE"] = str(gpus)
-    env.update(request_env)
-    env.update(launch)
-    return env
+    path = job_environment({}).get("PATH") or os.defpath
+    slurm = {
+        "PATH": f"{tools}{os.pathsep}{path}",
+        "SLURM_JOB_ID": job_id,
+        "SLURM_JOBID": job_id,
+        "SLURM_JOB_NAME": job_name,
+        "SLURM_JOB_NUM_NODES": str(len(nodes)),
+        "SLURM_NNODES": str(len(nodes)),
+        "SLURM_JOB_NODELIST": names,
+        "SLURM_NODELIST": names,
+        "SLURM_JOB_PARTITION": PARTITION,
+        "SLURM_CLUSTER_NAME": cluster,
+        "SLURM_SUBMIT_DIR": str(job_folder),
+        "SLURMD_NODENAME": first.name,
+        "SLURM_NODEID": "0",
+        "SLURM_PROCID": "0",
+        "SLURM_LOCALID": "0",
+        "SLURM_CPUS_ON_NODE": str(first.cpus),
+        "NPA_SANDBOX_JOB": str(job_folder),
+        "NPA_FAKE_GPU_DIR": str(job_folder / NODE_FOLDER),
+    }
+    if held:  # this machine's GPU variables are not on the allow-list: the job's own, or none
+        slurm["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(held))
+        slurm["SLURM_GPUS_ON_NODE"] = str(held)
+        slurm["SLURM_GPUS_PER_NODE"] = str(gpus)
+    return job_environment({**slurm, **request_env, **launch})

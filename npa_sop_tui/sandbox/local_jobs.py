@@ -121,8 +121,8 @@ class LocalJobs:
         from npa_sop_tui.home.fsutil import atomic_write_text, ensure_dir
         from npa_sop_tui.jobs.script import job_name, step_command
         from npa_sop_tui.sandbox.job_tools import (
+            batch_step_environment,
             install_tools,
-            job_environment,
             save_nodes,
             write_node_files,
         )
@@ -151,7 +151,9 @@ class LocalJobs:
             nodes=",".join(n.name for n in chosen),
             sandbox=True,
         )
-        launch_env = job_environment(
+        # the sandbox's Slurm variables and tools over an allow-list of this process's
+        # environment: the caller's cloud tokens and keys never reach a job
+        launch_env = batch_step_environment(
             job_folder=folder,
             tools=tools,
             job_id=job_id,

@@ -24,6 +24,8 @@ from npa_sop_tui.home.fsutil import DiskFull
 from npa_sop_tui.home.locks import is_locked
 from npa_sop_tui.lifecycle import api as lifecycle
 
+from testkit.disks import fill
+
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
 
@@ -51,20 +53,6 @@ def small_disk(
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(disk: Path) -> None:
-    """Take every free byte of `disk` (unbuffered: no write is left pending)."""
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
 
 
 def free(disk: Path) -> None:

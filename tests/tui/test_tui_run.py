@@ -129,7 +129,9 @@ async def test_first_job_hint_then_the_fitting_template_preselected(
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
         dialog = app.screen
-        assert dialog.query_one("#run-template", Select).value == "cpu-hello"
+        # the Select takes the offered template as its value when it mounts
+        template = dialog.query_one("#run-template", Select)
+        await wait_for(pilot, lambda: template.value == "cpu-hello")
         assert not app._notifications  # the toast would cover the dialog's buttons
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
@@ -159,7 +161,8 @@ async def test_a_gpu_cluster_is_offered_gpu_hello(npa_home: Path) -> None:
         assert "Press r to run gpu-hello" in _hints(app)[0]
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
-        assert app.screen.query_one("#run-template", Select).value == "gpu-hello"
+        template = app.screen.query_one("#run-template", Select)
+        await wait_for(pilot, lambda: template.value == "gpu-hello")  # set when it mounts
 
 
 async def test_a_read_only_session_is_offered_no_job(npa_home: Path) -> None:
@@ -186,7 +189,8 @@ async def test_no_first_job_hint_once_npa_ran_a_job(
         assert _hints(app) == []
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
-        assert app.screen.query_one("#run-template", Select).value == "command"
+        dialog = app.screen
+        await wait_for(pilot, lambda: dialog.query_one("#run-template", Select).value == "command")
 
 
 async def test_the_run_dialog_fits_80x24_with_its_run_button_in_view(npa_home: Path) -> None:

@@ -31,6 +31,7 @@ from npa_sop_tui.history.node_states import (
     Sample,
     time_buckets,
 )
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
 GLYPH: dict[NodeBucket, tuple[str, str]] = {
@@ -62,7 +63,7 @@ def legend_line(width: int) -> Text:
 def pool_counts(sample: Sample, pool: str) -> Text:
     """`cpu ░1 █0 ▒1 ×0`: a pool's latest counts, every state named by its glyph."""
     counts = sample.pool(pool)
-    line = Text(pool, style="bold")
+    line = Text(safe_text(pool), style="bold")  # from Slurm's node names
     for bucket in BUCKETS:
         glyph, style = GLYPH[bucket]
         line.append(" ")

@@ -23,6 +23,7 @@ from textual.widget import Widget
 
 from npa_sop_tui.history.timeline import Bar, Timeline, time_ticks
 from npa_sop_tui.history.timeline import duration_text as seconds_text
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
 CRITICAL, OTHER, FAILED_END, RUNNING_END = "█", "▒", "✗", "▶"
@@ -102,7 +103,8 @@ def axis_line(g: Geometry) -> Text:
 
 def bar_line(bar: Bar, g: Geometry, now: float) -> Text:
     label_w, area = g.label_w, g.area
-    label = bar.label if len(bar.label) <= label_w else "…" + bar.label[-(label_w - 1) :]
+    label = safe_text(bar.label)  # a Terraform address: shown, never obeyed
+    label = label if len(label) <= label_w else "…" + label[-(label_w - 1) :]
     first = min(area - 1, math.floor((bar.start - g.t0) * g.scale))
     end = bar.end if bar.end is not None else now
     last = min(area, max(first + 1, math.ceil((end - g.t0) * g.scale)))
@@ -142,7 +144,7 @@ def row_text(row: Row, timeline: Timeline | None, width: int, now: float) -> Tex
     if kind == "axis":
         return axis_line(g).split()[int(value)]  # type: ignore[call-overload]
     if kind == "module":
-        title = Text(str(value), style="bold underline")
+        title = Text(safe_text(str(value)), style="bold underline")
         title.truncate(width)
         return title
     assert isinstance(value, Bar)
