@@ -14,12 +14,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from npa_sop_tui.cli.entry import main
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Route
 
 pytestmark = [pytest.mark.slow, pytest.mark.terraform]
 
@@ -240,6 +244,21 @@ def _app_processes(server: subprocess.Popen[bytes]) -> list[int]:
     ]
 
 
+def _only_from(base: str, elsewhere: list[str]) -> Callable[[Route], None]:
+    """A route handler letting requests to `base` through and noting (and aborting) the
+    rest. One parameter: Playwright passes the request too to a handler that takes two."""
+
+    def only_here(route: Route) -> None:
+        url = route.request.url
+        if url.startswith(base) or url.startswith(base.replace("http", "ws")):
+            route.continue_()
+            return
+        elsewhere.append(url)
+        route.abort()
+
+    return only_here
+
+
 def test_a_dead_app_process_shows_disconnected_and_the_page_stays_local(
     tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -248,18 +267,11 @@ def test_a_dead_app_process_shows_disconnected_and_the_page_stays_local(
     app process is killed the page says "Disconnected" within 5 seconds."""
     import signal
 
-    from playwright.sync_api import Route, sync_playwright
+    from playwright.sync_api import sync_playwright
 
     for base, token, _out, server, before in _serve(tmp_path, npa_home, monkeypatch):
         elsewhere: list[str] = []
-
-        def only_here(route: Route, base: str = base, elsewhere: list[str] = elsewhere) -> None:
-            url = route.request.url
-            if url.startswith(base) or url.startswith(base.replace("http", "ws")):
-                route.continue_()
-                return
-            elsewhere.append(url)
-            route.abort()
+        only_here = _only_from(base, elsewhere)
 
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
