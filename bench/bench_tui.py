@@ -217,16 +217,23 @@ async def latency(presses: int = 60) -> dict[str, list[float]]:
         await asyncio.sleep(1.0)  # let the flood reach a steady state
         started, first = time.perf_counter(), delivered
 
+        rss = [_rss_mib()]
+        sampler = app.set_interval(0.25, lambda: rss.append(_rss_mib()))
         screen.query_one("#resources").focus()
         results["table cursor (down)"] = await _press_latencies(pilot, paints, "down", presses)
         screen.query_one("#log-filter").focus()
         results["log filter (type)"] = await _press_latencies(pilot, paints, "a", presses)
+        sampler.stop()
         rate = (delivered - first) / (time.perf_counter() - started)
         received = len(screen.query_one("#log").lines)
         for worker in list(screen.workers):
             worker.cancel()
         await asyncio.sleep(0.1)
-    print(f"  (events delivered {rate:.0f}/s; log window holds {received} lines; bounded)")
+    print(
+        f"  (events delivered {rate:.0f}/s, {delivered} in all; log window holds {received} "
+        f"lines; RSS under the flood: first {rss[0]:.0f} MiB, peak {max(rss):.0f} MiB, "
+        f"last {rss[-1]:.0f} MiB)"
+    )
     return results
 
 

@@ -123,6 +123,16 @@ class ResourceFailed(_Event):
     message: str = ""
 
 
+class DependencyGraph(_Event):
+    """Which resources wait on which (`terraform graph`, reduced to resources): the critical
+    path of the operation's timeline is computed from it."""
+
+    kind: Literal["dependency_graph"] = "dependency_graph"
+    dependencies: dict[str, list[str]] = Field(
+        description="resource address (no instance key) → the resources it waits on"
+    )
+
+
 class Diagnostic(_Event):
     kind: Literal["diagnostic"] = "diagnostic"
     severity: Severity
@@ -191,6 +201,7 @@ Event = Annotated[
     | ResourceProgress
     | ResourceFinished
     | ResourceFailed
+    | DependencyGraph
     | Diagnostic
     | LogLine
     | Outputs
@@ -272,6 +283,9 @@ def _words(event: Event) -> tuple[str, list[str]]:
             head = f"{event.addr}: {event.action} failed after {_seconds(event.elapsed)}"
             lines = event.message.splitlines()
             return (f"{head}: {lines[0]}" if lines else head), lines[1:]
+        case DependencyGraph():
+            edges = sum(len(v) for v in event.dependencies.values())
+            return f"dependency graph: {len(event.dependencies)} resources, {edges} edges", []
         case Diagnostic():
             return _diagnostic(event)
         case LogLine():

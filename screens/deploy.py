@@ -1,15 +1,16 @@
 """Deploy: plan summary → confirm → apply with live progress → the status dashboard.
 
-Lifecycle events arrive through a sink that only appends to a buffer; a 10 Hz timer hands
-the buffer to the widgets in one batch (toolong's pattern), so a flood of Terraform events
-costs one redraw per tick, not one per event, and key presses stay responsive.
+Lifecycle events arrive through a sink that only folds them into a bounded batch
+(tui/widgets/deploy/intake.py: a resource's events share one slot, log lines a window); a
+10 Hz timer hands the batch to the widgets in one pass (toolong's pattern), and never a
+second one before the first was shown, so a flood of Terraform events costs one redraw per
+tick and a bounded amount of memory, not one of each per event, and keys stay responsive.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -28,6 +29,7 @@ from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
 from npa_sop_tui.tui.widgets.deploy.fan_out import ProgressWidgets
+from npa_sop_tui.tui.widgets.deploy.intake import Batch, EventIntake
 from npa_sop_tui.tui.widgets.deploy.plan_review import PlanReview
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 FLUSH_SECONDS = 0.1
-MAX_PENDING = 50_000
-"""Events buffered between flushes; beyond this the oldest log lines are dropped."""
 
 
 class OperationStage:
@@ -81,11 +81,15 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             self.allow_destructive = allow_destructive
 
     class ResourceProgressed(Message):
-        """A batch of lifecycle events since the last flush."""
+        """A batch of lifecycle events since the last flush (folded: intake.py)."""
 
-        def __init__(self, events: list[Event]) -> None:
+        def __init__(self, batch: Batch) -> None:
             super().__init__()
-            self.events = events
+            self.batch = batch
+
+        @property
+        def events(self) -> list[Event]:
+            return self.batch.events
 
     class DeployFinished(Message):
         """The plan (`step` "plan") or the apply ("deploy") ended: ok, failed or interrupted."""
@@ -106,7 +110,8 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         self.spec = spec
         self.spec_path = spec_path
         self.outcome: OperationOutcome | None = None
-        self._pending: deque[Event] = deque(maxlen=MAX_PENDING)
+        self._intake = EventIntake()
+        self._batch_shown = True  # the last batch posted has reached the widgets
         self._op_task: asyncio.Task[Any] | None = None
         self._planned_before_phase = 0
         self._status_started = False
@@ -148,15 +153,16 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     # -- event intake (called from the lifecycle's on_event; never touches widgets) --------
 
     def sink(self, event: Event) -> None:
-        self._pending.append(event)
+        self._intake.append(event)
         self._operation_id = event.operation_id
 
-    def _flush(self) -> None:
-        if not self._pending:
+    def _flush(self, *, force: bool = False) -> None:
+        """Post the batch, unless the last one is still on its way (a busy loop then gets
+        one bigger batch later, not a queue of them); `force` at the end of a step."""
+        if not len(self._intake) or not (self._batch_shown or force):
             return
-        batch = list(self._pending)
-        self._pending.clear()
-        self.post_message(self.ResourceProgressed(batch))
+        self._batch_shown = False
+        self.post_message(self.ResourceProgressed(self._intake.take()))
 
     @on(ResourceProgressed)
     def _progress(self, message: ResourceProgressed) -> None:
@@ -167,8 +173,11 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             self.query_one(DiagnosticsPanel),
             self.query_one(DeployTimelinePane),
         )
-        if widgets.add(message.events, planning=self.stage == OperationStage.PLANNING):
-            self._start_status()
+        try:
+            if widgets.add(message.batch, planning=self.stage == OperationStage.PLANNING):
+                self._start_status()
+        finally:
+            self._batch_shown = True
 
     # -- plan ------------------------------------------------------------------------------
 
@@ -181,12 +190,12 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            self._flush()
+            self._flush(force=True)
             self.post_message(
                 self.DeployFinished(OperationOutcome("failed", _message(exc)), "plan")
             )
             return
-        self._flush()
+        self._flush(force=True)
         self.post_message(self.PlanReady(summary))
 
     @on(PlanReady)
@@ -244,7 +253,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             outcome = OperationOutcome("interrupted", "interrupted on request")
         except Exception as exc:
             outcome = OperationOutcome("failed", _message(exc))
-        self._flush()
+        self._flush(force=True)
         self.post_message(self.DeployFinished(outcome))
 
     @on(DeployFinished)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
@@ -21,12 +20,12 @@ from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
+from npa_sop_tui.tui.widgets.deploy.intake import EventIntake
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
-    log_lines,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -62,7 +61,7 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
         super().__init__()
         self.cluster_name = name
         self.outcome: OperationOutcome | None = None
-        self._pending: deque[Event] = deque(maxlen=50_000)
+        self._intake = EventIntake()  # bounded, however fast events come (deploy's too)
 
     @property
     def npa(self) -> NpaSopApp:
@@ -117,13 +116,13 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
         self._run(message.name)
 
     def sink(self, event: Event) -> None:
-        self._pending.append(event)
+        self._intake.append(event)
 
     def _flush(self) -> None:
-        if not self._pending:
+        if not len(self._intake):
             return
-        events = list(self._pending)
-        self._pending.clear()
+        batch = self._intake.take()
+        events = batch.events
         bar = self.query_one(PhaseBar)
         table = self.query_one(ResourceTable)
         table.apply(events)
@@ -135,7 +134,7 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
                     bar.total = ev.remove
         counts = table.counts()
         bar.done = counts["done"] + counts["failed"]
-        self.query_one(EventLog).add_lines(log_lines(events))
+        self.query_one(EventLog).add_lines(batch.lines)
         self.query_one(DiagnosticsPanel).add(events)
 
     @work(exclusive=True, group="destroy", exit_on_error=False)
@@ -230,6 +229,8 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
             return None if self.running else True
         if action == "retry":
             failed = self.outcome is not None and self.outcome.result == "failed"
+            if self.outcome is not None and self.outcome.result == "ok":
+                return False  # destroyed: nothing to retry, so no key for it
             return True if failed and not self.running else None
         if action == "log":
             return True if self.outcome is not None or self.running else None

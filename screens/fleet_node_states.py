@@ -3,9 +3,11 @@ node states over time (idle / allocated / drained / down per pool), side by side
 columns, stacked below.
 
 Opened with `f` on home. Each cluster gets its own status stream in a worker (the same feed
-as its dashboard, so the same login resolver and kube context), and its chart keeps the
-snapshots this screen has seen. Unknown SSH host keys are not trusted from here (that is a
-decision for the cluster's own dashboard); such a cluster says why its Slurm side is empty.
+as its dashboard, so the same login resolver and kube context), and its chart starts from
+the cluster's node-state history in the home (what its dashboard, or this view, saw
+before) and adds the snapshots this screen receives. Unknown SSH host keys are not trusted
+from here (that is a decision for the cluster's own dashboard); such a cluster says why its
+Slurm side is empty.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class ClusterNodeStates(Guarded, Vertical):
     DEFAULT_CSS = """
     ClusterNodeStates { height: auto; border: round $primary-darken-2; padding: 0 1; }
     ClusterNodeStates > .fleet-title { height: auto; }
+    ClusterNodeStates > NodeStatesChart { height: 12; }
     """
 
     def __init__(self, cluster: str) -> None:
@@ -52,6 +55,10 @@ class ClusterNodeStates(Guarded, Vertical):
         waiting = plain(f"{self.cluster}: waiting for the first snapshot…")
         yield Static(waiting, classes="fleet-title")
         yield NodeStatesChart()
+
+    def on_mount(self) -> None:
+        read_only = bool(getattr(self.app, "read_only", False))
+        self.query_one(NodeStatesChart).follow(self.cluster, writable=not read_only)
 
     def show(self, status: Any) -> None:
         verdict = getattr(getattr(status, "verdict", None), "state", "unknown")

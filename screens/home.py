@@ -150,11 +150,10 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             offer.update("")
         offer.display = bool(self.npa.sandbox or not identity)
         empty = self.query_one("#empty-hint", Static)
-        empty.update(
-            ""
-            if rows
-            else "No clusters yet. Press [b]n[/] to create one, [b]o[/] to open a cluster.yaml."
-        )
+        from npa_sop_tui.tui.read_only import offers
+
+        create = "Press [b]n[/] to create one, [b]o[/] to open a cluster.yaml."
+        empty.update("" if rows else "No clusters yet. " + (create if offers(self, "new") else ""))
         empty.display = not rows
         if not rows:
             self.selected = ""

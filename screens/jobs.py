@@ -1,8 +1,11 @@
 """Slurm jobs of one cluster: the queue (squeue), refreshed live; `h` switches to the finished
-jobs (sacct, when accounting is on); `c` cancels the highlighted job after a confirmation."""
+jobs (sacct, when accounting is on; without accounting, the jobs npa submitted, from its own
+records); `enter` opens a job's output; `c` cancels the highlighted job after a
+confirmation."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
@@ -19,6 +22,30 @@ from npa_sop_tui.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
+
+
+def npa_jobs(cluster: str) -> list[Any]:
+    """The jobs npa submitted to `cluster` (its records, newest first) as job rows."""
+    from npa_sop_tui.jobs import records
+    from npa_sop_tui.status.jobs import SlurmJob
+
+    rows = []
+    for record in reversed(records.load(cluster)):
+        info = records.job_info(record)
+        code = "" if info.exit_code is None else f", exit {info.exit_code}"
+        rows.append(
+            SlurmJob(
+                id=info.id,
+                name=info.name or "npa-run",
+                user="npa",
+                state=info.state,
+                nodelist=info.nodes,
+                reason=None if info.done else info.reason,
+                elapsed=(info.ended or info.started or info.submitted or "")[-8:] + code,
+            )
+        )
+    return rows
+
 
 COLUMNS = (("Job", 9), ("State", 10), ("Name", 18), ("User", 10), ("Time", 9), ("Nodes", 20))
 
@@ -38,6 +65,7 @@ class JobsScreen(Guarded, OperatorGated, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c,delete", "cancel_job", "Cancel job", id="jobs.cancel"),
         Binding("h", "toggle_history", "History", id="jobs.history"),
+        Binding("o", "open_job", "Output", tooltip="The job's output (enter too)", id="jobs.open"),
         Binding("slash", "filter", "Filter", id="jobs.filter"),
         Binding("r", "reload", "Reload", id="jobs.reload"),
         Binding("escape", "leave", "Back", id="jobs.leave"),
@@ -80,6 +108,9 @@ class JobsScreen(Guarded, OperatorGated, Screen[None]):
             if self.history:
                 history = await ops.history()
                 self.jobs, self.note = history.jobs, history.note or ""
+                if not history.available:  # no sacct: what npa itself recorded
+                    self.jobs = await asyncio.to_thread(npa_jobs, self.cluster)
+                    self.note = "the jobs npa ran (no accounting: sacct keeps none)"
             else:
                 self.jobs, self.note = await ops.jobs(), ""
         finally:
@@ -106,9 +137,23 @@ class JobsScreen(Guarded, OperatorGated, Screen[None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_job":
+            return True if self.query_one(JobsTable).row_count else None
         if action == "cancel_job":
             return True if not self.history and self.query_one(JobsTable).row_count else None
         return True
+
+    @on(JobsTable.RowSelected)
+    def _row_chosen(self) -> None:  # enter on the table (it takes the key before the screen)
+        self.action_open_job()
+
+    def action_open_job(self) -> None:
+        """The highlighted job's output (streaming while it runs), from its output file."""
+        from npa_sop_tui.screens.job_screen import JobScreen
+
+        job_id = self.query_one(JobsTable).selected_key()
+        if job_id:
+            self.app.push_screen(JobScreen(self.cluster, job_id=job_id))
 
     def action_toggle_history(self) -> None:
         self.history = not self.history

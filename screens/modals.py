@@ -49,7 +49,10 @@ class ConfirmModal(Guarded, ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(shown(self.question, keep_newlines=True), id="question")
+            # a long question (a destructive plan names what it loses) scrolls: the buttons
+            # stay on screen at 80x24
+            with VerticalScroll(classes="dialog-body"):
+                yield Static(shown(self.question, keep_newlines=True), id="question")
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.no_label} (n)", id="no")
                 yield Button(

@@ -48,11 +48,21 @@ class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
             yield Label(plain(f"Slurm node {self.node}"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
                 yield Static("reading scontrol show node…", id="node-text", markup=False)
-            yield Static(
-                "d drain (asks a reason) · u resume · r reload · esc back",
-                classes="note",
-                markup=False,
-            )
+            yield Static(self._keys_note(), classes="note", markup=False)
+
+    def _keys_note(self) -> str:
+        """The dialog's keys, only those this session offers (a read-only one: no drain,
+        resume or run)."""
+        from npa_sop_tui.tui.read_only import offers
+
+        keys = [
+            ("drain", "d drain (asks a reason)"),
+            ("resume", "u resume"),
+            ("run", "r run a job on its pool"),
+            ("reload", "ctrl+r reload"),
+            ("close", "esc back"),
+        ]
+        return " · ".join(words for action, words in keys if offers(self, action))
 
     def on_mount(self) -> None:
         self.action_reload()

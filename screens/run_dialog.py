@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.jobs.model import JobRequest
 from npa_sop_tui.tui.safety import Guarded, plain
+from npa_sop_tui.tui.widgets.footer import AppFooter
 
 COMMAND = "command"  # the Select value meaning "the command typed below"
 
@@ -39,6 +40,8 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
     RunDialog .row Label.second { width: 12; padding: 1 0 0 1; }
     RunDialog .row Input { width: 1fr; }
     RunDialog #run-template { width: 1fr; }
+    /* one line: a template's summary wrapped to two and drew the box over the Command field */
+    RunDialog #run-template #label { text-wrap: nowrap; text-overflow: ellipsis; }
     RunDialog #run-error { color: $error; height: auto; }
     RunDialog .buttons { height: 3; align-horizontal: right; }
     """
@@ -83,6 +86,8 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
             with Horizontal(classes="buttons"):
                 yield Button("Cancel (esc)", id="run-no")
                 yield Button("Run (ctrl+s)", id="run-yes", variant="primary")
+        # its own footer, over the dashboard's: this dialog's keys, not the screen's behind
+        yield AppFooter()
 
     def on_mount(self) -> None:
         target = "#run-template" if self.template else "#run-command"
@@ -136,4 +141,6 @@ def open_run(
         if choice is not None:
             app.push_screen(JobScreen(cluster, choice.request, pool=choice.pool))
 
+    # the first-job toast has said its piece: it would cover the dialog's buttons
+    app.clear_notifications()
     app.push_screen(RunDialog(pool=pool, template=template), chosen)

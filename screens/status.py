@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -46,6 +47,10 @@ INTERVALS = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 class StatusScreen(Guarded, OperatorGated, Screen[None]):
     """Live status of one cluster."""
+
+    # the cursor where the work is: the Slurm nodes (enter: a node's detail). Textual's own
+    # first focus, or a return from a dialog, must pick them too, not the first scroll box.
+    AUTO_FOCUS = "#slurm-nodes"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         # short labels so 80 columns show them all; `?` shows the tooltips
@@ -126,9 +131,6 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
                 yield Label("Soperator components")
                 yield ComponentsTable(id="components")
                 yield SlurmClusterPanel("", id="slurm-cluster", classes="panel")
-                with Vertical(id="node-states-pane"):
-                    yield Label("Slurm node states over time")
-                    yield NodeStatesChart(id="node-states")
             with Vertical(id="status-right"):
                 yield Label("Slurm partitions")
                 yield PartitionsTable(id="partitions")
@@ -138,11 +140,24 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
                     id="node-filter",
                 )
                 yield SlurmNodesTable(id="slurm-nodes")
+        # the full width under the tables, always in view: a plot from 32 rows, one
+        # sparkline row per pool below that
+        with Vertical(id="node-states-pane"):
+            yield Label(
+                "Slurm node states over time (▁…█ share allocated, ▒ drained, × down)",
+                id="node-states-title",
+            )
+            yield NodeStatesChart(id="node-states")
         yield VerdictPanel("", id="hints")
         yield AppFooter()
 
     def on_mount(self) -> None:
+        # the cursor where the work is: the Slurm nodes (enter: a node's detail), not four
+        # tabs away behind the Kubernetes tables
+        self.query_one(SlurmNodesTable).focus()
         self._load_capacity()
+        # the cluster's node-state history from the home; a read-only session adds none
+        self.query_one(NodeStatesChart).follow(self.cluster_name, writable=not self.npa.read_only)
         self.npa.cluster = self.cluster_name
         self.npa.kube_context = self.npa.backend.kube_context(self.cluster_name)
         self.interval = self._initial_interval or self.npa.status_interval
@@ -312,33 +327,48 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         port_arg = f" -p {port}" if port != 22 else ""
         self.app.push_screen(SshModal(f"ssh{port_arg} {user}@{host}", host))
 
+    def _first_template(self) -> str:
+        """The template the first-job offer names: the one that fits this cluster."""
+        from npa_sop_tui.jobs.remote import gpu_count
+        from npa_sop_tui.jobs.templates import first_job_template
+
+        slurm = self.status.slurm if self.status is not None else None
+        nodes = slurm.nodes if slurm is not None else []
+        return first_job_template(sum(1 for n in nodes if gpu_count(n.gres or "")))
+
     @work(thread=True, group="first-job", exit_on_error=False)
     def _suggest_first_job(self) -> None:
         """After READY, once a visit: the first-job hint if npa has run no job here yet
-        (jobs.json is read in this worker, not on the event loop)."""
+        (jobs.json is read in this worker, not on the event loop). A session without the
+        run key (read-only) is offered nothing it cannot do."""
         from npa_sop_tui.jobs.records import none_yet
+        from npa_sop_tui.jobs.templates import first_job_summary
+        from npa_sop_tui.tui.read_only import offers
 
+        if not offers(self, "run"):
+            return
         if none_yet(self.cluster_name):
+            template = self._first_template()
             self.app.call_from_thread(
                 self.notify,
-                "The cluster is READY. Press r to run gpu-hello, a first job: one task per "
-                "GPU node, its GPUs counted against the preset.",
+                f"The cluster is READY. Press r to run {template}, a first job: "
+                f"{first_job_summary(template)}.",
                 title="First job",
                 timeout=15,
             )
 
     def action_run(self) -> None:
         ready = self.status is not None and self.status.verdict.state == "ready"
-        self._open_run(ready, self._selected_pool())
+        self._open_run(ready, self._selected_pool(), self._first_template())
 
     @work(thread=True, group="first-job", exit_on_error=False)
-    def _open_run(self, ready: bool, pool: str | None) -> None:
-        """The run dialog, gpu-hello preselected on a READY cluster without npa jobs (the
-        records are read in this worker)."""
+    def _open_run(self, ready: bool, pool: str | None, first: str) -> None:
+        """The run dialog, the first-job template preselected on a READY cluster without
+        npa jobs (the records are read in this worker)."""
         from npa_sop_tui.jobs.records import none_yet
         from npa_sop_tui.screens.run_dialog import open_run
 
-        template = "gpu-hello" if ready and none_yet(self.cluster_name) else None
+        template = first if ready and none_yet(self.cluster_name) else None
         self.app.call_from_thread(
             open_run, self.app, self.cluster_name, pool=pool, template=template
         )
@@ -367,6 +397,15 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
         from npa_sop_tui.screens.timeline import TimelineScreen
 
         self.app.push_screen(TimelineScreen(self.cluster_name))
+
+    @on(NodeGroupsTable.RowSelected, "#node-groups")
+    def _pool_nodes(self, event: NodeGroupsTable.RowSelected) -> None:
+        """Enter on a node group: its Slurm nodes (the filter set to the pool's names)."""
+        pool = str(event.row_key.value or "")
+        box = self.query_one("#node-filter", Input)
+        box.value = f"^{re.escape(pool)}-" if pool else ""
+        box.set_class(bool(pool), "-open")
+        self.query_one(SlurmNodesTable).focus()
 
     @on(SlurmNodesTable.RowSelected, "#slurm-nodes")
     def _node_detail(self, event: SlurmNodesTable.RowSelected) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -124,6 +124,8 @@ class WizardScreen(Guarded, OperatorGated, WizardReview):
         self._wrote_here = False
         """Whether this screen wrote `path` (else it was opened as it is)."""
         self._auto_out = ""
+        self._existing: dict[str, Any] = {}
+        """The inventory's clusters by name (a new cluster must not take one's name)."""
         self._touched: set[str] = set()
         """Fields the user has changed (findings about untouched empty fields wait)."""
         """The out path the wizard filled in itself; once the user types one, it stays."""
@@ -161,6 +163,18 @@ class WizardScreen(Guarded, OperatorGated, WizardReview):
         self._ready = True
         self.revalidate()
         self.query_one("#name", Input).focus()
+        if self.document is None:  # a new cluster: its name must not be a deployed one's
+            self._load_existing()
+
+    @work(thread=True, group="wizard-inventory", exit_on_error=False)
+    def _load_existing(self) -> None:
+        rows = self.npa.backend.list_clusters()
+        existing = {r.name: r for r in rows if r.state not in ("destroyed", "failed-destroy")}
+        self.app.call_from_thread(self._set_existing, existing)
+
+    def _set_existing(self, existing: dict[str, Any]) -> None:
+        self._existing = existing
+        self.revalidate()
 
     # -- navigation ------------------------------------------------------------------------
 
@@ -263,10 +277,12 @@ class WizardScreen(Guarded, OperatorGated, WizardReview):
     @on(Input.Changed, "#name")
     def _name(self, event: Input.Changed) -> None:
         self.data["name"] = event.value.strip()
-        self.npa.cluster = self.data["name"]
         if event.value:
             self._touched.add("name")
         self.revalidate()
+        # the title bar names the cluster once the name is one (it echoed what was typed)
+        if not any(i.path == "name" and i.is_error for i in self.issues):
+            self.npa.cluster = self.data["name"]
 
     @on(Select.Changed, "#region")
     def _region(self, event: Select.Changed) -> None:
@@ -372,7 +388,23 @@ class WizardScreen(Guarded, OperatorGated, WizardReview):
     def revalidate(self) -> None:
         spec, issues = self.npa.backend.check(self.data)
         self.spec = spec
-        self.issues = tuple(issues)
+        self.issues = tuple(issues) + self._name_taken()
+
+    def _name_taken(self) -> tuple[Finding, ...]:
+        """A new cluster named like one in the inventory would deploy over it (replacing
+        what differs): an error under the name, saying how to edit that one instead."""
+        row = self._existing.get(str(self.data.get("name") or ""))
+        if row is None:
+            return ()
+        return (
+            Finding(
+                "error",
+                "name",
+                f"a cluster named {row.name!r} exists already ({row.state}, {row.region}): "
+                "deploying this would change it",
+                hint="pick another name, or edit that cluster (e on home)",
+            ),
+        )
 
     def watch_issues(self) -> None:
         errors = {i.path for i in self.issues if i.is_error}

@@ -111,7 +111,11 @@ class WizardReview(Screen[None]):
         text, diff = self._new_text()  # a file's text: every control in it shown, not obeyed
         text, diff = safe_text(text, keep_newlines=True), safe_text(diff, keep_newlines=True)
         if self.document is None:
+            target = self._target()
             head = Text("New file:", style="bold")
+            if target.exists():  # never "new" over a file that is there
+                head = Text(f"Replaces {target.name} (it exists; writing asks first):")
+                head.stylize("bold yellow")
             return Group(head, Syntax(text, "yaml", theme="ansi_dark"))
         name = self.document.path.name if self.document.path else "the file"
         if not diff:

@@ -174,6 +174,15 @@ CASES: list[tuple[ev.Event, str, str, bool]] = [
         True,
     ),
     (
+        ev.DependencyGraph(
+            operation_id=OP,
+            dependencies={"module.k8s.a.x": [], "module.slurm.a.y": ["module.k8s.a.x"]},
+        ),
+        "dependency graph: 2 resources, 1 edges",
+        "info",
+        False,
+    ),
+    (
         ev.GpuCheckReported(
             operation_id=OP, pool="gpu", node="gpu-1", status="FAIL", check="vectorAdd.result",
             message="boom", gpus=8,

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from npa_sop_tui.status.watch_settings import StatusSettings
 
 
-def add_connection_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", "-n", required=True, help="cluster name")
+def add_connection_flags(p: argparse.ArgumentParser, *, name_required: bool = True) -> None:
+    """`--name` and how to reach the cluster; `name_required=False` where a command also
+    has a form without a cluster (it then checks the name itself)."""
+    p.add_argument("--name", "-n", required=name_required, help="cluster name")
     p.add_argument(
         "--kubeconfig",
         type=Path,

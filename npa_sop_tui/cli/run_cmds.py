@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--script), stream its output until it ends and exit with its exit code. Ctrl-C "
         "detaches (the job goes on). Example: npa soperator run --name demo -- nvidia-smi -L",
     )
-    add_connection_flags(p)
+    add_connection_flags(p, name_required=False)  # --list-templates needs no cluster
     p.add_argument("--sandbox", action="store_true", help="a sandbox cluster (local processes)")
     add_output_flag(p)
     p.add_argument("--nodes", "-N", type=int, default=None, help="nodes (default 1)")
@@ -195,6 +195,13 @@ def _read_script(path: Path) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.list_templates:
         return _list_templates(args)
+    if not args.name:
+        from npa_sop_tui.errors import UsageError
+
+        raise UsageError(
+            "the following arguments are required: --name/-n",
+            hint="npa soperator run --name CLUSTER -- COMMAND (or --list-templates)",
+        )
     request = _request(args)
     as_json = wants_json(args)
     sink = _Sink(keep=as_json)

@@ -8,6 +8,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from npa_sop_tui.cloud.report_text import money
 from npa_sop_tui.events import PreflightReported
 from npa_sop_tui.history.oplog import read_events
 
@@ -22,17 +23,31 @@ class CostSoFar:
     since: float
     """When the cluster came up (the end of the deploy that made it)."""
 
+    def seconds(self, now: float) -> int:
+        """Time up, at the grain it is shown in (seconds under an hour, then minutes): the
+        total is computed from this, so the figures shown multiply out to the sum shown."""
+        up = int(max(0.0, now - self.since))
+        return up if up < 3600 else up - up % 60
+
     def hours(self, now: float) -> float:
-        return max(0.0, now - self.since) / 3600.0
+        return self.seconds(now) / 3600.0
 
     def total(self, now: float) -> Decimal:
-        return (self.hourly * Decimal(str(round(self.hours(now), 6)))).quantize(Decimal("0.01"))
+        return (self.hourly * self.seconds(now) / 3600).quantize(Decimal("0.01"))
+
+    def duration_text(self, now: float) -> str:
+        """`2 min 58 s`, `3 h 12 min`: exactly the time the total is computed from."""
+        up = self.seconds(now)
+        if up < 3600:
+            return f"{up // 60} min {up % 60} s" if up >= 60 else f"{up} s"
+        return f"{up // 3600} h {up % 3600 // 60} min"
+
+    def hourly_text(self) -> str:
+        return money(str(self.hourly), self.currency) + "/h"
 
     def short_text(self, now: float) -> str:
-        """`12.30 USD so far · 4.10 USD/h`: the dashboard's one-line cost."""
-        hourly = self.hourly.quantize(Decimal("0.01"))  # the quote keeps the price list's digits
-        unit = self.currency.upper()
-        return f"{self.total(now)} {unit} so far · {hourly} {unit}/h"
+        """`$12.30 so far · $4.10/h`: the dashboard's one-line cost, in the review's money."""
+        return f"{money(str(self.total(now)), self.currency)} so far · {self.hourly_text()}"
 
 
 def quoted_hourly(log: Path) -> tuple[Decimal, str] | None:

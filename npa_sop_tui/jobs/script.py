@@ -52,12 +52,18 @@ def batch_script(request: JobRequest) -> str:
     if request.script is not None:
         lines.append(_embedded(request.script))
     else:
-        assert request.command is not None
-        command = request.command
-        if (request.nodes or 1) > 1:  # one task per node, like `sky exec` on a multi-node run
-            command = f"srun --ntasks-per-node=1 bash -c {shlex.quote(command)}"
-        lines.append(f"(\n{command}\n)")
+        lines.append(f"(\n{step_command(request)}\n)")
     return "\n".join(lines) + "\n" + RECORD_EXIT
+
+
+def step_command(request: JobRequest, nodes: int | None = None) -> str:
+    """A command request as the batch step runs it: on one node as it is, on several once
+    per node through `srun` (one task per node, like `sky exec` on a multi-node run).
+    `nodes` is the job's node count when the backend decided it (else the request's)."""
+    assert request.command is not None
+    if (nodes or request.nodes or 1) > 1:
+        return f"srun --ntasks-per-node=1 bash -c {shlex.quote(request.command)}"
+    return request.command
 
 
 def _embedded(script: str) -> str:

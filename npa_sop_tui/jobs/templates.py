@@ -115,3 +115,21 @@ def bus_bandwidth(output: str) -> float | None:
     """nccl-tests' average bus bandwidth (GB/s) in `output`, or None when it has none."""
     found = _AVG_BUSBW.findall(output)
     return float(found[-1]) if found else None
+
+
+FIRST_JOB_GPU = "gpu-hello"
+FIRST_JOB_CPU = "cpu-hello"
+
+
+def first_job_template(gpu_nodes: int) -> str:
+    """The template to offer as a cluster's first job: `gpu-hello` where some node has
+    GPUs (it runs on those), else `cpu-hello` (gpu-hello would find no GPU to count)."""
+    return FIRST_JOB_GPU if gpu_nodes else FIRST_JOB_CPU
+
+
+def first_job_summary(template: str) -> str:
+    """What the offered first job does, for the offer's wording."""
+    return {
+        FIRST_JOB_GPU: "one task per GPU node, its GPUs counted against the preset",
+        FIRST_JOB_CPU: "one task on one node: its hostname, CPUs and memory",
+    }.get(template, "")

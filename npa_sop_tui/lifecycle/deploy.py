@@ -58,6 +58,7 @@ async def deploy(
         op.store.save_spec(spec.name, dump_spec_yaml(spec))
 
         await steps.init(ctx, install)
+        await steps.dependency_graph(ctx, install)
         guard: list[int] = []  # destructive actions per plan checked
         await _phase(ctx, install, op, allow_destructive, guard, kubernetes=True)
         outputs = await _phase(ctx, install, op, allow_destructive, guard, kubernetes=False)

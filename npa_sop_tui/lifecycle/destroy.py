@@ -71,6 +71,7 @@ async def destroy(
         op.entry.state = "destroying"
         op.save_entry()
         await steps.init(ctx, install)
+        await steps.dependency_graph(ctx, install)
         before = await steps.state_list(ctx, install)
         op.emit(
             PlanSummary(operation_id=op.id, phase="destroy", add=0, change=0, remove=len(before))

@@ -296,6 +296,19 @@ async def init(ctx: Context, install: Installation) -> None:
         await recovery.push_errored_state(ctx.runner().capture, install.dir, ctx.op.warn)
 
 
+async def dependency_graph(ctx: Context, install: Installation) -> None:
+    """Emit which resources wait on which (`terraform graph`), for the timeline's critical
+    path. Nothing depends on it: a graph Terraform cannot print is noted, not an error."""
+    from npa_sop_tui.events import DependencyGraph
+    from npa_sop_tui.terraform.graph import resource_dependencies
+
+    code, out, err = await ctx.runner().capture(["graph"], cwd=install.dir)
+    if code != 0:
+        ctx.op.note(f"terraform graph failed; the timeline infers its critical path: {err[-200:]}")
+        return
+    ctx.op.emit(DependencyGraph(operation_id=ctx.op.id, dependencies=resource_dependencies(out)))
+
+
 async def _init_adopted(ctx: Context, install: Installation) -> None:
     """An adopted installation's init: plain `terraform init` with its own backend and
     lock file (no shared provider cache linked into its `.terraform`, no record of ours)."""

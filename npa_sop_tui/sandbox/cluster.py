@@ -60,6 +60,7 @@ class SimulatedCluster:
     kube: FakeKubeServer
     slurm_available: bool = False
     released_nodesets: set[str] = field(default_factory=set)
+    _worker_pods: dict[str, int] = field(default_factory=dict)  # NodeSet → pods served
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, ResourceFinished):
@@ -130,20 +131,32 @@ class SimulatedCluster:
     def _slurm_release_nodeset(self, key: str | None, deleting: bool) -> None:
         if key is None:
             return
-        planned = next((ns for ns in spec_nodesets(self.spec) if ns.name == key), None)
-        size = planned.size if planned is not None else 1
         if deleting:
             self.released_nodesets.discard(key)
             self._delete("nodesets", key)
-        else:
-            self.released_nodesets.add(key)
-            self.kube.upsert("nodesets", make_nodeset(key, replicas=size, ready=size))
-        node = f"{self.name}-system-0"
-        for i in range(size):
-            if deleting:
+            for i in range(self._worker_pods.pop(key, 0)):
                 self._delete("pods", f"{key}-{i}")
-            else:
-                self.kube.upsert("pods", make_worker_pod(key, i, node=node))
+            return
+        self.released_nodesets.add(key)
+        self._scale_nodeset(key)
+
+    def _slurm_release_slurm_cluster_values(self, key: str | None, deleting: bool) -> None:
+        """The SlurmCluster's values changed in place (a pool resized): the operator scales
+        each NodeSet to its new size, adding or removing worker pods."""
+        if not deleting:
+            for nodeset in sorted(self.released_nodesets):
+                self._scale_nodeset(nodeset)
+
+    def _scale_nodeset(self, key: str) -> None:
+        planned = next((ns for ns in spec_nodesets(self.spec) if ns.name == key), None)
+        size = planned.size if planned is not None else 1
+        self.kube.upsert("nodesets", make_nodeset(key, replicas=size, ready=size))
+        for i in range(size):  # each on its own worker node, as the NodeSet schedules them
+            node = f"{self.name}-{key}-{i}"
+            self.kube.upsert("pods", make_worker_pod(key, i, node=node))
+        for i in range(size, self._worker_pods.get(key, 0)):
+            self._delete("pods", f"{key}-{i}")
+        self._worker_pods[key] = size
 
     def _slurm_release_activechecks(self, key: str | None, deleting: bool) -> None:
         from npa_sop_tui.sandbox.active_checks import sandbox_active_checks
@@ -238,6 +251,13 @@ class SimulatedCluster:
                 self.kube.delete(resource, name)
 
     # -- simulated Slurm -------------------------------------------------------------------------
+
+    def gpu_model(self, node: str) -> str:
+        """The GPU a Slurm node's nvidia-smi names (its pool's platform's)."""
+        from npa_sop_tui.sandbox.job_tools import DEFAULT_GPU_MODEL, gpu_name
+
+        pool = self._pool_for(node.rsplit("-", 1)[0])
+        return gpu_name(pool.platform) if pool is not None else DEFAULT_GPU_MODEL
 
     def slurm_state(self, catalog: Catalog) -> SlurmState:
         """What `sinfo` would say right now: one node `<nodeset>-<i>` per worker of each

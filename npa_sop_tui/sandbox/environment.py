@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -54,11 +56,17 @@ class SandboxEnvironment(Environment):
         flags: Mapping[str, Any] | None = None,
         settings: Settings | None = None,
         sleep_seconds: float | None = None,
+        read_only: bool = False,
     ) -> None:
         self._home = home_files.SandboxHomeEntered()  # left in aclose()
         self.home = self._home.home
         super().__init__(settings if settings is not None else resolve_settings(flags))
         self.sleep_seconds = sleep_seconds
+        # a watching session writes nothing in the home: its kubeconfig (the fake API
+        # server's address, new each session) goes to a folder of its own, gone at the end
+        self._session_dir = (
+            Path(tempfile.mkdtemp(prefix="npa-read-only-session-")) if read_only else None
+        )
         self.kube: FakeKubeServer | None = None
         self._kubeconfig: Path | None = None  # set when the home is read-only
         self._kubeconfig_dir: str | None = None
@@ -189,7 +197,8 @@ class SandboxEnvironment(Environment):
         await self._ensure_kube()
 
     def kubeconfig_path(self) -> Path:
-        return self._kubeconfig or self.home / "kubeconfig"
+        # a read-only session's own folder, or a temporary one when the home is read-only
+        return self._kubeconfig or (self._session_dir or self.home) / "kubeconfig"
 
     def _write_kubeconfig(self, kube: FakeKubeServer, context: str) -> None:
         """The fake API's kubeconfig in the sandbox home; on a read-only home, in a private
@@ -199,8 +208,6 @@ class SandboxEnvironment(Environment):
         try:
             kube.write_kubeconfig(self.kubeconfig_path(), context)
         except HomeReadOnly:
-            import tempfile
-
             self._kubeconfig_dir = self._kubeconfig_dir or tempfile.mkdtemp(prefix="npa-kube-")
             self._kubeconfig = Path(self._kubeconfig_dir) / "kubeconfig"  # mkdtemp: 0700
             kube.write_kubeconfig(self._kubeconfig, context)
@@ -279,7 +286,10 @@ class SandboxEnvironment(Environment):
         catalog = load_catalog()
         accounting = bool(cluster.spec.accounting)
         return SimulatedSlurm(
-            status.name, lambda: cluster.slurm_state(catalog), accounting=accounting
+            status.name,
+            lambda: cluster.slurm_state(catalog),
+            accounting=accounting,
+            gpu_model=cluster.gpu_model,
         )
 
     async def aclose(self) -> None:
@@ -287,11 +297,11 @@ class SandboxEnvironment(Environment):
             await self.kube.stop_in_loop()
             self.kube = None
         if self._kubeconfig_dir is not None:
-            import shutil
-
             shutil.rmtree(self._kubeconfig_dir, ignore_errors=True)
             self._kubeconfig_dir = self._kubeconfig = None
         self.clusters.clear()
+        if self._session_dir is not None:
+            shutil.rmtree(self._session_dir, ignore_errors=True)
         self._home.leave()
 
 

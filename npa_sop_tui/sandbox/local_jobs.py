@@ -2,12 +2,17 @@
 session so it outlives the command that submitted it (`run --detach`, Ctrl-C).
 
 A job's folder (`<cluster dir>/sandbox-jobs/<id>/`) holds `job.json` (what was asked, the
-process), `output.log`, and the marks the job's wrapper leaves as it goes: `started`, then
-`exit` (its exit status); `cancelled` is left by `cancel`, `timeout` when --time ran out.
-The state is read from those files, so every process (CLI, app, SDK) sees the same job:
-PENDING until the wrapper starts the command (a short pause, as the scheduler takes its
-turn), RUNNING, then COMPLETED / FAILED / CANCELLED / TIMEOUT. A job with `--nodes N` runs
-its command once per simulated node, with the SLURM_* variables a real job step sees.
+process), `step` (the batch step), `output.log`, one file per node it holds (`nodes/`), and
+the marks the job's wrapper leaves as it goes: `started`, then `exit` (its exit status);
+`cancelled` is left by `cancel`, `timeout` when --time ran out. The state is read from those
+files, so every process (CLI, app, SDK) sees the same job: PENDING until the wrapper starts
+the step (a short pause, as the scheduler takes its turn), RUNNING, then COMPLETED / FAILED /
+CANCELLED / TIMEOUT.
+
+The step runs as a batch step would, once, on the job's first simulated node: a script as it
+is (its own `srun` starts the tasks), a command as it is on one node and through `srun` on
+several. `srun`, `sbatch`, `nvidia-smi` and the variables the step sees are the sandbox's
+(sandbox/job_tools.py), never this machine's Slurm client.
 """
 
 from __future__ import annotations
@@ -20,13 +25,13 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.jobs.model import JobInfo, JobRequest, OnOutput, OnState
-from npa_sop_tui.sandbox.job_environment import job_environment
+from npa_sop_tui.sandbox.job_tools import SimNode, sim_node
 from npa_sop_tui.status.slurm_ops import check_job
 
 FOLDER = "sandbox-jobs"
@@ -40,17 +45,7 @@ sleep "$NPA_PENDING"
 date +%Y-%m-%dT%H:%M:%S > started.tmp && mv started.tmp started
 (
   cd "${NPA_WORKDIR:-$HOME}" 2>/dev/null || cd "$NPA_JOB_FOLDER"
-  pids=
-  i=0
-  for node in $NPA_NODES; do
-    SLURMD_NODENAME=$node SLURM_NODEID=$i SLURM_PROCID=$i \
-      $NPA_LIMIT bash "$NPA_JOB_FOLDER/command.sh" &
-    pids="$pids $!"
-    i=$((i + 1))
-  done
-  rc=0
-  for pid in $pids; do wait "$pid"; r=$?; [ "$r" -gt "$rc" ] && rc=$r; done
-  exit "$rc"
+  exec $NPA_LIMIT "$NPA_JOB_FOLDER/step"
 ) >> "$NPA_JOB_FOLDER/output.log" 2>&1 < /dev/null
 rc=$?
 [ -n "$NPA_LIMIT" ] && [ "$rc" = 124 ] && : > timeout
@@ -84,26 +79,29 @@ class LocalJobs:
 
     sandbox = True
 
-    def __init__(self, cluster: str, nodes: Callable[[], list[tuple[str, int]]]) -> None:
+    def __init__(
+        self,
+        cluster: str,
+        nodes: Callable[[], Sequence[SimNode | tuple[Any, ...]]],
+        *,
+        root: Path | None = None,
+    ) -> None:
         self.cluster = cluster
-        self.nodes = nodes  # (name, GPUs) of the simulated nodes that take jobs
-        self.root = jobs_root(cluster)
+        self.nodes = nodes  # the simulated nodes that take jobs (SimNode or (name, GPUs))
+        self.root = root if root is not None else jobs_root(cluster)
 
     # -- submitting --------------------------------------------------------------------
 
-    async def submit(
-        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
-    ) -> JobInfo:
-        """A local job; `attached` changes nothing here (no scheduler to bypass)."""
-        from npa_sop_tui.home.fsutil import ensure_dir
-        from npa_sop_tui.jobs.script import job_name
-
-        request = request.checked()
-        nodes = self.nodes()
+    def _placement(self, request: JobRequest, pool: str | None) -> tuple[list[SimNode], int]:
+        """The nodes the job gets and its GPUs per node. As on a cluster: a pool's nodes,
+        else for a job of every node (a template) the GPU nodes if there are any."""
+        nodes = [sim_node(n) for n in self.nodes()]
         if pool:
-            nodes = [n for n in nodes if n[0].startswith(f"{pool}-")]
+            nodes = [n for n in nodes if n.name.startswith(f"{pool}-")]
             if not nodes:
                 raise UsageError(f"no Slurm nodes of pool {pool!r}")
+        elif request.all_nodes and any(n.gpus for n in nodes):
+            nodes = [n for n in nodes if n.gpus]
         wanted = request.nodes or (len(nodes) if request.all_nodes else 1)
         if wanted > len(nodes):
             raise UsageError(
@@ -113,46 +111,69 @@ class LocalJobs:
         chosen = nodes[:wanted]
         gpus = request.gpus_per_node
         if gpus is None:
-            gpus = min(g for _, g in chosen) if request.auto_gpus else 0
+            gpus = min(n.gpus for n in chosen) if request.auto_gpus else 0
+        return chosen, gpus
+
+    async def submit(
+        self, request: JobRequest, *, pool: str | None = None, attached: bool = False
+    ) -> JobInfo:
+        """A local job; `attached` changes nothing here (no scheduler to bypass)."""
+        from npa_sop_tui.home.fsutil import atomic_write_text, ensure_dir
+        from npa_sop_tui.jobs.script import job_name, step_command
+        from npa_sop_tui.sandbox.job_tools import (
+            batch_step_environment,
+            install_tools,
+            save_nodes,
+            write_node_files,
+        )
+
+        request = request.checked()
+        chosen, gpus = self._placement(request, pool)
         job_id = self._next_id()
         folder = ensure_dir(self.root / job_id)
-        body = request.command if request.command is not None else request.script or ""
-        env = {
-            **request.env,
-            "SLURM_JOB_ID": job_id,
-            "SLURM_JOB_NAME": job_name(request) or "sbatch",
-            "SLURM_JOB_NUM_NODES": str(wanted),
-            "SLURM_JOB_NODELIST": ",".join(n for n, _ in chosen),
-        }
-        if gpus:
-            env["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(gpus))
-            env["SLURM_GPUS_ON_NODE"] = str(gpus)
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-        (folder / "command.sh").write_text(f"{exports}{body}\n", encoding="utf-8")
+        tools = install_tools(self.root)
+        save_nodes(self.root, [sim_node(n) for n in self.nodes()])
+        write_node_files(folder, chosen, gpus)
+        if request.command is not None:
+            step = f"#!/bin/bash\n{step_command(request, len(chosen))}\n"
+        else:
+            step = request.script or ""
+            if not step.startswith("#!"):
+                step = "#!/bin/bash\n" + step  # sbatch's default interpreter for a script
+        atomic_write_text(folder / "step", step, mode=0o700)
         (folder / "output.log").touch(mode=0o600)
+        name = job_name(request)
         info = JobInfo(
             id=job_id,
-            name=job_name(request) or request.script_name,
+            name=name or request.script_name,
             output_path=str(folder / "output.log"),
             submitted=time.strftime("%Y-%m-%dT%H:%M:%S"),
-            nodes=",".join(n for n, _ in chosen),
+            nodes=",".join(n.name for n in chosen),
             sandbox=True,
         )
-        # from an allow-list: the caller's cloud tokens and keys never reach a job
-        launch_env = job_environment(
-            {
+        # the sandbox's Slurm variables and tools over an allow-list of this process's
+        # environment: the caller's cloud tokens and keys never reach a job
+        launch_env = batch_step_environment(
+            job_folder=folder,
+            tools=tools,
+            job_id=job_id,
+            job_name=name or "sbatch",
+            nodes=chosen,
+            gpus=gpus,
+            cluster=self.cluster,
+            request_env=request.env,
+            launch={
                 "NPA_JOB_FOLDER": str(folder),
                 "NPA_PENDING": str(PENDING_SECONDS),
-                "NPA_NODES": " ".join(n for n, _ in chosen),
                 "NPA_WORKDIR": request.workdir or "",
                 "NPA_LIMIT": f"timeout {_seconds(request.time)}" if request.time else "",
-            }
+            },
         )
         # A double fork: the job's process is nobody's child here, so no zombie is left
         # behind in a long-lived app, and it outlives this command.
         launcher = subprocess.run(
             [
-                "bash",
+                "/bin/bash",
                 "-c",
                 f"setsid bash -c {shlex.quote(WRAPPER)} </dev/null >/dev/null 2>&1 & echo $!",
             ],

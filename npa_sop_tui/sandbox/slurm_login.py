@@ -19,12 +19,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from npa_sop_tui.sandbox.job_tools import gpu_name
 from npa_sop_tui.status.ssh import CommandResult
 
 TOOLS = ("nvidia-smi", "health-checker", "deviceQuery", "vectorAdd", "simpleMultiGPU",
          "p2pBandwidthLatencyTest")  # fmt: skip
-GPU_NAMES = {"h100": "NVIDIA H100 80GB HBM3", "h200": "NVIDIA H200", "b200": "NVIDIA B200",
-             "b300": "NVIDIA B300", "gb300": "NVIDIA GB300"}  # fmt: skip
 
 
 def install_tools(folder: Path) -> Path:
@@ -56,11 +55,6 @@ def _node_names(pool: Any) -> list[str]:
     return [n for ns in pool_nodesets(pool) for n in ns.node_names]
 
 
-def _gpu_name(platform: str) -> str:
-    model = platform.removeprefix("gpu-").split("-")[0]
-    return GPU_NAMES.get(model, f"NVIDIA {model.upper()}")
-
-
 class SimulatedLogin:
     def __init__(self, spec: Any, folder: Path, scenario: Iterable[str] = ()) -> None:
         self.spec = spec
@@ -74,7 +68,7 @@ class SimulatedLogin:
                 continue
             names = _node_names(pool)
             for i, node in enumerate(names):
-                lines = [f"gpus={pool.gpus_per_node}", f"name={_gpu_name(pool.platform)}"]
+                lines = [f"gpus={pool.gpus_per_node}", f"name={gpu_name(pool.platform)}"]
                 if "gpu-check-fail" in scenario and pool is first_gpu and i == len(names) - 1:
                     lines.append("fail=vectorAdd")
                 (self.behaviour / node).write_text("\n".join(lines) + "\n")

@@ -25,6 +25,7 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.jobs.model import JobInfo
+from npa_sop_tui.sandbox.job_tools import DEFAULT_GPU_MODEL, SimNode
 from npa_sop_tui.sandbox.local_jobs import LocalJobs
 from npa_sop_tui.status.jobs import JobHistory, NodeDetail, SlurmJob
 from npa_sop_tui.status.model import SlurmNode, SlurmState
@@ -139,11 +140,17 @@ class SimulatedSlurm:
     """`SlurmOps` (status/slurm_ops.py) on the simulated Slurm of one sandbox cluster."""
 
     def __init__(
-        self, name: str, base_nodes: Callable[[], SlurmState], *, accounting: bool
+        self,
+        name: str,
+        base_nodes: Callable[[], SlurmState],
+        *,
+        accounting: bool,
+        gpu_model: Callable[[str], str] | None = None,
     ) -> None:
         self.name = name
         self.base_nodes = base_nodes
         self.accounting = accounting
+        self.gpu_model = gpu_model  # node name → the GPU its nvidia-smi names
         self.path = state_path(name)
 
     def _state(self) -> tuple[SimState, SlurmState]:
@@ -153,10 +160,18 @@ class SimulatedSlurm:
         """The job backend: commands run as local processes on the simulated nodes."""
         from npa_sop_tui.jobs.remote import gpu_count
 
-        def nodes() -> list[tuple[str, int]]:
+        def nodes() -> list[SimNode]:
             shown = overlay(SimState.load(self.path), self.base_nodes(), self.name)
             usable = [n for n in shown.nodes if n.state in ("idle", "mixed")]  # not drained
-            return [(n.name, gpu_count(n.gres or "")) for n in usable]
+            return [
+                SimNode(
+                    n.name,
+                    gpu_count(n.gres or ""),
+                    n.cpus or 1,
+                    self.gpu_model(n.name) if self.gpu_model else DEFAULT_GPU_MODEL,
+                )
+                for n in usable
+            ]
 
         return LocalJobs(self.name, nodes)
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 POOL_NAME_RE = re.compile(r"^[a-z]([a-z\d-]*[a-z\d])?$")
 MAX_POOL_NAME = 40
+LARGE_POOL = 512
+"""A pool larger than this is most likely a typo (10 000 for 100); it warns, never refuses."""
 
 
 def worker_rules(spec: SoperatorSpec, cat: Catalog, capacity: Mapping[str, str]) -> list[Finding]:
@@ -91,6 +93,16 @@ def _pool(
         )
     if pool.size < 1:
         out.append(error(f"{base}.size", "must be >= 1"))
+    elif pool.size > LARGE_POOL:
+        out.append(
+            warning(
+                f"{base}.size",
+                f"{pool.size} nodes in one pool is more than most whole clusters have (over "
+                f"{LARGE_POOL}); every node is billed from the moment it is up",
+                "check for a stray digit; `npa soperator plan` prices it per day, and the "
+                "project's compute.instance.count quota must allow it",
+            )
+        )
     if pool.boot_disk_gib < 512:
         out.append(
             error(f"{base}.boot_disk_gib", f"must be >= 512 (npa rule), got {pool.boot_disk_gib}")

@@ -370,7 +370,7 @@ def run_app(
     from npa_sop_tui.environment_choice import open_environment
     from npa_sop_tui.tui.backend import sandbox_backend
 
-    backend = sandbox_backend() if sandbox else Backend(open_environment())
+    backend = sandbox_backend(read_only=read_only) if sandbox else Backend(open_environment())
     settings = backend.environment.settings
     app = NpaSopApp(
         backend,

@@ -299,11 +299,13 @@ class Backend(SpecFiles):
             await self._environment.aclose()
 
 
-def sandbox_backend(*, sleep_seconds: float = 1.0) -> Backend:
-    """The app's sandbox: local Terraform at a watchable pace, a live simulated cluster."""
+def sandbox_backend(*, sleep_seconds: float = 1.0, read_only: bool = False) -> Backend:
+    """The app's sandbox: local Terraform at a watchable pace, a live simulated cluster
+    (`read_only`: a watching session, which writes nothing in the home)."""
     from npa_sop_tui.environment_choice import open_environment
 
-    return Backend(open_environment(sandbox=True, sleep_seconds=sleep_seconds))
+    env = open_environment(sandbox=True, sleep_seconds=sleep_seconds, read_only=read_only)
+    return Backend(env)
 
 
 def _policy(confirm: HostKeyConsent | None) -> Any:

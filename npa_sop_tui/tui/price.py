@@ -28,8 +28,10 @@ async def price_text(spec: Any, environment: Any, *, profile: str | None = None)
     except (CloudError, CloudCredentialsMissing, UsageError) as exc:
         return f"Hourly price: unknown ({exc.message})"
     control = sum((v for k, v in quote.hourly.items() if k.startswith("control-plane/")), 0)
+    # "filesystem/controller-spool" is one word to a line wrapper: at 60 columns it broke
+    # mid-word. Spaced, a part wraps between its words.
     parts = [
-        f"{k} {money(str(v), quote.currency)}"
+        f"{k.replace('/', ' ')} {money(str(v), quote.currency)}"
         for k, v in quote.hourly.items()
         if not k.startswith("control-plane/")
     ]

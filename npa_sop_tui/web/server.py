@@ -1,10 +1,17 @@
-"""The served app: textual-serve's page, websocket and statics behind the token gate.
+"""The served app: textual-serve's websocket and statics behind the token gate.
 
 Each browser tab gets its own app process (textual-serve starts `command` per websocket);
 this module adds what textual-serve leaves to its user: the token check on every route
 (`access.TokenGate`), an access log that records paths without their query (the token
 travels in the first URL), URLs in the page built from the address the browser used (so
 `--host 0.0.0.0` works from another machine), TLS, and a cap on concurrent sessions.
+
+The page is our own (web/templates, web/static): no third-party request (its font comes
+from textual-serve's statics), a strict Content-Security-Policy on every response (no
+inline script; styles inline only because xterm.js writes its own), and a script that
+says "Disconnected" and why when the session ends (web/session.py closes it with the
+reason: the app process ended, too many sessions, the server stopping). Stopping the
+server closes every session and stops their app processes within about 2 seconds.
 
 What a client sends over the websocket is data: a window size is capped (`MAX_COLUMNS` ×
 `MAX_ROWS`: a `resize 6000×6000` would make the app allocate hundreds of MB and stream as
@@ -16,6 +23,7 @@ gate), and every record is scrubbed of the token and the session cookie's value.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import ssl
@@ -29,6 +37,12 @@ from aiohttp.abc import AbstractAccessLogger
 from textual_serve.server import Server
 
 from npa_sop_tui.web.access import TokenGate
+from npa_sop_tui.web.session import Session, refuse
+
+HERE = Path(__file__).parent
+SHUTDOWN_SECONDS = 0.5
+"""How long stopping the server waits for requests still running (after every session
+was closed and its app process stopped)."""
 
 log = logging.getLogger("npa-sop.serve")
 MAX_COLUMNS = 500  # a 4K screen at a small font; more is not a window
@@ -104,29 +118,34 @@ class GatedServer(Server):
         self.ssl_context = ssl_context
         self.max_sessions = max_sessions
         self.sessions = 0
+        self.open_sessions: set[Session] = set()
 
     async def _make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self.gate.middleware])
-        templates = Path(self.templates_path)
-        aiohttp_jinja2.setup(app, loader=_jinja_loader(templates))
+        app = web.Application(middlewares=[self.gate.middleware, _security_headers])
+        aiohttp_jinja2.setup(app, loader=_jinja_loader(HERE / "templates"))
         app.add_routes(
             [
                 web.get("/", self.page, name="index"),
                 web.get("/ws", self.session, name="websocket"),
                 web.get("/download/{key}", self.handle_download, name="download"),
                 web.static("/static", self.statics_path, name="static"),
+                web.static("/npa-static", HERE / "static", name="npa-static"),
             ]
         )
+        app.on_shutdown.append(self._close_sessions)
         return app
 
     async def page(self, request: web.Request) -> web.StreamResponse:
-        """textual-serve's page, with URLs of the address the browser used."""
+        """Our page, with URLs of the address the browser used."""
         base = f"{request.scheme}://{request.host}"
         ws_scheme = "wss" if request.scheme == "https" else "ws"
         context: dict[str, Any] = {
             "font_size": _int(request.query.get("fontsize"), 16),
             "app_websocket_url": f"{ws_scheme}://{request.host}/ws",
-            "config": {"static": {"url": f"{base}/static/"}},
+            "config": {
+                "static": {"url": f"{base}/static/"},
+                "npa_static": {"url": f"{base}/npa-static/"},
+            },
             "application": {"name": self.title},
         }
         return aiohttp_jinja2.render_template("app_index.html", request, context)
@@ -141,17 +160,28 @@ class GatedServer(Server):
             rel_url=request.rel_url.update_query(width=str(width), height=str(height))
         )
         if self.sessions >= self.max_sessions:
-            return web.Response(
-                status=503,
-                text=f"503: {self.max_sessions} sessions are open already; close one and reload\n",
+            log.info("session refused: %d open", self.sessions)
+            return await refuse(
+                request,
+                f"{self.max_sessions} sessions are open already (--max-sessions); "
+                "close one and reconnect",
             )
+        session = Session(self.command, self.download_manager, self.debug)
         self.sessions += 1
+        self.open_sessions.add(session)
         try:
             log.info("session opened (%d open)", self.sessions)
-            return await self.handle_websocket(request)
+            return await session.run(request, self._process_messages)
         finally:
+            self.open_sessions.discard(session)
             self.sessions -= 1
             log.info("session closed (%d open)", self.sessions)
+
+    async def _close_sessions(self, app: web.Application) -> None:
+        """The server is stopping: every page says so, every app process is stopped."""
+        sessions = list(self.open_sessions)
+        await asyncio.gather(*(s.close("the server is stopping") for s in sessions))
+        await asyncio.gather(*(s.stop() for s in sessions))
 
     async def _process_messages(self, websocket: web.WebSocketResponse, app_service: Any) -> None:
         """textual-serve's message loop, taking only what its page sends: a message that is
@@ -215,7 +245,30 @@ class GatedServer(Server):
             ssl_context=self.ssl_context,
             access_log_class=PathOnlyAccessLogger,
             print=lambda _started: announce(),
+            shutdown_timeout=SHUTDOWN_SECONDS,
         )
+
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "font-src 'self'; img-src 'self' data:; connect-src 'self' {sockets}; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+"""The page's Content-Security-Policy: scripts, fonts and the websocket only from this
+server; `unsafe-inline` for styles only, which xterm.js writes into the page itself."""
+
+
+@web.middleware
+async def _security_headers(request: web.Request, handler: Any) -> web.StreamResponse:
+    response: web.StreamResponse = await handler(request)
+    if not response.prepared:  # a websocket's upgrade was sent already
+        host = request.host
+        response.headers["Content-Security-Policy"] = CSP.format(
+            sockets=f"ws://{host} wss://{host}"
+        )
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+    return response
 
 
 def _jinja_loader(templates: Path) -> Any:

@@ -3,9 +3,12 @@ hours since the first good deploy after the last destroy; none when not up or un
 
 from __future__ import annotations
 
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
+
+import pytest
 
 from npa_sop_tui.history.cost import CostSoFar, cost_so_far, quoted_hourly
 from npa_sop_tui.home import inventory
@@ -57,7 +60,7 @@ def test_cost_runs_from_the_first_deploy_after_the_last_destroy(npa_home: Path) 
     assert cost is not None and cost.since == 3600 and cost.hourly == hourly
     assert cost.total(3600 + 2 * 3600) == (hourly * 2).quantize(Decimal("0.01"))
     lines = [line.plain for line in cost_lines({"demo": cost}, 80, now=3600 + 7200)]
-    assert "demo" in lines[1] and "2.0 h" in lines[1] and all(len(x) <= 80 for x in lines)
+    assert "demo" in lines[1] and "2 h 0 min" in lines[1] and all(len(x) <= 80 for x in lines)
 
 
 def test_no_cost_when_not_up_or_not_priced(npa_home: Path) -> None:
@@ -70,9 +73,27 @@ def test_no_cost_when_not_up_or_not_priced(npa_home: Path) -> None:
     assert cost_so_far("nope") is None
 
 
-def test_the_dashboard_line_rounds_the_quote_to_cents_in_upper_case_currency() -> None:
+def test_the_dashboard_line_rounds_the_quote_to_cents_in_the_reviews_money() -> None:
     # a preflight quote keeps the price list's six digits ("23.857600", "usd"); a person
-    # reads cents, and the same currency code as the home screen's chart
+    # reads cents, written as the wizard's review writes prices ($, not USD or usd)
     cost = CostSoFar(hourly=Decimal("23.857600"), currency="usd", since=0.0)
-    assert cost.short_text(3600.0) == "23.86 USD so far · 23.86 USD/h"
-    assert cost.short_text(1800.0) == "11.93 USD so far · 23.86 USD/h"
+    assert cost.short_text(3600.0) == "$23.86 so far · $23.86/h"
+    assert cost.short_text(1800.0) == "$11.93 so far · $23.86/h"
+    other = CostSoFar(hourly=Decimal("2"), currency="eur", since=0.0)
+    assert other.short_text(3600.0) == "2.00 eur so far · 2.00 eur/h"
+
+
+@pytest.mark.parametrize("up", [178.4, 59, 3 * 3600 + 12 * 60 + 41, 26 * 3600 + 7])
+def test_the_home_charts_figures_multiply_out_to_its_sum(up: float) -> None:
+    """Three minutes at $24.52/h once read '1.21 usd (0.0 h × 24.52 usd/h)': the time shown
+    is the time the sum is computed from, so duration × rate gives the sum to the cent."""
+    cost = CostSoFar(hourly=Decimal("24.52"), currency="usd", since=0.0)
+    line = cost_lines({"demo": cost}, 80, now=up)[1].plain
+    found = re.search(
+        r"\$([\d,.]+) \((?:(\d+) h )?(?:(\d+) min ?)?(?:(\d+) s)? × \$([\d.]+)/h\)", line
+    )
+    assert found, line
+    total, h, m, sec, rate = found.groups()
+    seconds = int(h or 0) * 3600 + int(m or 0) * 60 + int(sec or 0)
+    assert abs(Decimal(rate) * seconds / 3600 - Decimal(total.replace(",", ""))) <= Decimal("0.005")
+    assert "usd" not in line and "USD" not in line

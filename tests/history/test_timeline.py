@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from npa_sop_tui.events import (
+    DependencyGraph,
     OperationFinished,
     OperationStarted,
     ResourceFailed,
@@ -108,3 +109,97 @@ def test_torn_lines_are_skipped(tmp_path: Path) -> None:
     lines = [e.model_dump_json() for e in _run("module.k8s.a.b", 0, 3)]
     log.write_text(lines[0] + "\nnot json\n" + lines[1] + '\n{"kind": "resource_sta')
     assert [b.duration() for b in timeline_of(read_events(log)).bars] == [3]
+
+
+def test_critical_path_from_the_dependency_graph_and_its_span() -> None:
+    """With the graph, the path is the chain of waits, not whatever ended last: `late`
+    ended right before `app` started but `app` never waited on it. The span is the wall
+    time from the path's first start to its last end, not the sum of its bars."""
+    graph = DependencyGraph(
+        operation_id=OP,
+        dependencies={
+            "module.k8s.a.cluster": [],
+            "module.k8s.a.nodes": ["module.k8s.a.cluster"],
+            "module.k8s.a.late": [],
+            "module.slurm.a.app": ["module.k8s.a.nodes"],
+        },
+    )
+    events = [
+        graph,
+        *_run("module.k8s.a.cluster", 0, 4),
+        *_run('module.k8s.a.nodes["x"]', 5, 8),  # an instance: its resource's edges
+        *_run("module.k8s.a.late", 1, 10),
+        *_run("module.slurm.a.app", 11, 14),
+    ]
+    timeline = timeline_of(events)
+    assert [b.addr for b in timeline.critical_path] == [
+        "module.k8s.a.cluster",
+        'module.k8s.a.nodes["x"]',
+        "module.slurm.a.app",
+    ]
+    assert timeline.path_source == "dependency graph"
+    assert timeline.path_span(now=20) == 14  # 0 → 14, where the bars sum to 10
+    # the same times without a graph: inferred, and `late` (ended last before app) is on it
+    inferred = timeline_of(events[1:])
+    assert inferred.path_source == "inferred from times"
+    assert "module.k8s.a.late" in [b.addr for b in inferred.critical_path]
+
+
+def test_a_destroy_walks_the_graph_backwards() -> None:
+    """A resource is destroyed after what waited on it: the path of a destroy runs from
+    the dependents to what they depended on."""
+    graph = DependencyGraph(
+        operation_id=OP,
+        dependencies={"module.k8s.a.cluster": [], "module.k8s.a.nodes": ["module.k8s.a.cluster"]},
+    )
+    gone = [
+        ResourceStarted(
+            ts=0, operation_id=OP, addr="module.k8s.a.nodes", module="k", action="delete"
+        ),
+        ResourceFinished(
+            ts=3, operation_id=OP, addr="module.k8s.a.nodes", module="k", action="delete", elapsed=3
+        ),
+        ResourceStarted(
+            ts=3, operation_id=OP, addr="module.k8s.a.other", module="k", action="delete"
+        ),
+        ResourceFinished(
+            ts=3.2,
+            operation_id=OP,
+            addr="module.k8s.a.other",
+            module="k",
+            action="delete",
+            elapsed=0.2,
+        ),
+        ResourceStarted(
+            ts=3.3, operation_id=OP, addr="module.k8s.a.cluster", module="k", action="delete"
+        ),
+        ResourceFinished(
+            ts=9,
+            operation_id=OP,
+            addr="module.k8s.a.cluster",
+            module="k",
+            action="delete",
+            elapsed=5.7,
+        ),
+    ]
+    path = timeline_of([graph, *gone]).critical_path
+    assert [b.addr for b in path] == ["module.k8s.a.nodes", "module.k8s.a.cluster"]
+
+
+def test_a_flood_of_restarts_keeps_one_bar_per_resource() -> None:
+    from npa_sop_tui.history.timeline import TimelineBuilder
+
+    builder = TimelineBuilder()
+    for n in range(20_000):
+        addr = f"module.k8s.null_resource.w[{n % 50}]"
+        builder.add(
+            ResourceStarted(ts=n, operation_id=OP, addr=addr, module="k8s", action="create")
+        )
+        builder.add(
+            ResourceFinished(
+                ts=n + 0.5, operation_id=OP, addr=addr, module="k8s", action="create", elapsed=0.5
+            )
+        )
+    timeline = builder.build()
+    assert len(timeline.bars) == 50
+    assert max(b.start for b in timeline.bars) == 19_999  # each resource's newest run

@@ -78,6 +78,18 @@ def test_report_is_self_contained_and_shows_the_verdict(
             bars = page.locator("svg g.bar")
             assert bars.count() == 19
             assert page.locator("svg g.bar.critical").count() >= 1
+            # readable: no label runs into the bars' column, the axis has round ticks
+            overlaps = page.evaluate(
+                """() => [...document.querySelectorAll('svg g.bar')].filter(g => {
+                    const label = g.querySelector('text.label').getBBox();
+                    const bar = g.querySelector('rect').getBBox();
+                    return label.x + label.width > 360 || label.x + label.width > bar.x;
+                }).map(g => g.dataset.addr)"""
+            )
+            assert overlaps == []
+            ticks = page.locator("svg line.tick")
+            assert ticks.count() >= 4
+            assert "critical path" in (page.locator("svg").text_content() or "")
             page.wait_for_timeout(300)  # late requests (fonts, images) would show up here
         finally:
             browser.close()

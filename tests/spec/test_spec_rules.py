@@ -223,6 +223,17 @@ def test_pool_size_and_boot_disk() -> None:
     assert errors_at(spec_with(workers=[pool(boot_disk_gib=512)])) == {}
 
 
+def test_an_unusually_large_pool_warns_without_refusing() -> None:
+    """A 10 000-node pool (a stray digit) validated silently and priced $35,401/day."""
+    from npa_sop_tui.spec.validate_workers import LARGE_POOL
+
+    huge = spec_with(workers=[pool(size=10_000)])
+    assert errors_at(huge) == {}
+    assert "10000 nodes in one pool" in warnings_at(huge)["workers[0].size"]
+    assert findings(spec_with(workers=[pool(size=LARGE_POOL)])) == []
+    assert "workers[0].size" in warnings_at(spec_with(workers=[pool(size=LARGE_POOL + 1)]))
+
+
 def test_platform_and_preset_against_catalog() -> None:
     found = findings(spec_with(workers=[pool(platform="cpu-d4")]))
     (bad,) = [f for f in found if f.is_error]

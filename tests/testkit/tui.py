@@ -55,6 +55,19 @@ async def home_loaded(pilot: Any) -> Any:
     return pilot.app.screen
 
 
+async def open_cpu_wizard(pilot: Any, folder: Path) -> Any:
+    """The wizard on a two-node CPU spec written to `folder`/cluster.yaml, laid out."""
+    from npa_sop_tui.screens.wizard import WizardScreen
+
+    spec = folder / "cluster.yaml"
+    spec.write_text(CPU_SPEC)
+    mapping, document, _ = pilot.app.backend.open_with_findings(spec)
+    wizard = WizardScreen(mapping, path=spec, document=document)
+    await pilot.app.push_screen(wizard)
+    await wait_for(pilot, lambda: bool(wizard.query("#pages")) and bool(wizard.query("#pool-list")))
+    return wizard
+
+
 async def click(pilot: Any, selector: str) -> None:
     """Click `selector` on the current screen once a click can land on it.
 

@@ -118,7 +118,7 @@ def _status() -> ClusterStatus:
                     code="node-drained",
                     severity="warning",
                     message="cpu-1 is drained",
-                    action="check the health-check reason, then `scontrol update` it",
+                    action="after fixing, `scontrol update nodename=cpu-1 state=resume`",
                 )
             ],
         ),

@@ -388,8 +388,19 @@ async def test_jobs_keys(npa_home: Path) -> None:
             await pilot.press("r")
             await wait_for(pilot, lambda: table.row_count >= 1)
 
+        async def opens() -> None:
+            from npa_sop_tui.screens.job_screen import JobScreen
+
+            for key in ("o", "enter"):  # enter on the table does the same
+                table.focus()
+                await pilot.press(key)
+                await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: app.screen is jobs)
+
         checks = {
             **common(pilot, app),
+            "o": opens,
             "h": history,
             "/": filters,
             "r": reloads,

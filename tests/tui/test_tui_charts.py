@@ -1,10 +1,12 @@
 """SVG snapshots of the charts at 80x24 and 120x40: the deploy timeline of a recorded
-sandbox deploy (its own screen, fixed clock) and node states over a session's snapshots;
-and the pure drawing functions' shapes."""
+sandbox deploy (its own screen, fixed clock) and node states over a session's snapshots
+(plotext: a y-scale of nodes, a time axis, a legend; a sparkline row per pool where the
+rows are few); the pure drawing functions' shapes; the history kept in the home."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ from npa_sop_tui.history.timeline import timeline_of
 from npa_sop_tui.screens.timeline import TimelineScreen
 from npa_sop_tui.status.model import ClusterStatus, SlurmNode
 from npa_sop_tui.tui.app import NpaSopApp
-from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart, column, node_state_lines
+from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart, node_state_lines
 from npa_sop_tui.tui.widgets.charts.timeline import TimelineChart, timeline_lines
 
 from .fakes import FixedBackend, _status
@@ -56,7 +58,9 @@ class ChartApp(App[None]):
 
     def on_mount(self) -> None:
         chart = self.query_one(NodeStatesChart)
-        for status in _session():
+        session = _session()
+        chart.clock = session[-1].taken_at
+        for status in session:
             chart.add(status)
 
 
@@ -97,29 +101,42 @@ def test_timeline_lines_fit_the_width_and_mark_the_path() -> None:
         assert sum("█" in b for b in bars[1:]) == len(timeline.critical_path)
 
 
-def test_stacked_column_and_legend() -> None:
-    assert [g for g, _ in column({"idle": 2, "allocated": 1, "drained": 0, "down": 1}, 4)] == [
-        "×",
-        "█",
-        "░",
-        "░",
-    ]
-    assert [
-        g for g, _ in column(dict.fromkeys(("idle", "allocated", "drained", "down"), 0), 2)
-    ] == [" ", " "]
+def _plain(lines: list[Any]) -> list[str]:
+    return [line.plain for line in lines]
+
+
+def test_plot_has_a_y_scale_a_time_axis_a_legend_and_the_counts() -> None:
     history = NodeStateHistory()
     for status in _session():
         history.add(status)
     assert history.pools() == ["cpu", "gpu"]
-    lines = [line.plain for line in node_state_lines(history, 80)]
+    lines = _plain(node_state_lines(history, 100, 16))
     assert lines[0] == "░ idle  █ allocated  ▒ drained  × down"
-    assert "cpu ░1 █0 ▒1 ×0" in lines and "gpu ░3 █0 ▒0 ×1" in lines
-    assert lines[-1] == "30 snapshots, 29 min, newest right"
+    assert lines[1] == "cpu ░1 █0 ▒1 ×0   gpu ░3 █0 ▒0 ×1"
+    assert len(lines) <= 16 and all(len(line) <= 100 for line in lines)
+    scale = [line.split("┤")[0].strip() for line in lines if "┤" in line]
+    assert scale[0] == "6" and scale[-1] == "0"  # 6 nodes: the y-scale counts nodes
+    times = lines[-1].split()
+    assert len(times) >= 4 and all(re.fullmatch(r"\d\d:\d\d", t) for t in times)
+    plot = "\n".join(lines)
+    assert all(glyph in plot for glyph in "░█▒×")
     assert not history.add(_session()[0])  # older than the newest: not a new sample
-    narrow = [line.plain for line in node_state_lines(history, 40)]
-    assert all(len(line) <= 40 for line in narrow)
-    # at 40 columns every pool's count is still whole: a cut "×" would hide the one that matters
-    assert "cpu ░1 █0 ▒1 ×0" in narrow and "gpu ░3 █0 ▒0 ×1" in narrow
+
+
+def test_few_rows_give_a_sparkline_row_per_pool() -> None:
+    history = NodeStateHistory()
+    for status in _session():
+        history.add(status)
+    rows = _plain(node_state_lines(history, 78, 2))
+    assert len(rows) == 2 and all(len(r) <= 78 for r in rows)
+    cpu, gpu = rows
+    assert cpu.startswith("cpu ░1 █0 ▒1 ×0 ") and cpu.endswith(" 29m")
+    assert gpu.startswith("gpu ░3 █0 ▒0 ×1 ")
+    spark = gpu.removeprefix("gpu ░3 █0 ▒0 ×1 ").removesuffix(" 29m")
+    assert spark[0] == "▁" and "▆" in spark and spark.endswith("×")  # idle, busy, a node down
+    assert " " not in spark.strip()  # a sample holds until the next one
+    one = _plain(node_state_lines(history, 78, 1))
+    assert len(one) == 1 and one[0].startswith("all ░4 █0 ▒1 ×1")
 
 
 async def test_home_shows_cost_so_far_of_running_clusters() -> None:
@@ -139,12 +156,12 @@ async def test_home_shows_cost_so_far_of_running_clusters() -> None:
         chart = app.screen.query_one(CostChart)
         await wait_for(pilot, lambda: bool(chart.costs) and chart.display)
         text = str(chart.render())
-        assert "demo" in text and "usd/h" in text and "train" not in text
+        assert "demo" in text and "$1.15/h" in text and "train" not in text
 
 
-def test_narrow_chart_buckets_the_whole_session_and_keeps_an_outage() -> None:
-    """20 columns for 30 snapshots: 2 a column, aligned to the newest; a down node seen in
-    one snapshot only still shows, because a column is the worst snapshot of its run."""
+def test_narrow_chart_keeps_a_one_snapshot_outage() -> None:
+    """A down node seen in one snapshot only still shows: a column is the worst sample of
+    its stretch of time."""
     session = _session()
     blip = session[3]
     assert blip.slurm is not None
@@ -158,23 +175,54 @@ def test_narrow_chart_buckets_the_whole_session_and_keeps_an_outage() -> None:
     history = NodeStateHistory()
     for status in session:
         history.add(status)
-    lines = node_state_lines(history, 20, rows=2)
-    assert all(len(line.plain) <= 20 for line in lines)
-    cpu = lines.index(next(line for line in lines if line.plain.startswith("cpu ")))
-    top = lines[cpu + 1].plain
-    assert len(top) == 15  # 30 snapshots, 2 a column
-    assert top[1] == "×"  # snapshots 2-3 (0-based): the down one wins its column
-    assert top.count("×") == 1
-    assert [line.plain for line in lines[-3:]] == [
-        "30 snapshots, 29 min",
-        "newest right",
-        "2 per column (worst)",
-    ]
+    (cpu, _) = _plain(node_state_lines(history, 40, 2))
+    spark = cpu.removeprefix("cpu ░1 █0 ▒1 ×0 ").removesuffix(" 29m")
+    assert len(spark) < 30 and spark.count("×") == 1 and spark.index("×") < 5
 
 
-async def test_dashboard_shows_node_states_at_80x24() -> None:
-    from textual.containers import VerticalScroll
+def test_history_survives_in_the_home_bounded_and_read_only_writes_nothing(
+    npa_home: Path,
+) -> None:
+    from npa_sop_tui.history.node_states import MAX_STORED, HistoryStore, Sample
 
+    session = _session()
+    history = NodeStateHistory(store=HistoryStore("demo"))
+    for status in session:
+        history.add(status)
+    store = HistoryStore("demo")
+    now = session[-1].taken_at
+    kept = store.load(now=now)
+    # changes at once, unchanged counts once a minute: the session's 30 one-minute samples
+    assert [s.at for s in kept] == [s.taken_at for s in session]
+    assert kept[-1].counts == history.samples[-1].counts
+    assert oct(store.path.stat().st_mode & 0o777) == "0o600"
+    # a later view (another app, the fleet view) starts from it
+    later = NodeStateHistory()
+    later.merge(kept)
+    assert len(later.samples) == 30
+    # bounded: a week old goes, a torn line goes; the file is rewritten without them
+    old = Sample(
+        now - 8 * 86400, {"cpu": dict.fromkeys(("idle", "allocated", "drained", "down"), 1)}
+    )
+    with store.path.open("a") as f:
+        f.write(old.to_json() + "\n" + '{"at": 1, "coun\n')
+    assert len(HistoryStore("demo").load(now=now)) == 30
+    assert len(store.path.read_text().splitlines()) == 30
+    assert MAX_STORED >= 7 * 24 * 60  # a week at one sample a minute fits
+    # a read-only session reads it and writes nothing
+    watcher = NodeStateHistory(store=HistoryStore("demo", writable=False))
+    later_status = session[-1].model_copy(update={"taken_at": now + 600})
+    before = store.path.read_bytes()
+    assert watcher.add(later_status)
+    assert store.path.read_bytes() == before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_dashboard_shows_node_states_without_scrolling(
+    size: tuple[int, int], npa_home: Path
+) -> None:
+    """At 80x24 one sparkline row per pool, at 120x40 the plot with its axes (at least 40
+    columns): both in view without scrolling, under the tables."""
     from npa_sop_tui.screens.status import StatusScreen
 
     class Session(FixedBackend):
@@ -186,21 +234,22 @@ async def test_dashboard_shows_node_states_at_80x24() -> None:
             await asyncio.Event().wait()
 
     app = NpaSopApp(Session())
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         app.show_status("demo")
         await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
         await wait_for(pilot, lambda: app.screen.query(NodeStatesChart))
         chart = app.screen.query_one(NodeStatesChart)
         await wait_for(pilot, lambda: len(chart.history.samples) == 60)
-        left = app.screen.query_one("#status-left", VerticalScroll)
-        left.scroll_to_widget(chart, animate=False)
         await pilot.pause()
-        assert chart.display and chart.region.height > 0
-        assert 20 <= chart.region.width < 40  # the left column of an 80-column dashboard
+        screen = app.screen.region
+        assert chart.display and screen.contains_region(chart.region)
         text = [line.plain for line in chart.render().split()]
         assert all(len(line) <= chart.region.width for line in text)
-        assert "cpu ░1 █0 ▒1 ×0" in text and "gpu ░3 █0 ▒0 ×1" in text
-        # 60 snapshots in the ~25 columns: every one of them counts, the newest at the right
-        assert any(line.startswith("60 snapshots, 59 min") for line in text)
-        per = -(-60 // chart.size.width)  # the snapshots one column stands for
-        assert per > 1 and text[-1] == f"{per} per column (worst)"
+        if size == (80, 24):
+            assert chart.region.height == 2 and chart.region.width >= 70
+            assert text[0].startswith("cpu ░1 █0 ▒1 ×0") and text[1].startswith("gpu ░3 █0 ▒0 ×1")
+        else:
+            assert chart.region.width >= 100 and chart.region.height >= 12
+            assert "cpu ░1 █0 ▒1 ×0   gpu ░3 █0 ▒0 ×1" in text
+            axis = [line for line in text if "┬" in line]
+            assert axis and len(axis[0].strip()) >= 40

@@ -76,6 +76,10 @@ async def test_deploy_screen_at_80x24(tmp_path: Path) -> None:
         assert table.row_count == 30 and table.scrollable_content_region.height >= 3
         assert "Press c" not in str(summary.render())
         assert "interrupted" in str(summary.render())
+        # the log pane once showed one line at 80x24: its filter box is one row, not three
+        log = screen.query_one("#event-log")
+        assert screen.query_one("#log-filter").region.height == 1
+        assert log.scrollable_content_region.height >= 5, log.region
 
 
 async def test_retry_clears_the_old_failure_panel() -> None:

@@ -15,11 +15,11 @@ from npa_sop_tui.screens.jobs import JobsScreen
 from npa_sop_tui.screens.log_viewer import LogViewerScreen
 from npa_sop_tui.screens.node_detail import NodeDetailScreen
 from npa_sop_tui.screens.status import StatusScreen
-from npa_sop_tui.screens.wizard import STEPS, WizardScreen
+from npa_sop_tui.screens.wizard import STEPS
 from npa_sop_tui.tui.app import NpaSopApp
 
 from .test_tui_operator import OpsBackend
-from testkit.tui import CPU_SPEC, cut_off, home_loaded, wait_for
+from testkit.tui import cut_off, home_loaded, open_cpu_wizard, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -39,26 +39,41 @@ async def _check(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
 
 
 def _legend_whole(screen: Any, found: dict[str, list[str]]) -> None:
-    """The node-state chart, where shown, names every state with its count for each pool
-    (its own code sizes its lines, so only the words can tell a legend was cut)."""
+    """The node-state chart is in view without scrolling, and names every pool with a count
+    for every state, whole (a sparkline row per pool at 24 rows, a legend and the plot's
+    axes from 32); no line is wider than the chart."""
     from npa_sop_tui.history.node_states import BUCKETS
     from npa_sop_tui.tui.widgets.charts.node_states import NodeStatesChart
 
     chart = screen.query_one(NodeStatesChart)
-    if not chart.display or not chart.parent.display:
-        return
     lines = [line.plain for line in chart.render().split()]
-    # each pool's line: its name, then a glyph and a count for every state
-    counts = [
-        i for i, line in enumerate(lines) if re.fullmatch(rf"\S+( \S\d+){{{len(BUCKETS)}}}", line)
-    ]
-    key = "\n".join(lines[: counts[0]] if counts else lines)  # the glyph key, above the pools
-    missing = [b for b in BUCKETS if not re.search(rf"\b{b}\b", key)]
-    if not counts:
-        missing.append("the pools' counts")
-    wide = [line for line in lines if len(line) > chart.content_region.width]
-    if missing or wide:
-        found["dashboard chart"] = [f"legend lacks {missing}", *wide]
+    counts = [line for line in lines if re.search(rf"\S+( \S\d+){{{len(BUCKETS)}}}", line)]
+    problems = [] if counts else ["no pool's counts"]
+    if not screen.region.contains_region(chart.region) or chart.region.height == 0:
+        problems.append(f"chart not in view: {chart.region}")
+    if chart.region.height >= 8:  # the plot: its legend and both axes
+        legend = "\n".join(lines[:2])
+        problems += [f"legend lacks {b}" for b in BUCKETS if not re.search(rf"\b{b}\b", legend)]
+        if not any("┤" in line for line in lines) or not any("┬" in line for line in lines):
+            problems.append("no axes")
+    problems += [line for line in lines if len(line) > chart.content_region.width]
+    if problems:
+        found["dashboard chart"] = problems
+
+
+def _no_overlaps(screen: Any, where: str, found: dict[str, list[str]]) -> None:
+    """No field or button drawn over another (the template selector once sat on the Command
+    field)."""
+    from textual.widgets import Button, Input, Select
+
+    widgets = [w for w in screen.query("Input, Select, Button") if w.region.area]
+    assert any(isinstance(w, Select) for w in widgets) and any(
+        isinstance(w, Input | Button) for w in widgets
+    )
+    for i, a in enumerate(widgets):
+        for b in widgets[i + 1 :]:
+            if a.region.overlaps(b.region):
+                found.setdefault(where, []).append(f"#{a.id} over #{b.id}")
 
 
 async def _with_help(pilot: Any, where: str, found: dict[str, list[str]]) -> None:
@@ -78,12 +93,7 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
         await home_loaded(pilot)
         await _with_help(pilot, "home", found)
 
-        spec = tmp_path / "cluster.yaml"
-        spec.write_text(CPU_SPEC)
-        mapping, document, _ = app.backend.open_with_findings(spec)
-        wizard = WizardScreen(mapping, path=spec, document=document)
-        await app.push_screen(wizard)
-        await wait_for(pilot, lambda: bool(wizard.query("#pages")))
+        wizard = await open_cpu_wizard(pilot, tmp_path)
         for step in STEPS:
             wizard.step = step
             await _with_help(pilot, f"wizard {step}", found)
@@ -109,6 +119,20 @@ async def test_every_screen_fits(size: tuple[int, int], tmp_path: Path) -> None:
         await _with_help(pilot, "jobs", found)
         await pilot.press("h")
         await _check(pilot, "jobs history", found)
+        app.pop_screen()
+
+        from npa_sop_tui.screens.modals import ConfirmModal
+        from npa_sop_tui.screens.run_dialog import RunDialog
+
+        await app.push_screen(RunDialog(template="cpu-hello"))
+        await _check(pilot, "run dialog", found)
+        _no_overlaps(app.screen, "run dialog", found)
+        app.pop_screen()
+        lost = "\n".join(f"  module.k8s.nebius_mk8s_v1_node_group.worker[{i}]" for i in range(15))
+        await app.push_screen(
+            ConfirmModal(f"This plan replaces 15 resources:\n{lost}", yes="Apply", danger=True)
+        )
+        await _check(pilot, "destructive dialog", found)
         app.pop_screen()
 
         title = "Last operation log of demo (deploy op-20261130-100000)"

@@ -69,8 +69,9 @@ async def test_fleet_view_charts_every_live_cluster(size: tuple[int, int]) -> No
         demo, lab = sorted(screen.query(ClusterNodeStates), key=lambda p: p.cluster)
         title = str(demo.query_one(Static).render())
         assert title == "demo: DEGRADED"
-        text = [line.plain for line in demo.query_one(NodeStatesChart).render().split()]
+        text = demo.query_one(NodeStatesChart).render().plain
         assert "cpu ░1 █0 ▒1 ×0" in text and "gpu ░1 █3 ▒0 ×0" in text
+        assert "┤" in text and "┬" in text  # a y-scale and a time axis
         if size[0] >= 100:  # side by side
             assert demo.region.y == lab.region.y and demo.region.x != lab.region.x
         else:  # stacked, each the full width
@@ -78,6 +79,32 @@ async def test_fleet_view_charts_every_live_cluster(size: tuple[int, int]) -> No
             assert demo.region.width >= 70
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, FleetNodeStatesScreen))
+
+
+async def test_fleet_view_starts_from_the_history_the_dashboard_kept(npa_home: Any) -> None:
+    """What a cluster's dashboard saw before (kept in the home) is in the fleet view's chart
+    at once, before its own first snapshot: history does not reset when the view opens."""
+    import time
+
+    from npa_sop_tui.history.node_states import HistoryStore, NodeStateHistory
+
+    earlier = NodeStateHistory(store=HistoryStore("demo"))
+    an_hour_ago = time.time() - 3600
+    for i, status in enumerate(_session(12)):
+        earlier.add(status.model_copy(update={"taken_at": an_hour_ago + 60 * i}))
+    Fleet.streamed = []
+    app = NpaSopApp(Fleet())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await home_loaded(pilot)
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, FleetNodeStatesScreen))
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.query(ClusterNodeStates)) == 2)
+        demo = next(p for p in screen.query(ClusterNodeStates) if p.cluster == "demo")
+        chart = demo.query_one(NodeStatesChart)
+        await wait_for(pilot, lambda: len(chart.history.samples) == 24)  # 12 kept + 12 live
+        first = chart.history.samples[0].at
+        assert abs(first - earlier.samples[0].at) < 0.01  # stored to the millisecond
 
 
 async def test_fleet_view_without_live_clusters_says_so() -> None:

@@ -4,6 +4,7 @@ wizard can be completed with key presses only, ending in a file `validate` accep
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +332,63 @@ async def test_a_destructive_plan_still_asks_naming_what_it_loses(tmp_path: Path
         await pilot.press("n")
         await wait_for(pilot, lambda: app.screen is screen)
         assert screen.stage == OperationStage.PLANNED  # nothing applied
+
+
+async def test_dashboard_keyboard_path_and_the_run_dialogs_keys(npa_home: Path) -> None:
+    """The dashboard's first focus is the Slurm nodes table (enter: a node's detail, one
+    key); enter on a node group shows that pool's Slurm nodes; the run dialog's footer names
+    its own keys, and enter in its Command field runs the command every time it opens."""
+    from textual.widgets import Input
+
+    from npa_sop_tui.screens.job_screen import JobScreen
+    from npa_sop_tui.screens.node_detail import NodeDetailScreen
+    from npa_sop_tui.screens.run_dialog import RunDialog
+    from npa_sop_tui.screens.status import StatusScreen
+    from npa_sop_tui.tui.widgets.status.panels import NodeGroupsTable, SlurmNodesTable
+
+    from .test_tui_operator import OpsBackend, _dashboard
+
+    app = NpaSopApp(OpsBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        dashboard = await _dashboard(pilot, app)
+        nodes = dashboard.query_one(SlurmNodesTable)
+        await wait_for(pilot, lambda: app.focused is nodes)  # Textual's first focus, too
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, NodeDetailScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is dashboard)
+
+        groups = dashboard.query_one(NodeGroupsTable)
+        groups.focus()
+        groups.move_cursor(row=0)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.focused is nodes)
+        assert dashboard.query_one("#node-filter", Input).value == "^cpu-"
+        assert nodes.row_count == 2
+
+        for round_ in range(2):  # the second opening took the Enter too
+            await pilot.press("r")
+            await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+            dialog = app.screen
+            # the bottom row as painted (the dashboard shows through around the dialog):
+            # the dialog's keys, none of the dashboard's behind it
+            await wait_for(pilot, lambda: "^s Run" in _painted_bottom_row(app))
+            bottom = _painted_bottom_row(app)
+            assert "esc Cancel" in bottom and "Jobs" not in bottom, bottom
+            dialog.query_one("#run-template").value = "command"
+            dialog.query_one("#run-command", Input).focus()
+            await pilot.press(*f"echo {round_}", "enter")
+            await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+
+
+def _painted_bottom_row(app: NpaSopApp) -> str:
+    """The terminal's last row as the app paints it, the screens below a dialog included."""
+    from rich.console import Console
+
+    console = Console(width=app.size.width, record=True, file=io.StringIO())
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
+    return console.export_text().splitlines()[-1]

@@ -148,3 +148,42 @@ async def test_ssh_modal_copies_the_command_and_the_address(npa_home: Path) -> N
         await wait_for(pilot, lambda: isinstance(app.screen, SshModal))
         await pilot.press("c", "i")
     assert copied == ["ssh root@203.0.113.7", "203.0.113.7"]
+
+
+async def test_job_history_without_accounting_lists_npas_jobs_and_their_output(
+    npa_home: Path,
+) -> None:
+    """Accounting off: `h` lists the jobs npa ran (its records) and `enter` shows a
+    finished job's output again, where it said only "no job history"."""
+    from npa_sop_tui.jobs import records
+    from npa_sop_tui.jobs.model import JobRequest
+    from npa_sop_tui.screens.job_screen import JobScreen
+    from npa_sop_tui.screens.jobs import JobsScreen, JobsTable
+
+    class NoAccounting(OpsBackend):
+        async def slurm_ops(self, name: str, **_: Any) -> Any:
+            return SimulatedSlurm(name, _base, accounting=False)
+
+    local = SimulatedSlurm("demo", _base, accounting=False).local_jobs()
+    job = await local.submit(JobRequest(command="echo from the first job"))
+    done = await local.follow(job, on_output=lambda _: None)
+    records.save("demo", done, command="echo from the first job")
+    app = NpaSopApp(NoAccounting())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _dashboard(pilot, app)
+        await pilot.press("j")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobsScreen))
+        jobs = app.screen
+        await pilot.press("h")
+        table = jobs.query_one(JobsTable)
+        await wait_for(pilot, lambda: table.row_count == 1)
+        title = str(jobs.query_one("#jobs-title").render())
+        assert "the jobs npa ran" in title and "no job history" not in title
+        assert str(table.get_row_at(0)[1]) == "COMPLETED"
+        table.focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
+        output = app.screen
+        await wait_for(
+            pilot, lambda: "from the first job" in "\n".join(output.query_one("Log").lines)
+        )

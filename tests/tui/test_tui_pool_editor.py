@@ -5,6 +5,7 @@ fixed")."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input, Static
@@ -15,7 +16,7 @@ from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 from npa_sop_tui.tui.widgets.wizard.pool_list import PoolTable
 
 from .fakes import FixedBackend
-from testkit.tui import CPU_SPEC, home_loaded, wait_for
+from testkit.tui import home_loaded, open_cpu_wizard, wait_for
 
 pytestmark = pytest.mark.tui
 
@@ -24,22 +25,24 @@ def _error(editor: PoolEditor) -> str:
     return str(editor.query_one("#pool-error", Static).render())
 
 
+async def _new_pool(pilot: Any, app: NpaSopApp, tmp_path: Path) -> tuple[WizardScreen, PoolEditor]:
+    """The wizard on a CPU spec at its pools step, then `a`: the editor of a new pool."""
+    await home_loaded(pilot)
+    wizard = await open_cpu_wizard(pilot, tmp_path)
+    wizard.step = "pools"
+    await pilot.pause()
+    wizard.query_one("#pool-list").query_one(PoolTable).focus()
+    await pilot.press("a")
+    await wait_for(pilot, lambda: isinstance(app.screen, PoolEditor))
+    editor = app.screen
+    assert isinstance(editor, PoolEditor)
+    return wizard, editor
+
+
 async def test_a_fixed_error_goes_as_soon_as_the_field_is_valid(tmp_path: Path) -> None:
     app = NpaSopApp(FixedBackend())
     async with app.run_test(size=(80, 24)) as pilot:
-        await home_loaded(pilot)
-        spec = tmp_path / "cluster.yaml"
-        spec.write_text(CPU_SPEC)
-        mapping, document, _ = app.backend.open_with_findings(spec)
-        wizard = WizardScreen(mapping, path=spec, document=document)
-        await app.push_screen(wizard)
-        await wait_for(pilot, lambda: bool(wizard.query("#pool-list")))
-        wizard.step = "pools"
-        await pilot.pause()
-        wizard.query_one("#pool-list").query_one(PoolTable).focus()
-        await pilot.press("a")
-        await wait_for(pilot, lambda: isinstance(app.screen, PoolEditor))
-        editor = app.screen
+        wizard, editor = await _new_pool(pilot, app, tmp_path)
         assert isinstance(editor, PoolEditor)
         name = editor.query_one("#pool-name", Input)
         name.value = "Bad_Name"
@@ -63,3 +66,20 @@ async def test_a_fixed_error_goes_as_soon_as_the_field_is_valid(tmp_path: Path) 
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is wizard)
         assert [p["name"] for p in wizard.data["workers"]] == ["cpu", "gpu-a"]
+
+
+async def test_the_size_field_is_in_view_at_80x24_without_tabbing(tmp_path: Path) -> None:
+    """Name, platform, preset and size are all on screen when the editor opens (the Size
+    field was below the fold until tabbed to), and tab still goes preset → size."""
+    app = NpaSopApp(FixedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        _, editor = await _new_pool(pilot, app, tmp_path)
+        form = editor.query_one("#pool-form")
+        await wait_for(pilot, lambda: editor.query_one("#pool-size").region.area > 0)
+        seen = form.scrollable_content_region
+        for field in ("#pool-name", "#pool-platform", "#pool-preset", "#pool-size"):
+            assert seen.contains_region(editor.query_one(field).region), field
+        assert form.scroll_y == 0
+        editor.query_one("#pool-preset").focus()
+        await pilot.press("tab")
+        assert editor.focused is editor.query_one("#pool-size", Input)

@@ -92,3 +92,48 @@ def test_every_screen_with_an_operator_key_is_gated() -> None:
             if actions & OPERATOR_ACTIONS and not issubclass(cls, OperatorGated):
                 ungated.append(f"{cls.__module__}.{cls.__name__}")
     assert not ungated, f"screens with operator keys but no OperatorGated: {ungated}"
+
+
+@pytest.mark.parametrize("read_only", [True, False], ids=["read-only", "operator"])
+async def test_read_only_texts_never_name_an_absent_action(
+    npa_home: object, read_only: bool
+) -> None:
+    """The dashboard's hints, node detail's key line and an empty home say nothing of
+    drain, resume, run or create in a read-only session; an operator session names the
+    app's own key for a resume (`u`), not scontrol on the login node."""
+    from textual.widgets import Static
+
+    from npa_sop_tui.screens.node_detail import NodeDetailScreen
+    from npa_sop_tui.tui.backend import ClusterRow
+    from npa_sop_tui.tui.widgets.status.panels import VerdictPanel
+
+    from .test_tui_operator import OpsBackend
+
+    class Empty(OpsBackend):
+        def list_clusters(self) -> list[ClusterRow]:
+            return []
+
+    app = NpaSopApp(OpsBackend(), read_only=read_only, status_interval=60)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.show_status("demo")
+        await wait_for(pilot, lambda: isinstance(app.screen, StatusScreen))
+        dashboard = app.screen
+        await wait_for(pilot, lambda: dashboard.status is not None)
+        hints = str(dashboard.query_one(VerdictPanel).render())
+        assert "scontrol" not in hints
+        if read_only:
+            assert "an operator resumes it (`npa soperator resume --node cpu-1`)" in hints
+        else:
+            assert "resume it here: enter on cpu-1 in Slurm nodes, then u" in hints
+        await app.push_screen(NodeDetailScreen("demo", "cpu-1", dashboard.status.kube))
+        note = str(app.screen.query_one(".note", Static).render())
+        if read_only:
+            assert note == "ctrl+r reload · esc back"
+        else:
+            assert note.startswith("d drain (asks a reason) · u resume · r run a job")
+    empty = NpaSopApp(Empty(), read_only=read_only)
+    async with empty.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(empty.screen, HomeScreen))
+        hint = empty.screen.query_one("#empty-hint", Static)
+        await wait_for(pilot, lambda: "No clusters yet" in str(hint.render()))
+        assert ("Press n" in str(hint.render())) is not read_only

@@ -113,9 +113,11 @@ def _records_read_in(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return threads
 
 
-async def test_first_job_hint_then_gpu_hello_preselected(
+async def test_first_job_hint_then_the_fitting_template_preselected(
     npa_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A CPU-only cluster is offered cpu-hello (gpu-hello would find no GPU), and the offered
+    job succeeds."""
     import threading
 
     threads = _records_read_in(monkeypatch)
@@ -123,14 +125,14 @@ async def test_first_job_hint_then_gpu_hello_preselected(
     async with app.run_test(size=SIZE) as pilot:
         await _dashboard(pilot, app)
         await wait_for(pilot, lambda: bool(_hints(app)))  # READY and no job yet
-        assert "gpu-hello" in _hints(app)[0]
+        assert "Press r to run cpu-hello" in _hints(app)[0] and "gpu" not in _hints(app)[0]
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
         dialog = app.screen
         # the Select takes the offered template as its value when it mounts
         template = dialog.query_one("#run-template", Select)
-        await wait_for(pilot, lambda: template.value == "gpu-hello")
-        template.value = "cpu-hello"
+        await wait_for(pilot, lambda: template.value == "cpu-hello")
+        assert not app._notifications  # the toast would cover the dialog's buttons
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
         job = app.screen
@@ -139,6 +141,37 @@ async def test_first_job_hint_then_gpu_hello_preselected(
     # the hint's and the dialog's reads of jobs.json ran in workers, not on the event loop
     assert len(threads) >= 2
     assert threading.main_thread().name not in threads
+
+
+class GpuReadyBackend(ReadyBackend):
+    """A READY cluster whose Slurm nodes have 8 GPUs each."""
+
+    async def status_snapshots(self, name: str, **_: Any) -> AsyncIterator[Any]:
+        async for status in super().status_snapshots(name):
+            nodes = [n.model_copy(update={"gres": "gpu:8"}) for n in status.slurm.nodes]
+            status.slurm = status.slurm.model_copy(update={"nodes": nodes})
+            yield status
+
+
+async def test_a_gpu_cluster_is_offered_gpu_hello(npa_home: Path) -> None:
+    app = NpaSopApp(GpuReadyBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await _dashboard(pilot, app)
+        await wait_for(pilot, lambda: bool(_hints(app)))
+        assert "Press r to run gpu-hello" in _hints(app)[0]
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
+        template = app.screen.query_one("#run-template", Select)
+        await wait_for(pilot, lambda: template.value == "gpu-hello")  # set when it mounts
+
+
+async def test_a_read_only_session_is_offered_no_job(npa_home: Path) -> None:
+    app = NpaSopApp(ReadyBackend(), read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        dashboard = await _dashboard(pilot, app)
+        await wait_for(pilot, lambda: dashboard._suggested)
+        await pilot.pause(0.3)
+        assert _hints(app) == []
 
 
 async def test_no_first_job_hint_once_npa_ran_a_job(

@@ -244,5 +244,5 @@ async def test_dashboard_shows_the_clusters_cost(npa_home: Path) -> None:
         verdict = screen.query_one("#verdict")
         await wait_for(pilot, lambda: "so far" in str(verdict.render()))
         text = str(verdict.render())
-        assert "8.20 USD so far · 4.10 USD/h" in text and "DEGRADED" in text
+        assert "$8.20 so far · $4.10/h" in text and "DEGRADED" in text
         assert not cut_off(screen)

@@ -14,12 +14,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from npa_sop_tui.cli.entry import main
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Route
 
 pytestmark = [pytest.mark.slow, pytest.mark.terraform]
 
@@ -63,15 +67,23 @@ def _deployed_demo(tmp_path: Path) -> None:
     assert main(["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes"]) == 0
 
 
-@pytest.fixture
-def served(
-    tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[str, str, Path]]:
-    """(base URL, token, server output file) of a read-only serve of the sandbox's demo."""
+def _home_files(home: Path) -> dict[str, tuple[int, int]]:
+    """Every file under the npa home with its size and modification time."""
+    return {
+        str(f.relative_to(home)): (f.stat().st_size, f.stat().st_mtime_ns)
+        for f in home.rglob("*")
+        if f.is_file()
+    }
+
+
+def _serve(
+    tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch, *extra: str
+) -> Iterator[tuple[str, str, Path, subprocess.Popen[bytes], dict[str, tuple[int, int]]]]:
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed (scripts/test.sh installs it)")
     monkeypatch.setenv("TF_VAR_standin_sleep_seconds", "0")
     _deployed_demo(tmp_path)
+    before = _home_files(npa_home)
     port = _free_port()
     out = tmp_path / "serve.out"
     command = [
@@ -79,7 +91,7 @@ def served(
         "-c",
         "from npa_sop_tui.cli.entry import tui_main; raise SystemExit(tui_main())",
     ]
-    args = ["serve", "--name", "demo", "--sandbox", "--port", str(port)]
+    args = ["serve", "--name", "demo", "--sandbox", "--port", str(port), *extra]
     with out.open("wb") as sink:
         server = subprocess.Popen(
             [*command, *args], stdout=sink, stderr=subprocess.STDOUT, env=os.environ.copy()
@@ -93,10 +105,20 @@ def served(
             assert server.poll() is None, out.read_text()
             time.sleep(0.2)
         assert token, f"no URL printed: {out.read_text()}"
-        yield f"http://127.0.0.1:{port}", token, out
+        yield f"http://127.0.0.1:{port}", token, out, server, before
     finally:
-        server.terminate()
-        server.wait(timeout=20)
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=20)
+
+
+@pytest.fixture
+def served(
+    tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[str, str, Path]]:
+    """(base URL, token, server output file) of a read-only serve of the sandbox's demo."""
+    for base, token, out, _server, _before in _serve(tmp_path, npa_home, monkeypatch):
+        yield base, token, out
 
 
 def _screen(page: object) -> str:
@@ -165,8 +187,9 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
             later = _screen(page)[before:]
             assert "Type the cluster name" not in later and "Destroy" not in later
 
-            # the charts in the browser: node states on the dashboard, the deploy timeline
-            assert "Slurm node states over time" in seen
+            # the charts in the browser: node states on the dashboard (a plot at this size:
+            # its legend and the y-scale), the deploy timeline
+            assert "▒ drained" in seen and "┤" in seen
             mark = len(page.evaluate("window.__screen"))
             page.keyboard.press("Escape")  # back to the dashboard
             _wait_text(page, "Slurm partitions", since=mark)
@@ -183,12 +206,151 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
             _wait_text(page, "Last operation", since=mark)
             mark = len(page.evaluate("window.__screen"))
             page.keyboard.press("f")
-            _wait_text(page, "node states of 1 live cluster", "demo: ", "snapshots", since=mark)
+            _wait_text(page, "node states of 1 live cluster", "demo: ", "× down", since=mark)
         finally:
             browser.close()
     log = out.read_text()
     assert log.count(token) == 1, "the token is printed once, and never logged"
     assert "GET / 403" in log and "GET /ws" in log
+
+
+def _app_processes(server: subprocess.Popen[bytes]) -> list[int]:
+    """The session app processes the server started (its descendants running web_session)."""
+    parents: dict[int, int] = {}
+    commands: dict[int, bytes] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            parents[int(entry.name)] = int(stat[1])
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+
+    def under_server(pid: int) -> bool:
+        while pid > 1:
+            if pid == server.pid:
+                return True
+            pid = parents.get(pid, 1)
+        return False
+
+    return [
+        pid
+        for pid, cmd in commands.items()
+        if b"npa_sop_tui.cli.web_session" in cmd
+        and b"-c" not in cmd.split(b"\0")[:2]
+        and under_server(pid)
+    ]
+
+
+def _only_from(base: str, elsewhere: list[str]) -> Callable[[Route], None]:
+    """A route handler letting requests to `base` through and noting (and aborting) the
+    rest. One parameter: Playwright passes the request too to a handler that takes two."""
+
+    def only_here(route: Route) -> None:
+        url = route.request.url
+        if url.startswith(base) or url.startswith(base.replace("http", "ws")):
+            route.continue_()
+            return
+        elsewhere.append(url)
+        route.abort()
+
+    return only_here
+
+
+def test_a_dead_app_process_shows_disconnected_and_the_page_stays_local(
+    tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page loads nothing from another site, under a strict Content-Security-Policy;
+    the read-only session writes nothing in the home (its kubeconfig included); when its
+    app process is killed the page says "Disconnected" within 5 seconds."""
+    import signal
+
+    from playwright.sync_api import sync_playwright
+
+    for base, token, _out, server, before in _serve(tmp_path, npa_home, monkeypatch):
+        elsewhere: list[str] = []
+        only_here = _only_from(base, elsewhere)
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            try:
+                page = browser.new_page(viewport={"width": 1000, "height": 700})
+                page.set_default_timeout(30_000)
+                page.route("**/*", only_here)
+                page.add_init_script(CAPTURE)
+                response = page.goto(f"{base}/?token={token}")
+                assert response is not None and response.status == 200
+                policy = response.headers.get("content-security-policy", "")
+                assert "default-src 'none'" in policy and "script-src 'self'" in policy
+                assert (
+                    "'unsafe-eval'" not in policy
+                    and "'unsafe-inline'" not in policy.split("style-src")[0]
+                )
+                _wait_text(page, "READ-ONLY", "Slurm partitions", "cpu-0")
+                assert elsewhere == []
+                fonts = page.evaluate(
+                    "() => [...document.fonts].filter(f => f.status == 'loaded').length"
+                )
+                assert fonts >= 1  # Roboto Mono, from this server
+                assert _home_files(npa_home) == before  # nothing written, nothing touched
+
+                (app,) = _app_processes(server)
+                killed = time.monotonic()
+                os.kill(app, signal.SIGKILL)
+                page.wait_for_function(
+                    "() => document.body.classList.contains('-closed')", timeout=5_000
+                )
+                took = time.monotonic() - killed
+                message = page.inner_text("#npa-closed-message")
+                assert message.startswith("Disconnected: the app process ended"), message
+                assert page.is_visible("#npa-closed-message") and took < 5
+            finally:
+                browser.close()
+        assert server.poll() is None  # one session's end is not the server's
+
+
+def test_a_refused_session_says_why_and_the_server_stops_in_2_seconds(
+    tmp_path: Path, npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import signal
+
+    from playwright.sync_api import sync_playwright
+
+    for base, token, out, server, _before in _serve(
+        tmp_path, npa_home, monkeypatch, "--max-sessions", "1"
+    ):
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+            try:
+                first = browser.new_page(viewport={"width": 1000, "height": 700})
+                first.set_default_timeout(30_000)
+                first.add_init_script(CAPTURE)
+                first.goto(f"{base}/?token={token}")
+                _wait_text(first, "READ-ONLY", "Slurm partitions")
+                second = browser.new_page(viewport={"width": 1000, "height": 700})
+                second.goto(f"{base}/?token={token}")
+                second.wait_for_function(
+                    "() => document.body.classList.contains('-closed')", timeout=10_000
+                )
+                assert second.inner_text("#npa-closed-message") == (
+                    "Disconnected: 1 sessions are open already (--max-sessions); "
+                    "close one and reconnect"
+                )
+                # Ctrl+C with a browser connected: every page told, the server gone in 2 s
+                stopping = time.monotonic()
+                server.send_signal(signal.SIGINT)
+                server.wait(timeout=30)
+                took = time.monotonic() - stopping
+                first.wait_for_function(
+                    "() => document.body.classList.contains('-closed')", timeout=5_000
+                )
+                assert "the server is stopping" in first.inner_text("#npa-closed-message")
+                assert took < 2.0, f"the server took {took:.1f}s to stop"
+            finally:
+                browser.close()
+        assert "session refused" in out.read_text()
 
 
 def test_a_drain_reason_with_escapes_reaches_a_served_browser_as_text(

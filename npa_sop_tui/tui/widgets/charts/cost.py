@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from npa_sop_tui.cloud.report_text import money
 from npa_sop_tui.tui.safety import Guarded
 
 BAR = "■"
@@ -24,8 +25,8 @@ def cost_lines(costs: dict[str, Any], width: int, *, now: float) -> list[Text]:
     name_w = min(20, max(len(n) for n in costs))
     lines = [Text("Cost so far (list prices, since the cluster came up)", style="bold")]
     for name, cost in sorted(costs.items(), key=lambda item: -totals[item[0]]):
-        money = f"{totals[name]} {cost.currency}".strip()
-        detail = f"{money} ({cost.hours(now):.1f} h × {cost.hourly} {cost.currency}/h)"
+        amount = money(str(totals[name]), cost.currency)
+        detail = f"{amount} ({cost.duration_text(now)} × {cost.hourly_text()})"
         room = max(1, width - name_w - len(detail) - 3)
         length = max(1, round(room * float(totals[name] / top)))
         line = Text(name[:name_w].ljust(name_w) + " ")

@@ -1,16 +1,36 @@
-"""Node states over time: per pool, a stacked column per status snapshot (oldest left),
-idle `░` at the bottom, then allocated `█`, drained `▒`, down `×` on top, scaled to the
-pool's size, under the pool's latest counts. A session longer than the width is put in
-time buckets (each column the worst snapshot of its run), so the chart reads at 80 columns
-as at 200. Glyphs differ per state, so the picture reads the same without colour."""
+"""Node states over time, drawn with plotext (textual-plotext's Plot): the cluster's Slurm
+nodes idle `░`, allocated `█`, drained `▒` and down `×`, stacked per stretch of time, on a
+y-scale of nodes and a time axis (HH:MM) whose right edge is now, under a legend and each
+pool's latest counts (`cpu ░1 █0 ▒1 ×0`). Each column is the worst sample of its stretch
+(a short outage shows however long the window), and a stretch without a sample stays
+empty (the app was closed, or the cluster unreachable). Glyphs differ per state, so the
+picture reads the same without colour.
+
+Where the rows are few (a 24-row dashboard), the chart is one line per pool instead: its
+counts and a sparkline, `▁`…`█` for the share of nodes allocated, `▒` where a node was
+drained and `×` where one was down.
+
+The history comes from the cluster's file in the home (history/node_states.py) and grows
+with each snapshot the view receives.
+"""
 
 from __future__ import annotations
+
+import time
+from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from npa_sop_tui.history.node_states import BUCKETS, NodeBucket, NodeStateHistory, Sample
+from npa_sop_tui.history.node_states import (
+    BUCKETS,
+    HistoryStore,
+    NodeBucket,
+    NodeStateHistory,
+    Sample,
+    time_buckets,
+)
 from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
@@ -20,134 +40,221 @@ GLYPH: dict[NodeBucket, tuple[str, str]] = {
     "drained": ("▒", "yellow"),
     "down": ("×", "bold red"),
 }
-ROWS = 3
-"""Rows of one pool's chart: enough to see a change, few enough for 24-row terminals."""
+PLOT_COLOURS = {"idle": "green", "allocated": "blue", "drained": "orange", "down": "red"}
+SPARKS = "▁▂▃▄▅▆▇█"
+WINDOW_SECONDS = 24 * 3600.0
+"""The chart shows at most the last day of the (7-day) history."""
+MIN_PLOT_ROWS = 6
+"""Below this many rows for the plot, the chart is the sparkline rows instead."""
 
 
-def column(counts: dict[NodeBucket, int], rows: int) -> list[tuple[str, str]]:
-    """One sample's stacked column, top row first: each cell shows the state that holds
-    its middle (so a single down node among many still shows once the pool is small)."""
-    total = sum(counts.values())
-    if total == 0:
-        return [(" ", "")] * rows
-    cells: list[tuple[str, str]] = []
-    for row in range(rows):
-        middle = (rows - row - 0.5) / rows * total  # height of this cell's middle, in nodes
-        reached = 0
-        for bucket in BUCKETS:
-            reached += counts[bucket]
-            if middle < reached:
-                cells.append(GLYPH[bucket])
-                break
-        else:
-            cells.append(GLYPH[BUCKETS[-1]])
-    return cells
-
-
-def bucketed(samples: list[Sample], columns: int) -> tuple[list[Sample], int]:
-    """At most `columns` samples standing for the whole session, oldest first, and how many
-    snapshots one column stands for. A column shows the worst snapshot of its run (most
-    down, then most drained), so a short outage stays visible however narrow the chart."""
-    columns = max(1, columns)
-    per = max(1, -(-len(samples) // columns))  # ceiling division
-    if per == 1:
-        return samples, 1
-    # runs end at the newest snapshot: the right edge is always "now"
-    runs = [samples[max(0, end - per) : end] for end in range(len(samples), 0, -per)][::-1]
-    return [max(run, key=_badness) for run in runs], per
-
-
-def _badness(sample: Sample) -> tuple[int, int, float]:
-    down = sum(c["down"] for c in sample.counts.values())
-    drained = sum(c["drained"] for c in sample.counts.values())
-    return down, drained, sample.at
-
-
-def legend_lines(width: int) -> list[Text]:
-    """The glyph key, once above the pools; it wraps rather than cuts (a cut "× dow" would
-    hide the key of the state that matters most)."""
-    lines = [Text()]
+def legend_line(width: int) -> Text:
+    line = Text()
     for bucket in BUCKETS:
         glyph, style = GLYPH[bucket]
-        # bold like the state cells of the tables, so NO_COLOR still sets the key apart
-        item = Text.assemble((glyph, style), " ", (bucket, "bold"))
-        line = lines[-1]
-        if line and line.cell_len + 2 + item.cell_len > width:
-            line = Text()
-            lines.append(line)
         if line:
             line.append("  ")
-        line.append_text(item)
+        # bold like the state cells of the tables, so NO_COLOR still sets the key apart
+        line.append_text(Text.assemble((glyph, style), " ", (bucket, "bold")))
+    line.truncate(width)
+    return line
+
+
+def pool_counts(sample: Sample, pool: str) -> Text:
+    """`cpu ░1 █0 ▒1 ×0`: a pool's latest counts, every state named by its glyph."""
+    counts = sample.pool(pool)
+    line = Text(safe_text(pool), style="bold")  # from Slurm's node names
+    for bucket in BUCKETS:
+        glyph, style = GLYPH[bucket]
+        line.append(" ")
+        line.append(glyph, style=style)
+        line.append(str(counts[bucket]))
+    return line
+
+
+def counts_lines(history: NodeStateHistory, width: int) -> list[Text]:
+    """Every pool's counts, side by side while they fit, never cut within one."""
+    newest = history.samples[-1]
+    lines = [Text()]
+    for pool in history.pools():
+        item = pool_counts(newest, pool)
+        if lines[-1] and lines[-1].cell_len + 3 + item.cell_len > width:
+            lines.append(Text())
+        if lines[-1]:
+            lines[-1].append("   ")
+        lines[-1].append_text(item)
     for line in lines:
         line.truncate(width)
     return lines
 
 
-def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS) -> list[Text]:
-    """The chart as lines of at most `width` cells (pure: tests and the widget call it):
-    the glyph key, then per pool its latest counts and its stacked columns."""
-    if not history.samples:
-        return [Text("Node states over time: waiting for Slurm data…", style="dim")]
-    width = max(8, width)
-    all_samples: list[Sample] = list(history.samples)
-    samples, per = bucketed(all_samples, width)
-    lines: list[Text] = legend_lines(width)
-    for pool in history.pools():
-        latest = all_samples[-1].pool(pool)
-        counts = Text(safe_text(pool), style="bold")  # from Slurm's node names
-        for bucket in BUCKETS:
-            glyph, style = GLYPH[bucket]
-            counts.append(" ")
-            counts.append(glyph, style=style)
-            counts.append(str(latest[bucket]))
-        counts.truncate(width)
-        lines.append(counts)
-        columns = [column(s.pool(pool), rows) for s in samples]
-        for row in range(rows):
-            line = Text()
-            for cells in columns:
-                glyph, style = cells[row]
+def window(history: NodeStateHistory, now: float) -> tuple[float, float]:
+    """The stretch of time drawn: the last day at most, ending now."""
+    oldest = history.samples[0].at
+    start = max(oldest, now - WINDOW_SECONDS)
+    return (start, now) if now - start >= 60 else (now - 60, now)
+
+
+def _spark(sample: Sample | None, pool: str | None) -> tuple[str, str]:
+    if sample is None:
+        return " ", ""
+    counts = sample.pool(pool) if pool else {b: sample.total(b) for b in BUCKETS}
+    if counts["down"]:
+        return GLYPH["down"]
+    if counts["drained"]:
+        return GLYPH["drained"]
+    total = sum(counts.values())
+    if not total:
+        return " ", ""
+    level = round(counts["allocated"] / total * (len(SPARKS) - 1))
+    return SPARKS[level], "blue" if counts["allocated"] else "green"
+
+
+def spark_lines(history: NodeStateHistory, width: int, now: float, rows: int) -> list[Text]:
+    """One line per pool (as many as `rows` allow; the rest summed in the last): counts,
+    then the sparkline to the right edge, then how long it spans."""
+    start, end = window(history, now)
+    span = _span_text(end - start)
+    pools: list[str | None] = list(history.pools())
+    if len(pools) > rows:
+        pools = [*pools[: rows - 1], None]  # None: every pool together
+    newest = history.samples[-1]
+    lines = []
+    for pool in pools:
+        head = pool_counts(newest, pool) if pool else _all_counts(newest)
+        room = width - head.cell_len - len(span) - 2
+        line = head.copy()
+        if room >= 4:
+            line.append(" ")
+            for sample in time_buckets(history.samples, start, end, room):
+                glyph, style = _spark(sample, pool)
                 line.append(glyph, style=style)
-            lines.append(line)
-    minutes = (all_samples[-1].at - all_samples[0].at) / 60
-    count = len(all_samples)
-    parts = [f"{count} snapshot{'' if count == 1 else 's'}", f"{minutes:.0f} min", "newest right"]
-    if per > 1:
-        parts.append(f"{per} per column (worst)")
-    lines.extend(_wrapped(parts, width))
+            line.append(" " + span, style="dim")
+        line.truncate(width)
+        lines.append(line)
     return lines
 
 
-def _wrapped(parts: list[str], width: int) -> list[Text]:
-    """`parts` joined by commas, broken between parts to fit `width` (a narrow column)."""
-    out: list[str] = []
-    for part in parts:
-        if out and len(out[-1]) + 2 + len(part) <= width:
-            out[-1] += ", " + part
-        else:
-            out.append(part)
-    return [Text(line[:width], style="dim") for line in out]
+def _all_counts(sample: Sample) -> Text:
+    line = Text("all", style="bold")
+    for bucket in BUCKETS:
+        glyph, style = GLYPH[bucket]
+        line.append(f" {glyph}", style=style)
+        line.append(str(sample.total(bucket)))
+    return line
+
+
+def _span_text(seconds: float) -> str:
+    minutes = seconds / 60
+    return f"{minutes:.0f}m" if minutes < 120 else f"{minutes / 60:.0f}h"
+
+
+def _time_label(at: float, span: float) -> str:
+    local = time.localtime(at)
+    form = "%a %H:%M" if span > 86400 else "%H:%M" if span > 600 else "%H:%M:%S"
+    return time.strftime(form, local)
+
+
+def plot_text(history: NodeStateHistory, width: int, height: int, now: float) -> Text:
+    """The stacked bars as plotext draws them at `width` × `height` cells."""
+    from textual_plotext.plot import Plot
+
+    start, end = window(history, now)
+    nodes = max(sum(s.pool(p)[b] for p in s.counts for b in BUCKETS) for s in history.samples)
+    y_label_w = len(str(nodes)) + 2
+    columns = max(4, width - y_label_w - 2)
+    buckets = time_buckets(history.samples, start, end, columns)
+    xs = [i for i, s in enumerate(buckets) if s is not None]
+    series = [[buckets[i].total(b) for i in xs] for b in BUCKETS]  # type: ignore[union-attr]
+    plt = Plot()
+    plt.theme("clear")
+    # plotext sizes a plot to this process's terminal unless told not to (a browser
+    # session's app has none; a snapshot's is 80 wide): the widget's cells decide
+    plt._limit_size(False, False)
+    plt.plotsize(width, height)
+    plt._set_size(width, height)  # as textual-plotext's own widget does (its issue 5)
+    if xs:
+        plt.stacked_bar(
+            xs,
+            series,
+            marker=[GLYPH[b][0] for b in BUCKETS],
+            color=[PLOT_COLOURS[b] for b in BUCKETS],
+            width=1,
+        )
+    plt.xlim(-0.5, columns - 0.5)
+    plt.ylim(0, max(1, nodes))
+    step = max(1, -(-nodes // max(1, (height - 3) // 2)))
+    plt.yticks(list(range(0, nodes + 1, step)))
+    ticks = max(2, min(6, columns // 12))
+    positions = [round(i * (columns - 1) / (ticks - 1)) for i in range(ticks)]
+    span = end - start
+    labels = [_time_label(start + (p + 0.5) * span / columns, span) for p in positions]
+    plt.xticks(positions, labels)
+    return Text.from_ansi(plt.build(), no_wrap=True)
+
+
+def node_state_lines(
+    history: NodeStateHistory, width: int, height: int, *, now: float | None = None
+) -> list[Text]:
+    """The chart as lines of at most `width` cells and `height` rows (pure: tests and the
+    widget call it): a plot when there is room for one, else the sparkline rows."""
+    if not history.samples:
+        return [Text("Node states over time: waiting for Slurm data…", style="dim")]
+    now = history.samples[-1].at if now is None else max(now, history.samples[-1].at)
+    width = max(20, width)
+    head = [legend_line(width), *counts_lines(history, width)]
+    if height - len(head) < MIN_PLOT_ROWS:
+        return spark_lines(history, width, now, max(1, height))
+    plot = plot_text(history, width, height - len(head), now)
+    return [*head, *plot.split(allow_blank=True)][:height]
 
 
 class NodeStatesChart(Guarded, Widget):
-    """Idle/allocated/drained/down per pool over this session's snapshots."""
+    """Idle/allocated/drained/down of one cluster's Slurm nodes over time."""
 
     DEFAULT_CSS = """
-    NodeStatesChart { height: auto; width: 1fr; }
+    NodeStatesChart { height: 1fr; width: 1fr; }
     """
 
-    version: reactive[int] = reactive(0, layout=True)
+    version: reactive[int] = reactive(0)
     """Bumped on every new sample, to redraw."""
+
+    clock: float | None = None
+    """A fixed 'now' (snapshot tests); None: the wall clock."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = NodeStateHistory()
+        self._drawn: tuple[tuple[int, int, int, int], Text] | None = None
 
-    def add(self, status: object) -> None:
+    def follow(self, cluster: str, *, writable: bool) -> None:
+        """Keep this cluster's history in the home and show what was kept before (read in
+        a worker; a read-only session writes nothing)."""
+        self.history.store = HistoryStore(cluster, writable=writable)
+        self.run_worker(self._load, thread=True, group="node-states", exit_on_error=False)
+
+    def _load(self) -> None:
+        store = self.history.store
+        if store is not None:
+            stored = store.load()
+            self.app.call_from_thread(self._merged, stored)
+
+    def _merged(self, stored: list[Sample]) -> None:
+        self.history.merge(stored)
+        self.version += 1
+
+    def add(self, status: Any) -> None:
         from npa_sop_tui.status.model import ClusterStatus
 
         if isinstance(status, ClusterStatus) and self.history.add(status):
             self.version += 1
 
     def render(self) -> Text:
-        return Text("\n").join(node_state_lines(self.history, self.size.width or 40))
+        width, height = self.size.width or 40, self.size.height or 3
+        minute = int((self.clock or time.time()) // 60)  # the right edge moves each minute
+        key = (self.version, width, height, minute)
+        if self._drawn is None or self._drawn[0] != key:
+            now = self.clock if self.clock is not None else time.time()
+            lines = node_state_lines(self.history, width, height, now=now)
+            self._drawn = key, Text("\n").join(lines)
+        return self._drawn[1]

@@ -1,7 +1,8 @@
 """One batch of lifecycle events handed to the deploy screen's widgets in one pass.
 
-The screen buffers events from the lifecycle and flushes them on a timer; this is where a
-batch reaches the phase bar, the resource table, the log, the diagnostics and the timeline.
+The screen folds events from the lifecycle into a bounded batch (intake.py) and flushes it
+once per frame at most; this is where a batch reaches the phase bar, the resource table,
+the log, the diagnostics and the timeline.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
+from npa_sop_tui.tui.widgets.deploy.intake import Batch
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
-    log_lines,
 )
 from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
 
@@ -31,9 +32,10 @@ class ProgressWidgets:
     diagnostics: DiagnosticsPanel
     timeline: DeployTimelinePane
 
-    def add(self, events: Sequence[Event], *, planning: bool) -> bool:
-        """Show `events`; True when one of them started a phase after which the cluster's
-        kube context exists (live status can start)."""
+    def add(self, batch: Batch, *, planning: bool) -> bool:
+        """Show a batch; True when one of its events started a phase after which the
+        cluster's kube context exists (live status can start)."""
+        events: Sequence[Event] = batch.events
         kube_ready = False
         folded = 0  # events[:folded] are in the table
         for i, ev in enumerate(events):
@@ -53,7 +55,10 @@ class ProgressWidgets:
         self.table.apply(events[folded:])
         counts = self.table.counts()
         self.bar.done = counts["done"] + counts["failed"]
-        self.log.add_lines(log_lines(events))
+        if batch.dropped_lines:
+            note = f"… {batch.dropped_lines} lines in one moment, not shown here (l: the whole log)"
+            self.log.add_lines([("warning", note)])
+        self.log.add_lines(batch.lines)
         self.diagnostics.add(events)
         self.timeline.add(events)
         return kube_ready

@@ -229,7 +229,8 @@ class EventLog(Guarded, Vertical):
         self._matcher: re.Pattern[str] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter log (text or /regex/)", id="log-filter")
+        # one row, no border: three rows of box left the log one line at 80x24
+        yield Input(placeholder="filter log (text or /regex/)", id="log-filter", compact=True)
         yield LogView(window=self.window, id="event-log")
 
     def add_lines(self, lines: Iterable[tuple[str, str]]) -> None:

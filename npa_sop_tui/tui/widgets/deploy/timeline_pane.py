@@ -50,7 +50,7 @@ def summary_line(
     end = now if running and timeline.finished is None else span[1]
     took = duration_text(end - span[0])
     path = timeline.critical_path
-    on_path = duration_text(sum(b.duration(now) for b in path))
+    on_path = duration_text(timeline.path_span(now))
     last = path[-1] if path else None
     where = last.addr.removeprefix("module.") if last else ""
     state = "now on" if last is not None and last.end is None else "ends in"
@@ -154,11 +154,11 @@ class DeployTimelinePane(Guarded, Vertical):
             chart.clock = self.clock
             chart.timeline = self._builder.build()
         else:
-            chart.refresh(layout=True)
+            chart.refresh()  # the running bars grow; the rows stay (no layout)
         summary = summary_line(
             chart.timeline, now=now, expanded=self.expanded, width=self._summary_width()
         )
-        self.query_one("#tl-pane-summary", Static).update(summary)
+        self.query_one("#tl-pane-summary", Static).update(summary, layout=False)  # one line
 
     def _summary_width(self) -> int:
         return self.query_one("#tl-pane-summary", Static).size.width or 78
@@ -192,4 +192,4 @@ class DeployTimelinePane(Guarded, Vertical):
         now = self.clock if self.clock is not None else time.time()
         timeline = self.query_one(TimelineChart).timeline
         summary = summary_line(timeline, now=now, expanded=expanded, width=self._summary_width())
-        self.query_one("#tl-pane-summary", Static).update(summary)
+        self.query_one("#tl-pane-summary", Static).update(summary, layout=False)  # one line

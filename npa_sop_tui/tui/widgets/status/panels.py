@@ -17,6 +17,7 @@ from textual import work
 from textual.content import Content
 from textual.widgets import Static
 
+from npa_sop_tui.tui.read_only import offers
 from npa_sop_tui.tui.safety import Guarded, markup, search_pattern, shown
 from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
 from npa_sop_tui.tui.widgets.table import PlainTable
@@ -129,9 +130,19 @@ class SlurmClusterPanel(Guarded, Static):
         for cond in sc.conditions:
             mark = "[green]✓[/]" if cond.status == "True" else "[red]✗[/]"
             reason = f" ({cond.reason})" if cond.reason else ""
+            if switched_off(cond):  # off on purpose (the spec says so): not a failure
+                mark, reason = "[dim]–[/]", " (off in the spec)"
             lines.append(markup(f"  {mark} $what", what=f"{cond.type}{reason}"))
         lines += checks_lines(status)
         self.update(Content("\n").join(lines))
+
+
+def switched_off(cond: Any) -> bool:
+    """A condition False because the feature is off on purpose: Soperator reports
+    AccountingAvailable False "Slurm accounting is disabled" when the spec has no
+    accounting."""
+    message = (cond.message or "").lower()
+    return cond.status == "False" and "is disabled" in message
 
 
 def apply_wait_lines(status: Any) -> list[Content]:
@@ -381,8 +392,26 @@ class VerdictPanel(Guarded, Static):
         lines = [markup(f"[b reverse {colour}] {v.state.upper()} [/] $summary", summary=v.summary)]
         for h in v.hints:
             mark = {"error": "[red]✗[/]", "warning": "[yellow]![/]"}.get(h.severity, "·")
-            lines.append(markup(f" {mark} $message → $action", message=h.message, action=h.action))
+            action = in_app_action(h.action, offers(self, "resume"))
+            lines.append(markup(f" {mark} $message → $action", message=h.message, action=action))
         self.update(Content("\n").join(lines))
+
+
+_SCONTROL_RESUME = re.compile(r"`scontrol update nodename=(?P<node>\S+) state=resume`")
+
+
+def in_app_action(action: str, can_resume: bool) -> str:
+    """A hint's action as the app says it: resuming a node is `u` in its detail here, not
+    scontrol on the login node; a session without that key (read-only) names the
+    command an operator runs instead."""
+
+    def said(match: re.Match[str]) -> str:
+        node = match["node"]
+        if can_resume:
+            return f"resume it here: enter on {node} in Slurm nodes, then u"
+        return f"an operator resumes it (`npa soperator resume --node {node}`)"
+
+    return _SCONTROL_RESUME.sub(said, action)
 
 
 class MiniStatus(Guarded, Static):

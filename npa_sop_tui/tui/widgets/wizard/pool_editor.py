@@ -96,10 +96,15 @@ class PoolEditor(Guarded, ModalScreen[dict[str, Any] | None]):
                     id="pool-platform",
                     allow_blank=not platforms,
                 )
-                yield Label("Preset")
-                yield Select([], id="pool-preset", prompt="choose a preset")
-                yield Label("Size (nodes)")
-                yield Input(str(pool.get("size", 1)), id="pool-size", type="integer")
+                # side by side (tab order unchanged): at 80x24 the Size field was below the
+                # fold until tabbed to
+                with Horizontal(classes="pool-pair"):
+                    with Vertical(classes="pool-cell"):
+                        yield Label("Preset")
+                        yield Select([], id="pool-preset", prompt="choose a preset")
+                    with Vertical(classes="pool-cell pool-size-cell"):
+                        yield Label("Size (nodes)")
+                        yield Input(str(pool.get("size", 1)), id="pool-size", type="integer")
                 with Vertical(id="gpu-only"):
                     yield Label("InfiniBand fabric (GPU pools)")
                     yield Select(
