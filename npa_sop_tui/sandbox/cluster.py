@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.events import Event, ResourceFinished
 from npa_sop_tui.recipe.nodesets import PlannedNodeSet, pool_of_nodeset, spec_nodesets
+from npa_sop_tui.sandbox.fake_cloud_state import scenario_from_env
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.sandbox.fake_kube_objects import (
     OPERATOR_NAMESPACE,
@@ -117,7 +118,15 @@ class SimulatedCluster:
         if deleting:
             self._delete("pods", "soperator-controller-manager-0", namespace=OPERATOR_NAMESPACE)
         else:
-            self.kube.upsert("pods", make_operator_pod(node=f"{self.name}-system-0"))
+            crashing = "operator-crashloop" in scenario_from_env()
+            pod = make_operator_pod(
+                node=f"{self.name}-system-0",
+                version=self.spec.slurm_operator_version,
+                ready=not crashing,
+                waiting_reason="CrashLoopBackOff" if crashing else None,
+                restarts=7 if crashing else 0,
+            )
+            self.kube.upsert("pods", pod)
 
     def _slurm_release_slurm_cluster(self, key: str | None, deleting: bool) -> None:
         if deleting:
@@ -137,7 +146,14 @@ class SimulatedCluster:
             self._delete("nodesets", key)
         else:
             self.released_nodesets.add(key)
-            self.kube.upsert("nodesets", make_nodeset(key, replicas=size, ready=size))
+            first = spec_nodesets(self.spec)[0].name == key
+            if first and "nodeset-maintenance" in scenario_from_env():
+                # what the NodeSet controller shows while the cluster's maintenance disables
+                # workers: phase Terminating, StatefulSetTerminated (Maintenance)
+                nodeset = make_nodeset(key, replicas=size, ready=0, phase="Terminating")
+            else:
+                nodeset = make_nodeset(key, replicas=size, ready=size)
+            self.kube.upsert("nodesets", nodeset)
         node = f"{self.name}-system-0"
         for i in range(size):
             if deleting:

@@ -36,7 +36,16 @@ from npa_sop_tui.sandbox.fake_access_keys import FakeAccessKeys
 from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
 
 SCENARIO_ENV = "NPA_SANDBOX_SCENARIO"
-SCENARIOS = ("quota-short", "capacity-block-missing", "gpu-check-fail", "destroy-leftover")
+SCENARIOS = (
+    "quota-short",
+    "capacity-block-missing",
+    "gpu-check-fail",
+    "destroy-leftover",
+    # the simulated cluster's (sandbox/cluster.py): the operator crash-loops in
+    # soperator-system; the first NodeSet is put in maintenance (workers disabled)
+    "operator-crashloop",
+    "nodeset-maintenance",
+)
 GIB = 1024**3
 # Quota names the preflight reads (see cloud/needs.py), with generous sandbox limits.
 _DEFAULT_LIMITS = {

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from npa_sop_tui.status.kube import build_kube_state
+from npa_sop_tui.status.kube import OPERATOR_NAMESPACE, build_kube_state, build_operator
 from npa_sop_tui.status.kube_informer import (
     Informer,
     KubeSettings,
@@ -77,6 +77,7 @@ class KubeCollector:
         specs: list[tuple[str, Callable[..., Any], tuple[Any, ...], bool]] = [
             ("nodes", core.list_node, (), False),
             ("pods", core.list_namespaced_pod, (ns,), False),
+            ("operator_pods", core.list_namespaced_pod, (OPERATOR_NAMESPACE,), True),
             ("services", core.list_namespaced_service, (ns,), False),
             (
                 "slurmclusters",
@@ -107,6 +108,7 @@ class KubeCollector:
                 self._stop,
                 self._lock,
                 optional=optional,
+                absent_on=(403, 404) if key == "operator_pods" else (404,),
             )
             self._informers[key] = inf
             inf.thread.start()
@@ -176,6 +178,9 @@ class KubeCollector:
             nodesets_missing=states.get("nodesets", empty).missing
             or not states.get("nodesets", empty).synced,
         )
+        operator = states.get("operator_pods", empty)
+        if operator.synced and not operator.missing:
+            state.operator = build_operator(list(operator.objects.values()))
         state.active_checks = parse_active_checks(list(checks.objects.values()))
         state.active_checks_crd = checks.synced and not checks.missing
         state.waiting_on = [c.name for c in waiting_on(state.active_checks)]

@@ -122,6 +122,15 @@ class ActiveCheckInfo(_Model):
     failures: list[str] = Field(default_factory=list)  # "job <id>: <reason>"
 
 
+class OperatorInfo(_Model):
+    """The Soperator operator itself: its controller-manager pods in `soperator-system` (not
+    the cluster's namespace) and the version its `manager` container runs."""
+
+    namespace: str = "soperator-system"
+    version: str | None = None  # the manager image's tag, e.g. "4.1.6"
+    pods: list[PodInfo] = Field(default_factory=list)
+
+
 class KubeState(_Model):
     context: str
     node_groups: list[NodeGroup] = Field(default_factory=list)
@@ -135,6 +144,7 @@ class KubeState(_Model):
     active_checks: list[ActiveCheckInfo] = Field(default_factory=list)
     active_checks_crd: bool = False
     waiting_on: list[str] = Field(default_factory=list)  # checks a running apply waits on
+    operator: OperatorInfo | None = None  # None until the operator's namespace was listed
 
 
 # --- Slurm ------------------------------------------------------------------------------

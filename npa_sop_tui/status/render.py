@@ -6,6 +6,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.status.apply_deadlines import utc_clock
 from npa_sop_tui.status.freshness import view
 from npa_sop_tui.status.model import ClusterStatus, Freshness
@@ -77,6 +78,16 @@ def render_status(snap: ClusterStatus, *, interval: float | None = None) -> Rend
             if sc
             else ("CRD not installed" if not kube.slurm_cluster_crd else "absent"),
         )
+        op = kube.operator
+        if op is not None:
+            ready = sum(p.ready for p in op.pods)
+            sick = [p for p in op.pods if not p.ready]
+            note = "; ".join(f"{p.name} {p.waiting_reason or p.phase}" for p in sick[:2])
+            t.add_row(
+                Text(f"operator {safe_text(op.version or '?')}"),
+                Text(f"{ready}/{len(op.pods)}", style="green" if op.pods and not sick else "red"),
+                Text(safe_text(note or op.namespace)),
+            )
         for comp in kube.components:
             bad = [p for p in comp.pods if not p.ready]
             note = "; ".join(f"{p.name} {p.waiting_reason or p.phase}" for p in bad[:3])
