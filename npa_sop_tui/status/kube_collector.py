@@ -161,7 +161,12 @@ class KubeCollector:
         return synced, None, None, last_ok
 
     def snapshot(self) -> KubeState:
-        from npa_sop_tui.status.active_checks import parse_active_checks, waiting_on
+        from npa_sop_tui.status.active_checks import (
+            CLUSTER,
+            parse_active_checks,
+            wait_job_of,
+            waiting_on,
+        )
 
         states = self.resource_states()
         empty = ResourceState("")
@@ -181,9 +186,12 @@ class KubeCollector:
         operator = states.get("operator_pods", empty)
         if operator.synced and not operator.missing:
             state.operator = build_operator(list(operator.objects.values()))
-        state.active_checks = parse_active_checks(list(checks.objects.values()))
+        job = wait_job_of(state)  # the running operator's rules (4.1.x unless 5.x runs)
+        cluster = state.slurm_cluster.name if state.slurm_cluster is not None else CLUSTER
+        state.active_checks = parse_active_checks(list(checks.objects.values()), job)
         state.active_checks_crd = checks.synced and not checks.missing
-        state.waiting_on = [c.name for c in waiting_on(state.active_checks)]
+        state.waiting_on = [c.name for c in waiting_on(state.active_checks, job, cluster)]
+        state.wait_job = job.name_for(cluster)
         return state
 
 

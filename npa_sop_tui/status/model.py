@@ -111,6 +111,8 @@ class ActiveCheckInfo(_Model):
 
     name: str
     type: str  # k8sJob | slurmJob
+    cluster_ref: str | None = None  # spec.slurmClusterRefName
+    gpu: bool = False  # one of the release's GPU checks (5.0: gpu-checks)
     status: str | None = None  # Complete, InProgress, Failed, Active, Pending, …
     run_after_creation: bool = False
     suspended: bool = False
@@ -144,6 +146,7 @@ class KubeState(_Model):
     active_checks: list[ActiveCheckInfo] = Field(default_factory=list)
     active_checks_crd: bool = False
     waiting_on: list[str] = Field(default_factory=list)  # checks a running apply waits on
+    wait_job: str | None = None  # the release's wait Job: 5.0 names it after the cluster
     operator: OperatorInfo | None = None  # None until the operator's namespace was listed
 
 

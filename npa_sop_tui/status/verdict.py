@@ -105,9 +105,13 @@ def _live_verdict(
     else:
         state = "ready"
     if kube is not None:
+        from npa_sop_tui.status.active_checks import CLUSTER, wait_job_of
         from npa_sop_tui.status.active_checks import hints as active_check_hints
 
-        hints.extend(active_check_hints(kube.active_checks, kube.context))
+        cluster = kube.slurm_cluster.name if kube.slurm_cluster is not None else CLUSTER
+        hints.extend(
+            active_check_hints(kube.active_checks, kube.context, wait_job_of(kube), cluster)
+        )
     return Verdict(state=state, summary=_summary(state, kube, slurm), hints=hints)
 
 
