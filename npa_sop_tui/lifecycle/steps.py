@@ -296,7 +296,7 @@ async def plan(
     code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
     if code != 0:
         raise OperationError(f"terraform show of the saved plan failed: {err.strip()[-400:]}")
-    changes = summarize_plan(json.loads(out))
+    changes = summarize_plan(json.loads(out), safe=recipe_safe_replacements(ctx.recipe))
     ctx.op.emit(PlanSummary(operation_id=ctx.op.id, phase=phase, **changes.model_dump()))
     return plan_file, changes
 
@@ -351,6 +351,20 @@ async def outputs(ctx: Context, install: Installation) -> dict[str, Any]:
     except ValueError:
         return {}
     return {k: v.get("value") for k, v in data.items()}
+
+
+def recipe_safe_replacements(recipe: Recipe) -> list[str]:
+    """What the recipe replaces on purpose, from its derived graph (recipe/graph.py): by the
+    commit a stand-in models or the checkout's commit, else by the version it ships. An
+    unknown recipe gets nothing: every replacement is then asked about."""
+    from npa_sop_tui.recipe.graph import safe_replacements
+
+    commit = recipe.standin_commit or recipe.ref
+    return sorted(safe_replacements(commit, None if commit and _is_sha(commit) else recipe.version))
+
+
+def _is_sha(ref: str) -> bool:
+    return len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower())
 
 
 def guard(changes: PlanChanges, allow_destructive: bool, phase: str, op: Operation) -> None:

@@ -38,6 +38,7 @@ from npa_sop_tui.sandbox.fake_kube_objects import (
     make_slurmcluster,
     make_worker_pod,
 )
+from npa_sop_tui.terraform.standin_addresses import real_address
 
 if TYPE_CHECKING:
     from npa_sop_tui.spec.catalog import Catalog
@@ -50,6 +51,28 @@ SLURM_CLUSTER_CR = "soperator"  # upstream's SlurmCluster is always called this
 _ADDR = re.compile(
     r'^module\.(?P<module>\w+)\.null_resource\.(?P<name>\w+)(\["(?P<key>[^"]+)"\])?$'
 )
+_INDEXED = re.compile(r"^(?P<base>[^\[]+)(\[(?P<index>[^\]]*)\])?$")
+# The real recipe's resources (a stand-in generated from its graph names them so) → what
+# their upstream counterparts create, as the handlers below (named after an older stand-in).
+# The Flux bootstrap release installs the operator and, through Flux, the slurm-cluster and
+# nodesets releases.
+REAL_HANDLERS: dict[str, tuple[str, ...]] = {
+    "module.k8s.nebius_mk8s_v1_node_group.system": ("_k8s_node_group_system",),
+    "module.k8s.nebius_mk8s_v1_node_group.controller": ("_k8s_node_group_controller",),
+    "module.k8s.nebius_mk8s_v1_node_group.login": ("_k8s_node_group_login",),
+    "module.k8s.nebius_mk8s_v1_node_group.accounting": ("_k8s_node_group_accounting",),
+    "module.slurm.helm_release.soperator_fluxcd_bootstrap": (
+        "_slurm_release_operator", "_slurm_release_slurm_cluster", "_slurm_release_nodesets",
+    ),
+    "module.slurm.terraform_data.wait_for_slurm_cluster_available": (
+        "_slurm_wait_for_slurm_cluster",
+    ),
+    "module.slurm.terraform_data.wait_for_soperator_activechecks_hr": (
+        "_slurm_release_activechecks",
+    ),
+    "module.login_script.terraform_data.lb_service_ip": ("_login_script_lb_service_ip",),
+}  # fmt: skip
+WORKER_GROUPS = "module.k8s.nebius_mk8s_v1_node_group.worker_v2"
 
 
 @dataclass
@@ -64,20 +87,57 @@ class SimulatedCluster:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, ResourceFinished):
-            self.apply(event.addr, deleting=event.action == "delete")
+            self.apply(
+                event.addr, deleting=event.action == "delete", in_place=event.action == "update"
+            )
 
     def restore(self, addresses: list[str]) -> None:
         """Bring back what Terraform's state says exists (a cluster from another process)."""
         for address in addresses:
             self.apply(address, deleting=False)
 
-    def apply(self, address: str, *, deleting: bool) -> None:
+    def apply(self, address: str, *, deleting: bool, in_place: bool = False) -> None:
+        """What finishing (or deleting) `address` creates (or removes): a real recipe's
+        address (a stand-in's is read back; its in-place part, or an `update`, is
+        `in_place`), or an older stand-in's."""
+        real, part = real_address(address)
+        found = _INDEXED.match(real)
+        base, index = (found["base"], found["index"]) if found else (real, None)
+        if base == WORKER_GROUPS:
+            key = self._group_key(index)
+            if part or in_place:
+                self._k8s_worker_v2_size(key, deleting)
+            else:
+                self._k8s_worker_v2(key, deleting)
+            return
+        if base in REAL_HANDLERS:
+            for name in REAL_HANDLERS[base]:
+                getattr(self, name)(None, deleting)
+            return
         match = _ADDR.match(address)
         if match is None:
             return
         handler = getattr(self, f"_{match['module']}_{match['name']}", None)
         if handler is not None:
             handler(match["key"], deleting)
+
+    def _group_key(self, index: str | None) -> str | None:
+        """The node group at count index `index`, in the recipe's order: per NodeSet (spec
+        order), GB300 racks whole, other pools in chunks `<nodeset>-<i>` of at most 100."""
+        keys = []
+        for nodeset in spec_nodesets(self.spec):
+            if nodeset.name != nodeset.pool:  # a GB300 rack: one group named as the NodeSet
+                keys.append(nodeset.name)
+            else:
+                keys += [f"{nodeset.name}-{i}" for i in range(max(1, -(-nodeset.size // 100)))]
+        try:
+            return keys[int(index or "")]
+        except (ValueError, IndexError):
+            return None
+
+    def _slurm_release_nodesets(self, key: str | None, deleting: bool) -> None:
+        for nodeset in spec_nodesets(self.spec):
+            self._slurm_release_nodeset(nodeset.name, deleting)
 
     # -- stand-in resource → what upstream would create ----------------------------------------
 

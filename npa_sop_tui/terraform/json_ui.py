@@ -20,6 +20,7 @@ from npa_sop_tui.events import (
     ResourceProgress,
     ResourceStarted,
 )
+from npa_sop_tui.terraform.standin_addresses import real_address
 
 if TYPE_CHECKING:
     from npa_sop_tui.terraform.run_result import RunResult
@@ -61,8 +62,12 @@ class JsonUiReading:
         kind = msg.get("type")
         hook = msg.get("hook") or {}
         resource = hook.get("resource") or {}
-        addr = str(resource.get("addr", ""))
+        # a stand-in's resources are named after the real ones: say the real address, and
+        # a stand-in's in-place part as the update it stands for
+        addr, in_place = real_address(str(resource.get("addr", "")))
         action = _ACTIONS.get(str(hook.get("action", "")), "unknown")
+        if in_place and action in ("create", "replace"):
+            action = "update"
         module = top_module(addr) if addr else "root"
         oid = self.operation_id
         if kind == "apply_start":
@@ -193,6 +198,6 @@ def _state_resources(state: dict[str, Any]) -> list[str]:
         base = f"{prefix}{res.get('type')}.{res.get('name')}"
         for inst in res.get("instances") or []:
             key = inst.get("index_key")
-            addr = base if key is None else f"{base}[{json.dumps(key)}]"
+            addr = real_address(base if key is None else f"{base}[{json.dumps(key)}]")[0]
             found.append(f"{addr} ({(inst.get('attributes') or {}).get('id', '?')})")
     return found
