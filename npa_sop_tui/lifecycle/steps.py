@@ -334,12 +334,17 @@ async def within(ctx: Context, run: Any, what: str) -> RunResult:
 
 
 async def state_list(ctx: Context, install: Installation) -> list[str]:
+    """The resources in the state, at the real recipe's addresses (a stand-in's in-place
+    parts are its resources' own, not resources of their own)."""
+    from npa_sop_tui.terraform.standin_addresses import real_address
+
     code, out, err = await ctx.runner().capture(["state", "list"], cwd=install.dir)
     if code != 0:
         if "No state file" in err or "does not have any resources" in err:
             return []
         raise OperationError(f"terraform state list failed: {err.strip()[-400:]}")
-    return [line for line in out.splitlines() if line.strip()]
+    found = (real_address(line.strip())[0] for line in out.splitlines() if line.strip())
+    return list(dict.fromkeys(found))
 
 
 async def outputs(ctx: Context, install: Installation) -> dict[str, Any]:

@@ -105,10 +105,10 @@ class SimulatedCluster:
         base, index = (found["base"], found["index"]) if found else (real, None)
         if base == WORKER_GROUPS:
             key = self._group_key(index)
-            if part or in_place:
-                self._k8s_worker_v2_size(key, deleting)
-            else:
+            if not (part or in_place):
                 self._k8s_worker_v2(key, deleting)
+            if not deleting:  # created or resized: the group's nodes are up (Terraform waits)
+                self._k8s_worker_v2_size(key, deleting)
             return
         if base in REAL_HANDLERS:
             for name in REAL_HANDLERS[base]:

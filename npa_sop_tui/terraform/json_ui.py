@@ -54,6 +54,7 @@ class JsonUiReading:
     _emit: Callable[[Event], None]
     _filter: Callable[[str], str]
     _in_flight: dict[str, float]
+    _created: set[str]
 
     def _log(self, stream: str, text: str) -> None:
         self._emit(LogLine(operation_id=self.operation_id, stream=stream, text=text))  # type: ignore[arg-type]
@@ -62,11 +63,17 @@ class JsonUiReading:
         kind = msg.get("type")
         hook = msg.get("hook") or {}
         resource = hook.get("resource") or {}
-        # a stand-in's resources are named after the real ones: say the real address, and
-        # a stand-in's in-place part as the update it stands for
+        # a stand-in's resources are named after the real ones: say the real address; its
+        # in-place part is no resource of its own (terraform/standin_addresses.py)
         addr, in_place = real_address(str(resource.get("addr", "")))
         action = _ACTIONS.get(str(hook.get("action", "")), "unknown")
-        if in_place and action in ("create", "replace"):
+        if not in_place and action == "create" and kind == "apply_start":
+            self._created.add(addr)
+        if in_place:
+            # Terraform replaces it as a delete then a create: the delete says nothing; the
+            # create is the update it stands for, unless the resource itself is new
+            if action == "delete" or addr in self._created:
+                return
             action = "update"
         module = top_module(addr) if addr else "root"
         oid = self.operation_id

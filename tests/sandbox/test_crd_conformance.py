@@ -137,7 +137,8 @@ def test_sandbox_names_and_places_as_soperator(fake_kube: FakeKubeServer, kubeco
     checks = {o["metadata"]["name"]: o for o in served(fake_kube, kubeconfig, "activechecks")}
     ssh = checks["ssh-check"]
     assert ssh["spec"]["suspend"] is True and "failureReactions" not in ssh["spec"]
-    assert "schedule" not in ssh["spec"]
+    # no schedule of its own: stored with the CRD's default, as the API server fills it in
+    assert ssh["spec"]["schedule"] == "0 0 1 1 *"
     assert ssh["status"]["k8sJobsStatus"]["lastJobName"] == "ssh-check-1"
 
 

@@ -218,8 +218,11 @@ def test_skipped_and_other_clusters_by_release() -> None:
 
 def test_gpu_checks_are_the_releases_own() -> None:
     objects = [raw("gpu-checks", "slurmJob"), raw("cuda-samples", "slurmJob")]
-    assert [c.gpu for c in parse_active_checks(objects, ac.WAIT_5_0)] == [True, False]
-    assert [c.gpu for c in parse_active_checks(objects, ac.WAIT_4_1)] == [False, True]
+    def gpu(job: Any) -> dict[str, bool]:
+        return {c.name: c.gpu for c in parse_active_checks(objects, job)}
+
+    assert gpu(ac.WAIT_5_0) == {"gpu-checks": True, "cuda-samples": False}
+    assert gpu(ac.WAIT_4_1) == {"gpu-checks": False, "cuda-samples": True}
     failed_gpu = parse_active_checks([raw("gpu-checks", "slurmJob", {"slurmJobsStatus": {
         "lastRunStatus": "Failed"}}, slurmClusterRefName="soperator")], ac.WAIT_5_0)  # fmt: skip
     (hint,) = hints(failed_gpu, "ctx", ac.WAIT_5_0)
