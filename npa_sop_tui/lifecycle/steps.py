@@ -163,6 +163,10 @@ async def prepare(
     from npa_sop_tui.recipe.render import render
 
     environment = environment_of(options)
+    if op.kind in ("plan", "deploy"):
+        from npa_sop_tui.lifecycle.upgrade_plan import check_kubernetes_kept
+
+        check_kubernetes_kept(spec, environment.state_store())
     if options.preflight and options.cloud is None:
         from npa_sop_tui.cloud.client import warm_up
 

@@ -243,3 +243,29 @@ def step_spec(deployed: SoperatorSpec, step: UpgradeStep) -> SoperatorSpec:
     data["k8s_version"] = step.k8s_version
     data["node_group_version"] = deployed.effective_node_group_version
     return spec_from_mapping(data)
+
+
+def check_kubernetes_kept(spec: SoperatorSpec, store: object) -> None:
+    """A spec that leaves `k8s_version` to the recipe must not move a deployed cluster to
+    another Kubernetes version unasked (a newer recipe's default can be two minors away):
+    refused, with the two ways on."""
+    if spec.k8s_version is not None:
+        return
+    from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.spec.model import load_spec
+
+    try:
+        path = store.spec_file(spec.name)  # type: ignore[attr-defined]
+        deployed = load_spec(path, validate=False).spec if path is not None else None
+    except NpaError:
+        return  # no readable spec as deployed: nothing to compare with
+    if deployed is None or deployed.effective_k8s_version == spec.effective_k8s_version:
+        return
+    raise UsageError(
+        f"k8s_version is not set, so Soperator {spec.slurm_operator_version}'s recipe would "
+        f"move {spec.name!r} from Kubernetes {deployed.effective_k8s_version} to "
+        f"{spec.effective_k8s_version}",
+        hint=f'pin k8s_version: "{deployed.effective_k8s_version}" in the spec to keep it, or '
+        f"run `npa soperator upgrade --name {spec.name} --to {spec.slurm_operator_version}`, "
+        "which moves Kubernetes one minor at a time",
+    )

@@ -329,8 +329,8 @@ class SimulatedCluster:
             preset = catalog.preset(pool.platform, pool.preset)
             for name in nodeset.node_names:
                 nodes.append(_slurm_node(pool, name, preset, available=self.slurm_available))
-        # Like the recipe: one visible default partition `main` with every worker (the
-        # `hidden` one for active checks is not listed by sinfo).
+        # The default partition `main` with every worker, as the recipe makes it (its
+        # `hidden` partition, which `sinfo -a` lists too, is the active checks' own).
         idle = sum(1 for n in nodes if n.state == "idle")
         counts: dict[str, int] = {}
         for node in nodes:

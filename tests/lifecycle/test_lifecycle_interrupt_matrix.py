@@ -31,6 +31,7 @@ import pytest
 from npa_sop_tui.home import inventory
 from npa_sop_tui.home.locks import is_locked
 from npa_sop_tui.lifecycle import api as lifecycle
+from npa_sop_tui.terraform.standin_addresses import real_address
 from npa_sop_tui.terraform.supervision import RUN_DIR
 
 from testkit.wait import wait_until
@@ -157,7 +158,8 @@ def _state_addresses(install_dir: Path) -> set[str]:
         base += f"{res['type']}.{res['name']}"
         for inst in res.get("instances", []):
             key = inst.get("index_key")
-            found.add(base if key is None else f"{base}[{json.dumps(key)}]")
+            # the stand-in's own names, read back as npa reports them (the real recipe's)
+            found.add(real_address(base if key is None else f"{base}[{json.dumps(key)}]")[0])
     return found
 
 
@@ -174,7 +176,7 @@ def _created(cell: Cell, install_dir: Path) -> set[str]:
             if line.startswith("{") and '"apply_complete"' in line:
                 message = json.loads(line)
                 if message["hook"]["action"] == "create":
-                    created.add(message["hook"]["resource"]["addr"])
+                    created.add(real_address(message["hook"]["resource"]["addr"])[0])
     return created
 
 

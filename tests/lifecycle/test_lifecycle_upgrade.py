@@ -113,3 +113,33 @@ def test_what_an_upgrade_refuses(to: str, k8s: Any, message: str) -> None:
     assert refused.value.message == message
     if to.startswith("5."):
         assert "no recipe release deploys it yet" in (refused.value.hint or "")
+
+
+class _Store:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def spec_file(self, name: str) -> Path | None:
+        return self.path
+
+
+def test_an_unpinned_spec_never_moves_kubernetes_silently(tmp_path: Path) -> None:
+    from npa_sop_tui.errors import UsageError
+    from npa_sop_tui.lifecycle.upgrade_plan import check_kubernetes_kept
+    from npa_sop_tui.spec.yaml_dump import dump_spec_yaml
+
+    deployed = tmp_path / "spec.yaml"
+    deployed.write_text(dump_spec_yaml(make_spec("keep", slurm_operator_version="4.1.6")))
+    unpinned = make_spec("keep", slurm_operator_version="4.1.13")  # its recipe says 1.36
+    with pytest.raises(UsageError) as refused:
+        check_kubernetes_kept(unpinned, _Store(deployed))
+    assert refused.value.message == (
+        "k8s_version is not set, so Soperator 4.1.13's recipe would move 'keep' from "
+        "Kubernetes 1.34 to 1.36"
+    )
+    assert 'pin k8s_version: "1.34"' in (refused.value.hint or "")
+    assert "npa soperator upgrade --name keep --to 4.1.13" in (refused.value.hint or "")
+    check_kubernetes_kept(make_spec("keep", slurm_operator_version="4.1.13",
+                                    k8s_version="1.35"), _Store(deployed))  # fmt: skip
+    check_kubernetes_kept(make_spec("keep", slurm_operator_version="4.1.7"), _Store(deployed))
+    check_kubernetes_kept(unpinned, _Store(None))  # a new cluster: nothing to keep
