@@ -218,6 +218,7 @@ def test_skipped_and_other_clusters_by_release() -> None:
 
 def test_gpu_checks_are_the_releases_own() -> None:
     objects = [raw("gpu-checks", "slurmJob"), raw("cuda-samples", "slurmJob")]
+
     def gpu(job: Any) -> dict[str, bool]:
         return {c.name: c.gpu for c in parse_active_checks(objects, job)}
 
