@@ -41,13 +41,9 @@ class UpgradeResult(BaseModel):
 
 def deployed_spec_of(name: str, options: object) -> SoperatorSpec:
     from npa_sop_tui.lifecycle.destroy import deployed_spec
+    from npa_sop_tui.lifecycle.steps import environment_of
 
-    environment = getattr(options, "environment", None)
-    if environment is None:
-        from npa_sop_tui.environment_choice import open_environment
-
-        environment = open_environment(sandbox=False)
-    return deployed_spec(environment.state_store(), name)
+    return deployed_spec(environment_of(options).state_store(), name)  # type: ignore[arg-type]
 
 
 async def plan(
@@ -87,11 +83,12 @@ async def checks_after(name: str, options: object, *, timeout: float) -> ChecksA
     """The cluster's active checks once Kubernetes answers (within `timeout` seconds)."""
     import asyncio
 
+    from npa_sop_tui.lifecycle.steps import environment_of
     from npa_sop_tui.status.active_checks import failed
     from npa_sop_tui.status.hostkeys import HostKeyPolicy
     from npa_sop_tui.status.watch import StatusSettings
 
-    environment = options.environment  # type: ignore[attr-defined]
+    environment = environment_of(options)  # type: ignore[arg-type]
     settings = StatusSettings(name=name, slurm_enabled=False)
     feed = environment.status_feed(settings, host_key_policy=HostKeyPolicy())
     try:
