@@ -278,6 +278,26 @@ def resource_entry(module: str, kind: str, name: str, body: dict[str, Any], file
     return entry
 
 
+def _record_order(modules: dict[str, Any], rel: str, doc: dict[str, Any]) -> None:
+    """Each resource's `after`: the resources of its module it waits for, named in its
+    `depends_on` or referenced by its arguments (Terraform orders by both). So the stand-in
+    runs in parallel what the recipe runs in parallel: both apply waits that follow the
+    slurm-cluster release start together."""
+    for info in modules.values():
+        local = {f"{r['type']}.{r['name']}": r for r in info["resources"] if r["file"] == rel}
+        if not local:
+            continue
+        siblings = {f"{r['type']}.{r['name']}" for r in info["resources"]}
+        for block in doc.get("resource", []):
+            for kind, named in block.items():
+                for name, body in named.items():
+                    own = f"{kind}.{name}"
+                    text = json.dumps(body, sort_keys=True)
+                    after = [other for other in sorted(siblings) if other != own
+                             and re.search(rf"\b{re.escape(other)}\b", text)]  # fmt: skip
+                    local[own]["after"] = after
+
+
 def derive(layout_commit: str, folder: Path) -> dict[str, Any]:
     layout = LAYOUTS[layout_commit]
     files: dict[str, Any] = {}
@@ -307,6 +327,8 @@ def derive(layout_commit: str, folder: Path) -> dict[str, Any]:
             for kind, named in block.items():
                 for name, body in named.items():
                     info["resources"].append(resource_entry(module, kind, name, body, rel))
+    for rel, doc in parsed.items():
+        _record_order(modules, rel, doc)
     for info in modules.values():
         info["resources"].sort(key=lambda r: r["address"])
     return {

@@ -75,7 +75,18 @@ def _triggers(names: list[str], per_worker: bool, pool: bool) -> str:
     return "  triggers = {\n" + "\n".join(lines) + "\n  }\n" if lines else ""
 
 
-def _resource(resource: dict[str, Any]) -> str:
+def _after(resource: dict[str, Any], updated: set[str]) -> str:
+    """`depends_on` the resources of its module the real one waits for (the graph's `after`;
+    one with an in-place part, through that part: `updated`), so Terraform runs the
+    stand-in's steps in the recipe's order and side by side where the recipe's run so."""
+    after = [
+        "null_resource." + standin_name(*other.split(".", 1), update=other in updated)
+        for other in resource.get("after", [])
+    ]
+    return f"  depends_on = [{', '.join(after)}]\n" if after else ""
+
+
+def _resource(resource: dict[str, Any], updated: set[str]) -> str:
     count, per_worker = _instances(resource)
     name = standin_name(resource["type"], resource["name"])
     replace, update = resource["inputs"]["replace"], resource["inputs"]["update"]
@@ -89,6 +100,7 @@ def _resource(resource: dict[str, Any]) -> str:
         f"# {resource['address']} ({resource['file']})\n"
         f'resource "null_resource" "{name}" {{\n{count}'
         + _triggers(replace, per_worker, pool)
+        + _after(resource, updated)
         + ("  lifecycle {\n" + "\n".join(lifecycle) + "\n  }\n" if lifecycle else "")
         + '  provisioner "local-exec" {\n    command = "sleep ${var.sleep_seconds}"\n  }\n}\n'
     )
@@ -121,7 +133,8 @@ def module_tf(graph: RecipeGraph, module: str, *, reads: bool = False) -> str:
             'output "reads" {\n  value = var.reads\n}\n'
         )
     resources = graph.modules[module]["resources"]
-    body = head + "".join(f"\n{_resource(r)}" for r in resources)
+    updated = {f"{r['type']}.{r['name']}" for r in resources if r["inputs"]["update"]}
+    body = head + "".join(f"\n{_resource(r, updated)}" for r in resources)
     if any(r["instances"].get("over") == "worker_node_groups" for r in resources):
         body += PER_NODE
     return body

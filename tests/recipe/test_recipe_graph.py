@@ -148,3 +148,48 @@ def test_the_script_reads_blocks_and_refuses_what_it_does_not_know(tmp_path: Pat
         SystemExit, match=r"no rule for the instances of 'length\(var.something_new\)'"
     ):
         gen.resource_entry("module.slurm", "local_file", "f", blocks["f"][1], "x.tf")
+
+
+@pytest.mark.parametrize("layout", [L531, L1861])
+def test_the_apply_waits_after_the_slurm_cluster_release_run_side_by_side(layout: str) -> None:
+    """In the recipe's slurm module the SlurmCluster-Available wait and the active-checks
+    wait each depend only on the slurm-cluster release's wait, which follows the bootstrap
+    release: the graph keeps that order (and no order between the two)."""
+    graph = load_graph(layout)
+
+    def after(name: str) -> list[str]:
+        resource = graph.resource(f"module.slurm.{name}")
+        assert resource is not None
+        return list(resource["after"])
+
+    assert after("terraform_data.wait_for_slurm_cluster_hr") == [
+        "helm_release.soperator_fluxcd_bootstrap"]  # fmt: skip
+    assert after("terraform_data.wait_for_slurm_cluster_available") == [
+        "terraform_data.wait_for_slurm_cluster_hr"]  # fmt: skip
+    assert after("terraform_data.wait_for_soperator_activechecks_hr") == [
+        "helm_release.soperator_fluxcd_bootstrap",
+        "terraform_data.wait_for_slurm_cluster_hr",
+    ]
+    # the releases: the values after the rendered nodesets file they carry, then the bootstrap
+    assert after("helm_release.soperator_fluxcd_cm") == [
+        "local_file.flux_release_rendered_nodesets"
+    ]
+    assert after("helm_release.soperator_fluxcd_bootstrap") == ["helm_release.soperator_fluxcd_cm"]
+
+
+def test_the_script_orders_by_depends_on_and_by_reference() -> None:
+    gen = script()
+    text = (
+        'resource "terraform_data" "a" {\n  input = "x"\n}\n'
+        'resource "terraform_data" "ab" {\n  input = "y"\n}\n'
+        'resource "terraform_data" "b" {\n  depends_on = [terraform_data.a]\n}\n'
+        'resource "local_file" "c" {\n  content = terraform_data.ab.output\n}\n'
+    )
+    modules: dict[str, Any] = {"module.slurm": {"resources": [
+        {"type": t, "name": n, "file": "m.tf"}
+        for t, n in (("terraform_data", "a"), ("terraform_data", "ab"),
+                     ("terraform_data", "b"), ("local_file", "c"))]}}  # fmt: skip
+    gen._record_order(modules, "m.tf", gen._hcl(text))
+    order = {r["name"]: r["after"] for r in modules["module.slurm"]["resources"]}
+    # `terraform_data.a` is no reference inside `terraform_data.ab`
+    assert order == {"a": [], "ab": [], "b": ["terraform_data.a"], "c": ["terraform_data.ab"]}

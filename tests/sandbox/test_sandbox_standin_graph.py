@@ -14,11 +14,13 @@ import pytest
 from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle.results import DestructivePlanError
 from npa_sop_tui.recipe.graph import graph_for
+from npa_sop_tui.sandbox.standin_graph import module_tf
 from npa_sop_tui.spec.model import spec_from_mapping
 from npa_sop_tui.terraform.standin_addresses import real_address
 
 from testkit.lifecycle import Recorder, make_spec, options
 
+SLURM = "module.slurm"
 GPU = {"name": "gpu", "platform": "gpu-h200-sxm", "preset": "8gpu-128vcpu-1600gb",
        "fabric": "fabric-3", "size": 1}  # fmt: skip
 
@@ -50,6 +52,15 @@ async def test_day_two_changes_on_the_derived_standin(sandbox_in_home: Path) -> 
         "module.k8s.nebius_mk8s_v1_node_group.worker_v2[1]",  # cpu-0
     }
     assert 'module.k8s.nebius_compute_v1_gpu_cluster.this_v2["fabric-3"]' in real
+    # the recipe's order: the slurm-cluster release's wait after the bootstrap release, then
+    # the two waits that follow it
+    seen = [(e.kind, e.addr) for e in events.events if e.kind.startswith("resource_")]
+    hr_done = seen.index(("resource_finished", f"{SLURM}.terraform_data.wait_for_slurm_cluster_hr"))
+    assert seen.index(("resource_finished", f"{SLURM}.helm_release.soperator_fluxcd_bootstrap")) < (
+        seen.index(("resource_started", f"{SLURM}.terraform_data.wait_for_slurm_cluster_hr"))
+    )
+    for wait in ("wait_for_slurm_cluster_available", "wait_for_soperator_activechecks_hr"):
+        assert seen.index(("resource_started", f"{SLURM}.terraform_data.{wait}")) > hr_done
 
     # Resize a pool: the node group in place, the rendered nodesets file replaced (safe)
     resized = with_workers(spec, [GPU, {"name": "cpu", "size": 3}])
@@ -71,3 +82,22 @@ async def test_day_two_changes_on_the_derived_standin(sandbox_in_home: Path) -> 
     with pytest.raises(DestructivePlanError) as refused:
         await lifecycle.deploy(resized, options=opts, on_event=events)
     assert refused.value.addresses == ["module.k8s.nebius_mk8s_v1_node_group.worker_v2[2]"]
+
+
+def test_the_standin_runs_the_waits_side_by_side_as_the_recipe_does() -> None:
+    """The generated slurm module makes the SlurmCluster-Available wait and the active-checks
+    wait depend on the slurm-cluster release's wait alone (never on each other), so
+    Terraform starts them together and the deploy's deadlines for both count from then."""
+    graph = graph_for(version="4.1.6")
+    assert graph is not None
+    text = module_tf(graph, "module.slurm")
+    block = r'resource "null_resource" "(?P<name>[^"]+)" \{(?P<body>.*?)\n\}\n'
+    blocks = {m["name"]: m["body"] for m in re.finditer(block, text, re.S)}
+    hr = "null_resource.terraform_data__wait_for_slurm_cluster_hr"
+    bootstrap = "null_resource.helm_release__soperator_fluxcd_bootstrap__update"
+    assert f"depends_on = [{hr}]" in blocks["terraform_data__wait_for_slurm_cluster_available"]
+    assert (
+        f"depends_on = [{bootstrap}, {hr}]"
+        in (blocks["terraform_data__wait_for_soperator_activechecks_hr"])
+    )
+    assert f"depends_on = [{bootstrap}]" in blocks["terraform_data__wait_for_slurm_cluster_hr"]

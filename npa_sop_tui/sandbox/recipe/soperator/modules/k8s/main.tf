@@ -53,6 +53,7 @@ resource "null_resource" "nebius_mk8s_v1_node_group__accounting" {
     accounting_shape = tostring(local.i.accounting_shape)
     cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -72,6 +73,7 @@ resource "null_resource" "nebius_mk8s_v1_node_group__controller" {
     cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
     controller_shape = tostring(local.i.controller_shape)
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -92,6 +94,7 @@ resource "null_resource" "nebius_mk8s_v1_node_group__login" {
     cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
     login_shape = tostring(local.i.login_shape)
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -113,6 +116,7 @@ resource "null_resource" "nebius_mk8s_v1_node_group__nfs" {
     cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
     nfs_shape = tostring(local.i.nfs_shape)
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -133,6 +137,7 @@ resource "null_resource" "nebius_mk8s_v1_node_group__system" {
     cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
     system_shape = tostring(local.i.system_shape)
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -157,6 +162,7 @@ resource "null_resource" "nebius_mk8s_v1_node_group__worker_v2" {
     shape = local.i.worker_groups[count.index].shape
     name = local.i.worker_groups[count.index].name
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   lifecycle {
     ignore_changes        = [triggers["name"]]
   }
@@ -204,6 +210,7 @@ resource "null_resource" "terraform_data__kubectl_cluster_context" {
     cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
     every_apply = timestamp()
   }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }

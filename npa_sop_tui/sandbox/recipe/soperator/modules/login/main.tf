@@ -12,6 +12,7 @@ resource "null_resource" "local_file__this" {
   triggers = {
     login_service = tostring(local.i.login_service)
   }
+  depends_on = [null_resource.terraform_data__lb_service_ip]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }

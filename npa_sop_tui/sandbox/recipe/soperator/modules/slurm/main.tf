@@ -16,6 +16,7 @@ resource "null_resource" "helm_release__soperator_fluxcd_ad_hoc_cm" {
 
 # module.slurm.helm_release.soperator_fluxcd_bootstrap (modules/slurm/main.tf)
 resource "null_resource" "helm_release__soperator_fluxcd_bootstrap" {
+  depends_on = [null_resource.helm_release__soperator_fluxcd_cm__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -31,6 +32,7 @@ resource "null_resource" "helm_release__soperator_fluxcd_bootstrap__update" {
 
 # module.slurm.helm_release.soperator_fluxcd_cm (modules/slurm/main.tf)
 resource "null_resource" "helm_release__soperator_fluxcd_cm" {
+  depends_on = [null_resource.local_file__flux_release_rendered_nodesets]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -60,6 +62,7 @@ resource "null_resource" "local_file__flux_release_rendered_nodesets" {
 
 # module.slurm.terraform_data.wait_for_slurm_cluster_available (modules/slurm/main.tf)
 resource "null_resource" "terraform_data__wait_for_slurm_cluster_available" {
+  depends_on = [null_resource.terraform_data__wait_for_slurm_cluster_hr]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -67,6 +70,7 @@ resource "null_resource" "terraform_data__wait_for_slurm_cluster_available" {
 
 # module.slurm.terraform_data.wait_for_slurm_cluster_hr (modules/slurm/main.tf)
 resource "null_resource" "terraform_data__wait_for_slurm_cluster_hr" {
+  depends_on = [null_resource.helm_release__soperator_fluxcd_bootstrap__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
@@ -74,6 +78,7 @@ resource "null_resource" "terraform_data__wait_for_slurm_cluster_hr" {
 
 # module.slurm.terraform_data.wait_for_soperator_activechecks_hr (modules/slurm/main.tf)
 resource "null_resource" "terraform_data__wait_for_soperator_activechecks_hr" {
+  depends_on = [null_resource.helm_release__soperator_fluxcd_bootstrap__update, null_resource.terraform_data__wait_for_slurm_cluster_hr]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
