@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from npa_sop_tui.cli import cloud_cmds
 from npa_sop_tui.cli.common import add_output_flag, add_state_bucket_flag, emit_json, wants_json
@@ -48,32 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.set_defaults(handler=cmd_upgrade)
 
 
-def describe(plan: Any) -> list[str]:
-    """The plan in words, the same in a terminal, the app and the sandbox."""
-    lines = [
-        f"Upgrade {plan.name!r}: Soperator {plan.from_operator} → {plan.to_operator}, "
-        f"Kubernetes {plan.from_k8s} → {plan.to_k8s} "
-        f"({len(plan.steps)} step(s), about {plan.expected_minutes} min)"
-    ]
-    for number, step in enumerate(plan.steps, 1):
-        lines.append(f"  {number}. {step.title}: about {step.minutes} min")
-        for update in step.updates:
-            lines.append(f"     {update.action:7} {update.address}: {update.what}, {update.change}")
-    if plan.drained_workers:
-        shown = ", ".join(plan.drained_workers[:12])
-        more = (
-            f" and {len(plan.drained_workers) - 12} more" if len(plan.drained_workers) > 12 else ""
-        )
-        lines.append(f"  drained: {shown}{more}")
-    lines += [f"  note: {note}" for note in plan.notes]
-    return lines
-
-
 def cmd_upgrade(args: argparse.Namespace) -> int:
     from npa_sop_tui.cli.lifecycle_cmds import _ask, _closing, _interactive, _options, _run
     from npa_sop_tui.home import inventory
     from npa_sop_tui.home.paths import check_cluster_name
     from npa_sop_tui.lifecycle import upgrade as upgrading
+    from npa_sop_tui.lifecycle.upgrade_plan import plan_lines
 
     name = check_cluster_name(args.name)
     options = _options(args)
@@ -85,10 +64,10 @@ def cmd_upgrade(args: argparse.Namespace) -> int:
             emit_json({"ok": True, "name": name, "status": "planned",
                        "plan": plan.model_dump(mode="json")})  # fmt: skip
         else:
-            print("\n".join(describe(plan)))
+            print("\n".join(plan_lines(plan)))
         return EXIT_OK
     if not wants_json(args):
-        print("\n".join(describe(plan)))
+        print("\n".join(plan_lines(plan)))
         if not args.yes:
             if not _interactive():
                 from npa_sop_tui.errors import UsageError

@@ -235,6 +235,27 @@ def plan_upgrade(deployed: SoperatorSpec, to: str, k8s_version: str | None = Non
     return plan
 
 
+def plan_lines(plan: UpgradePlan) -> list[str]:
+    """The plan in words, the same in a terminal, the app and the sandbox."""
+    lines = [
+        f"Upgrade {plan.name!r}: Soperator {plan.from_operator} → {plan.to_operator}, "
+        f"Kubernetes {plan.from_k8s} → {plan.to_k8s} "
+        f"({len(plan.steps)} step(s), about {plan.expected_minutes} min)"
+    ]
+    for number, step in enumerate(plan.steps, 1):
+        lines.append(f"  {number}. {step.title}: about {step.minutes} min")
+        for update in step.updates:
+            lines.append(f"     {update.action:7} {update.address}: {update.what}, {update.change}")
+    if plan.drained_workers:
+        shown = ", ".join(plan.drained_workers[:12])
+        more = (
+            f" and {len(plan.drained_workers) - 12} more" if len(plan.drained_workers) > 12 else ""
+        )
+        lines.append(f"  drained: {shown}{more}")
+    lines += [f"  note: {note}" for note in plan.notes]
+    return lines
+
+
 def step_spec(deployed: SoperatorSpec, step: UpgradeStep) -> SoperatorSpec:
     """The spec one step deploys: the deployed one with the step's versions pinned (never
     left to a recipe default, which could be another Kubernetes version)."""

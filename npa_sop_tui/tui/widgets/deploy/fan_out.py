@@ -15,6 +15,7 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     EventLog,
     PhaseBar,
     ResourceTable,
+    grow_total,
     log_lines,
 )
 from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
@@ -46,13 +47,9 @@ class ProgressWidgets:
                     # against what was done before this plan (not later in the same batch)
                     self.table.apply(events[folded:i])
                     folded = i
-                    counts = self.table.counts()
-                    self.bar.total = max(
-                        self.bar.total, counts["done"] + counts["failed"] + ev.total
-                    )
+                    grow_total(self.bar, self.table, ev)
         self.table.apply(events[folded:])
-        counts = self.table.counts()
-        self.bar.done = counts["done"] + counts["failed"]
+        self.bar.done = self.table.completed
         self.log.add_lines(log_lines(events))
         self.diagnostics.add(events)
         self.timeline.add(events)
