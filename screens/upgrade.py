@@ -139,6 +139,8 @@ class UpgradeScreen(Guarded, OperatorGated, Screen[None]):
         self.running = True
         for widget in ("#upgrade-run", "#upgrade-plan", "#upgrade-to"):
             self.query_one(widget).disabled = True
+        # the plan was read: the progress gets the room (the plan still scrolls)
+        self.query_one("#upgrade-plan-box").add_class("-running")
         try:
             outcome = await self.npa.backend.upgrade(self.cluster_name, to, self.sink)
         except asyncio.CancelledError:
