@@ -26,6 +26,8 @@ from npa_sop_tui.home.locks import is_locked
 from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.terraform.standin_addresses import real_address
 
+from testkit.disks import fill
+
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
 
@@ -53,20 +55,6 @@ def small_disk(
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(disk: Path) -> None:
-    """Take every free byte of `disk` (unbuffered: no write is left pending)."""
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
 
 
 def free(disk: Path) -> None:

@@ -4,6 +4,7 @@ refused without the token; a good token becomes a cookie and leaves the URL."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,36 @@ def test_token_file_must_be_private_and_long(tmp_path: Path) -> None:
         read_token_file(path)
     with pytest.raises(UsageError, match=r"(?i)cannot read .*no such file"):
         read_token_file(tmp_path / "missing")
+
+
+def test_a_group_readable_token_file_is_refused(tmp_path: Path) -> None:
+    """Defect: whoever may read the token may open the session; 0640 lets the group read."""
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    os.chmod(path, 0o640)
+    with pytest.raises(UsageError, match=r"readable by other users \(mode 640\)") as refused:
+        read_token_file(path)
+    assert (
+        refused.value.hint == f"run chmod 600 {path} (whoever reads the token can open the session)"
+    )
+    assert TOKEN not in refused.value.render()
+
+
+def test_a_token_file_that_is_a_fifo_a_device_or_huge_is_refused_at_once(tmp_path: Path) -> None:
+    """Defect: `serve --token-file` on a FIFO hung, on /dev/zero or a sparse 3 GB file read
+    until memory ran out. Each is refused before a byte is read, saying what it is."""
+    from testkit.hostile_files import plant
+
+    fifo = plant(tmp_path / "fifo", "fifo")
+    sparse = plant(tmp_path / "sparse", "sparse")
+    for path in (fifo, sparse):
+        path.chmod(0o600)
+    for path, said in (
+        (fifo, "is a named pipe (FIFO), not a token file"),
+        (Path("/dev/zero"), "is a character device, not a token file"),
+        (sparse, "token file is larger than 64 KiB"),
+    ):
+        with pytest.raises(
+            UsageError, match=re.escape(f"cannot read --token-file {path} ({said})")
+        ):
+            read_token_file(path)
