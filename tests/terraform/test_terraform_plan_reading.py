@@ -107,7 +107,7 @@ def test_plan_summary_unknown_size_is_not_zero() -> None:
     assert (pool.size_before, pool.size_after) == (None, None)
 
 
-def _change(address: str, actions: list[str], module: str = "module.k8s", **values: Any) -> dict:
+def _planned(address: str, actions: list[str], module: str = "module.k8s", **values: Any) -> dict:
     return {"address": address, "module_address": module, "mode": "managed",
             "type": address.split(".")[2], "name": address.split(".")[3].split("[")[0],
             "change": {"actions": actions, "before": values.get("before"),
@@ -118,10 +118,10 @@ def test_only_the_recipes_own_bookkeeping_is_safe_to_replace() -> None:
     """The safe list comes from the caller (the recipe's graph); a create_before_destroy
     replacement is a replacement; a stand-in's in-place part is an update of its resource."""
     plan = {"resource_changes": [
-        _change("module.slurm.null_resource.local_file__flux_release_rendered_nodesets",
+        _planned("module.slurm.null_resource.local_file__flux_release_rendered_nodesets",
                 ["delete", "create"], "module.slurm"),
-        _change("module.k8s.null_resource.nebius_vpc_v1_allocation__this", ["create", "delete"]),
-        _change("module.k8s.null_resource.nebius_mk8s_v1_node_group__worker_v2__update[0]",
+        _planned("module.k8s.null_resource.nebius_vpc_v1_allocation__this", ["create", "delete"]),
+        _planned("module.k8s.null_resource.nebius_mk8s_v1_node_group__worker_v2__update[0]",
                 ["delete", "create"],
                 before={"triggers": {"name": "cpu-0", "size": "2"}},
                 after={"triggers": {"name": "cpu-0", "size": "3"}}),
