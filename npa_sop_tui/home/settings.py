@@ -128,6 +128,8 @@ _KEYS: dict[str, _Key] = {
     # `--project`: a project ID (project-…), or the alias of one of the existing npa's
     # `projects:` sections, whose identity then wins over the environment and our keys.
     "project": _Key(None),
+    # `--cloud-timeout`: seconds each cloud call may take, minting the bucket's key included
+    "cloud_timeout": _Key(None),
 }
 # Identity read from the existing npa's project section (home/npa_config.py).
 _NPA_IDENTITY = ("region", "tenant_id", "project_id")

@@ -58,6 +58,7 @@ class LifecycleOptions:
             "recipe.ref": self.recipe_ref,
             "profile": self.profile,  # also mints the state bucket's key (state/credentials)
             "project": self.project,  # an ID, or the alias of an npa `projects:` section
+            "cloud_timeout": self.cloud_timeout,  # also bounds minting the bucket's key
         }
         if self.capacity:
             flags["capacity"] = dict(self.capacity)

@@ -110,7 +110,8 @@ def test_an_identity_value_with_a_newline_or_another_shape_is_refused_from_the_e
     [
         ["soperator", "catalog", "refresh", "--sandbox", "--project", "project-x/../y"],
         ["soperator", "preflight", "--spec", "s.yaml", "--sandbox", "--project", "x\ny"],
-        ["soperator", "plan", "--spec", "s.yaml", "--project", "Project-1"],
+        ["soperator", "plan", "--spec", "s.yaml", "--project", "../prod"],
+        ["soperator", "plan", "--spec", "s.yaml", "--project", "project-E00/x"],
         ["soperator", "catalog", "refresh", "--sandbox", "--profile", "a b"],
     ],
 )
@@ -119,7 +120,8 @@ def test_identifier_flags_are_checked_before_anything_runs(
 ) -> None:
     code, _, err = _cli(capsys, *argv)
     assert code == 2 and "Traceback" not in err
-    assert "project_id" in err or "profile" in err
+    assert "project" in err or "profile" in err
+    assert "spec file not found" not in err  # refused before the spec is read
 
 
 def test_a_fleet_files_identifiers_are_checked_with_their_line(
