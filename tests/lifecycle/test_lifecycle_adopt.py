@@ -452,5 +452,4 @@ def test_an_adopted_folder_outside_the_home_is_used_where_it_was_adopted_only(
     assert not (install / ".npa-plan").exists()  # nothing ran there
     code, plan = cli(capsys, "plan", "--spec", str(spec_out), "--terraform-dir", str(recipe))
     assert code == 0, plan
-    changes = plan["changes"]
-    assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)
+    only_every_apply_steps(plan["changes"])

@@ -325,7 +325,7 @@ async def test_migrate_into_the_bucket_with_the_minted_key(
     body = signing_moto.admin().get_object(Bucket=BUCKET, Key="npa/moved/terraform.tfstate")
     assert (
         sum(len(r.get("instances") or []) for r in json.loads(body["Body"].read())["resources"])
-        == 25
+        == 32  # the stand-in's: each of the recipe's resources, and its in-place part apart
     )
     assert _files_containing(key.secret, tmp_path, Path(result.install_dir)) == []
 
