@@ -153,7 +153,7 @@ async def test_migrate_local_to_s3_and_back_keeps_the_state(
     assert (remote["lineage"], remote["serial"], _count(remote)) == (
         before["lineage"],
         before["serial"],
-        25,
+        24,
     )
     assert not (install / "terraform.tfstate").exists()
     assert list(install.glob("terraform.tfstate.migrated-*"))  # the source, kept beside
@@ -171,7 +171,7 @@ async def test_migrate_local_to_s3_and_back_keeps_the_state(
     assert (after["lineage"], after["serial"], _count(after)) == (
         before["lineage"],
         before["serial"],
-        25,
+        24,
     )
     assert "Contents" not in moto.client().list_objects_v2(
         Bucket=bucket, Prefix="npa/mig/terraform.tfstate"
@@ -180,7 +180,9 @@ async def test_migrate_local_to_s3_and_back_keeps_the_state(
     monkeypatch.delenv("NPA_STATE_ENDPOINT")
     monkeypatch.delenv("NPA_STATE_REGION")
     planned = await lifecycle.plan(make_spec("mig"), options=options())
-    assert (planned.changes.add, planned.changes.remove) == (0, 0)
+    # (but the recipe's kube context step, replaced on every apply)
+    assert (planned.changes.add, planned.changes.remove) == (1, 1)
+    assert planned.changes.by_module == {"module.k8s": {"replace": 1}}
 
 
 async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
@@ -234,7 +236,10 @@ async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
         again = await lifecycle.deploy(make_spec("outage"), options=options(), on_event=recorder)
         notes = [e.text for e in recorder.kinds("log_line") if e.stream == "npa"]
         assert any("could not save (errored.tfstate)" in n for n in notes)
-        assert "apply:k8s" not in again.phases and "apply:full" not in again.phases
+        # nothing is created twice: the applies create only the step the recipe replaces on
+        # every apply (its kube context)
+        created = {e.addr for e in recorder.kinds("resource_finished") if e.action == "create"}
+        assert created <= {"module.k8s.terraform_data.kubectl_cluster_context"}, created
         assert again.resources == 24
         assert not errored.exists()
         remote = server.client().get_object(Bucket=bucket, Key="npa/outage/terraform.tfstate")
@@ -262,6 +267,6 @@ async def test_a_deploy_whose_lock_reply_was_lost_runs_without_busy(
         result = await lifecycle.deploy(make_spec("lostreply"), options=options())
     bucket = bucket_env["NPA_STATE_BUCKET"]
     assert proxy.dropped == [("PUT", f"/{bucket}/npa/lostreply/npa.lock")]
-    assert result.resources == 25
+    assert result.resources == 24
     listed = moto.client().list_objects_v2(Bucket=bucket, Prefix="npa/lostreply/npa.lock")
     assert listed.get("KeyCount", 0) == 0  # released
