@@ -16,7 +16,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static
 
-from npa_sop_tui.events import Event, PhaseChanged, PlanSummary
+from npa_sop_tui.events import Event
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
@@ -26,6 +26,7 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     EventLog,
     PhaseBar,
     ResourceTable,
+    show_events,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -122,20 +123,7 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
         if not len(self._intake):
             return
         batch = self._intake.take()
-        events = batch.events
-        bar = self.query_one(PhaseBar)
-        table = self.query_one(ResourceTable)
-        table.apply(events)
-        for ev in events:
-            match ev:
-                case PhaseChanged():
-                    bar.phase = ev.label
-                case PlanSummary():
-                    bar.total = ev.remove
-        counts = table.counts()
-        bar.done = counts["done"] + counts["failed"]
-        self.query_one(EventLog).add_lines(batch.lines)
-        self.query_one(DiagnosticsPanel).add(events)
+        show_events(self, batch.events, batch.lines, batch.dropped_lines)
 
     @work(exclusive=True, group="destroy", exit_on_error=False)
     async def _run(self, name: str) -> None:

@@ -254,6 +254,10 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         if self.selected:
             self.npa.destroy(self.selected)
 
+    def action_upgrade(self) -> None:
+        if self.selected:
+            self.npa.upgrade(self.selected)
+
     def action_timeline(self) -> None:
         from npa_sop_tui.screens.timeline import TimelineScreen
 
@@ -275,6 +279,12 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
                 ("deploy", f"Deploy {name}", "Plan and apply", self.action_deploy),
                 ("status", f"Status of {name}", "Live dashboard", self.action_status),
                 ("edit", f"Edit {name}", "Open its spec in the wizard", self.action_edit),
+                (
+                    "upgrade",
+                    f"Upgrade {name}",
+                    "Another Soperator version, planned first",
+                    self.action_upgrade,
+                ),
                 ("destroy", f"Destroy {name}", "Tear it down", self.action_destroy),
             ]
             for action, title, help_text, call in commands:

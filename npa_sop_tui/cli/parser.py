@@ -224,6 +224,7 @@ SOPERATOR_MODULES: dict[str, str] = {
     "serve": "serve_cmds",
     "report": "report_cmds",
     "tools": "agent_cmds",
+    "upgrade": "upgrade_cmds",
     "mcp": "mcp_cmds",
     "completion": "completion_cmds",
 }

@@ -233,6 +233,9 @@ def cmd_render(args: argparse.Namespace) -> int:
     info(f"kube context:   {rendered.kube_context}")
     info(f"sizing tier:    {rendered.sizing_tier}")
     info(f"recipe version: {rendered.recipe_version} (contract of {rendered.recipe_commit})")
+    for note in rendered.warnings:
+        if note.path == "recipe_ref":
+            _err(note.render())
     info(f"root login key: {key.describe()}")
     info("from the environment (TF_VAR_*, not in the file):")
     for name, value in env_view.items():

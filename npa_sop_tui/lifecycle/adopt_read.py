@@ -136,6 +136,11 @@ async def o11y_environment(
     }
 
 
+# the stand-in's mk8s cluster: as the recipe's graph names it (terraform/standin_addresses.py),
+# or an older stand-in's
+STANDIN_CLUSTERS = ("nebius_mk8s_v1_cluster__this", "cluster")
+
+
 async def identity_from_state(binary: str, install_dir: Path, env: Mapping[str, str]) -> dict:  # type: ignore[type-arg]
     """The project, subnet (and a stand-in's region) the state records for the cluster."""
     try:
@@ -152,8 +157,14 @@ async def identity_from_state(binary: str, install_dir: Path, env: Mapping[str, 
             plane = plane[0] if isinstance(plane, list) and plane else plane
             if isinstance(plane, dict):
                 _take(found, "subnet_id", plane.get("subnet_id"), "vpcsubnet-")
-        elif res.get("type") == "null_resource" and res.get("name") == "cluster":
-            triggers = attrs.get("triggers") or {}  # the stand-in's mk8s cluster
+        elif res.get("type") == "null_resource" and res.get("name") in STANDIN_CLUSTERS:
+            triggers = dict(attrs.get("triggers") or {})  # the stand-in's mk8s cluster
+            # the stand-in derived from the recipe's graph keys it by the inputs that replace
+            # it: `soperator-<company>/<region>/<subnet>`
+            identity = str(triggers.get("cluster_identity") or "").split("/")
+            if len(identity) == 3:
+                triggers.setdefault("region", identity[1])
+                triggers.setdefault("subnet_id", identity[2])
             _take(found, "region", triggers.get("region"), "")
             _take(found, "subnet_id", triggers.get("subnet_id"), "vpcsubnet-")
     return found

@@ -46,7 +46,8 @@ def list_clusters() -> list[InventoryEntry]:
 
 
 async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
-    """The resource addresses in a cluster's Terraform state, as Terraform lists them."""
+    """The resource addresses in a cluster's Terraform state, as Terraform lists them (a
+    stand-in's read back as the real recipe's)."""
     from npa_sop_tui.home import recorded_paths as recorded
     from npa_sop_tui.lifecycle import steps
     from npa_sop_tui.lifecycle.adopt import arequire_cluster
@@ -76,4 +77,7 @@ async def cluster_resources(name: str, options: LifecycleOptions | None = None) 
         if "No state file" in err:
             return []
         raise OperationError(f"terraform state list failed: {err.strip()[-400:]}")
-    return sorted(line for line in out.splitlines() if line.strip())
+    from npa_sop_tui.terraform.standin_addresses import real_address
+
+    # a stand-in's resources at the real recipe's addresses, its in-place parts not apart
+    return sorted({real_address(line.strip())[0] for line in out.splitlines() if line.strip()})

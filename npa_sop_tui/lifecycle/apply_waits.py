@@ -1,6 +1,6 @@
 """What `terraform apply` waits on in the recipe's `modules/slurm/main.tf`, and until when.
 
-The waits themselves (what, how long, the recipe's and the stand-in's resource addresses)
+The waits themselves (what, how long, the recipe's resource address; a stand-in's events carry it)
 are listed in status/apply_deadlines.py, which also tells `status` until when a running
 deploy waits. Here: when one starts, the operation says so with its deadline; when it ends,
 how long it took.

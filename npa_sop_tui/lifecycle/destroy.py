@@ -64,7 +64,7 @@ async def destroy(
         else:
             # Deployed from another machine: its state is in the team's bucket; build this
             # machine's installation from the spec as deployed, kept beside it.
-            ctx, install, _ = await steps.prepare(op, _deployed_spec(store, name), options)
+            ctx, install, _ = await steps.prepare(op, deployed_spec(store, name), options)
         install_dir = install.dir
         assert op.entry is not None
         op.entry.install_dir = str(install_dir)
@@ -147,7 +147,7 @@ def _check_project(
         )
 
 
-def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec:
+def deployed_spec(store: StateStore, name: str) -> SoperatorSpec:
     from npa_sop_tui.spec.model import load_spec
 
     path = store.spec_file(name)

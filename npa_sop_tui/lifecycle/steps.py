@@ -169,6 +169,10 @@ async def prepare(
     from npa_sop_tui.recipe import installation
 
     environment = environment_of(options)
+    if op.kind in ("plan", "deploy"):
+        from npa_sop_tui.lifecycle.upgrade_plan import check_kubernetes_kept
+
+        check_kubernetes_kept(spec, environment.state_store())
     if options.preflight and options.cloud is None:
         from npa_sop_tui.cloud.client import warm_up
 
@@ -349,7 +353,7 @@ async def plan(
     code, out, err = await runner.capture(["show", "-json", str(plan_file)], cwd=install.dir)
     if code != 0:
         raise OperationError(f"terraform show of the saved plan failed: {err.strip()[-400:]}")
-    changes = summarize_plan(json.loads(out))
+    changes = summarize_plan(json.loads(out), safe=recipe_safe_replacements(ctx.recipe))
     ctx.op.emit(PlanSummary(operation_id=ctx.op.id, phase=phase, **changes.model_dump()))
     return plan_file, changes
 
@@ -388,12 +392,17 @@ async def within(ctx: Context, run: Any, what: str) -> RunResult:
 
 
 async def state_list(ctx: Context, install: Installation) -> list[str]:
+    """The resources in the state, at the real recipe's addresses (a stand-in's in-place
+    parts are its resources' own, not resources of their own)."""
+    from npa_sop_tui.terraform.standin_addresses import real_address
+
     code, out, err = await ctx.runner().capture(["state", "list"], cwd=install.dir)
     if code != 0:
         if "No state file" in err or "does not have any resources" in err:
             return []
         raise OperationError(f"terraform state list failed: {err.strip()[-400:]}")
-    return [line for line in out.splitlines() if line.strip()]
+    found = (real_address(line.strip())[0] for line in out.splitlines() if line.strip())
+    return list(dict.fromkeys(found))
 
 
 async def outputs(ctx: Context, install: Installation) -> dict[str, Any]:
@@ -405,6 +414,20 @@ async def outputs(ctx: Context, install: Installation) -> dict[str, Any]:
     except ValueError:
         return {}
     return {k: v.get("value") for k, v in data.items()}
+
+
+def recipe_safe_replacements(recipe: Recipe) -> list[str]:
+    """What the recipe replaces on purpose, from its derived graph (recipe/graph.py): by the
+    commit a stand-in models or the checkout's commit, else by the version it ships. An
+    unknown recipe gets nothing: every replacement is then asked about."""
+    from npa_sop_tui.recipe.graph import safe_replacements
+
+    commit = recipe.standin_commit or recipe.ref
+    return sorted(safe_replacements(commit, None if commit and _is_sha(commit) else recipe.version))
+
+
+def _is_sha(ref: str) -> bool:
+    return len(ref) >= 7 and all(c in "0123456789abcdef" for c in ref.lower())
 
 
 def guard(changes: PlanChanges, allow_destructive: bool, phase: str, op: Operation) -> None:

@@ -4,7 +4,7 @@ For each GPU pool, in spec order:
 1. discovery: `sinfo` on the login node must list exactly `size` nodes `<nodeset>-<n>` of the
    pool's NodeSets (the pool's name; GB300: `<pool>-rack<N>`, recipe/nodesets.py);
 2. one exclusive `srun` per node (`--gpus-per-node` = the preset's GPUs), all nodes at once,
-   runs `node_check.node_script()`; every node must PASS.
+   runs `node_check.node_script(gpus)`; every node must PASS.
 
 The whole gate shares one deadline (`--gpu-creation-check-timeout`). On a failure or when
 the deadline passes, the gate cancels its jobs by name (`scancel --name`), confirms the queue
@@ -49,7 +49,7 @@ def srun_command(name: str, node: str, gpus: int, remaining: float) -> str:
         f"--immediate={max(1, int(remaining))}",
         f"--time={minutes}",
     ]
-    return "srun " + " ".join(opts) + " bash -c " + shlex.quote(node_script())
+    return "srun " + " ".join(opts) + " bash -c " + shlex.quote(node_script(gpus))
 
 
 async def discover(

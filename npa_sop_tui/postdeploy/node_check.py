@@ -1,8 +1,9 @@
 """The check one GPU node runs, and how its output is read.
 
 The script runs as one exclusive Slurm task on the node. It counts GPUs with `nvidia-smi`,
-maps their model exactly (the word after "NVIDIA": H100/H200/B200/B300 → 8x…, GB300 → 4xGB300;
-a GB200 is not a B200, nor any other model a platform) to the health checker's platform tag,
+maps their model exactly (the word after "NVIDIA": H100, H200, B200, B300, GB300; a GB200 is
+not a B200, nor any other model a platform) to the health checker's platform tag
+`<GPUs>x<model>`, the GPU count being the pool preset's (8xH100, 1xH100, 4xGB300),
 then runs Nebius's node health checker on the CUDA samples deviceQuery, vectorAdd,
 simpleMultiGPU and p2pBandwidthLatencyTest with `-f json-partial`. Lines starting with
 `NPA_GPU_CHECK` mark each stage so the output can be read without jq on the node; the GPU
@@ -21,7 +22,8 @@ MARK = "NPA_GPU_CHECK"
 HC_STDOUT = "/opt/soperator-outputs/health_checker_cmd_stdout"
 
 
-def node_script() -> str:
+def node_script(gpus: int) -> str:
+    """The script for a node of a pool whose preset has `gpus` GPUs."""
     tests = ",".join(TESTS)
     return f"""node="${{SLURMD_NODENAME:-$(hostname)}}"
 if ! names=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>&1); then
@@ -34,11 +36,7 @@ echo "{MARK} node=$node stage=gpus count=$count name=$name"
 model=$(printf '%s\\n' "$name" | awk '{{for (i = 1; i <= NF; i++)
   if ($i != "NVIDIA") {{print $i; exit}}}}')
 case "$model" in
-  GB300) platform=4xGB300 ;;
-  H100) platform=8xH100 ;;
-  H200) platform=8xH200 ;;
-  B200) platform=8xB200 ;;
-  B300) platform=8xB300 ;;
+  GB300|H100|H200|B200|B300) platform={int(gpus)}x$model ;;
   *) echo "{MARK} node=$node stage=platform status=FAIL message=unsupported GPU '$name'"
      exit 1 ;;
 esac

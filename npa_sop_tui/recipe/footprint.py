@@ -52,6 +52,22 @@ class FilesystemShape:
     type: str = FILESTORE_TYPE
 
 
+def has_login_node_group(spec: SoperatorSpec) -> bool:
+    """False where the recipe puts the login pods on the GB300 workers (it renders
+    `slurm_login_on_worker_nodes = true` and creates no login node group): nothing to count,
+    price or show then."""
+    from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.recipe.contract import load_contract
+    from npa_sop_tui.recipe.shape import login_on_workers
+    from npa_sop_tui.recipe.table import load_table
+
+    try:
+        contract = load_contract(load_table().contract_commit(spec.slurm_operator_version))
+    except NpaError:  # no contract for the version: validation says so; count the group
+        return True
+    return not login_on_workers(spec, contract)
+
+
 def node_groups(spec: SoperatorSpec) -> list[NodeGroupShape]:
     from npa_sop_tui.spec.catalog import load_catalog
 
@@ -77,16 +93,19 @@ def node_groups(spec: SoperatorSpec) -> list[NodeGroupShape]:
             CONTROLLER_SIZE,
             CONTROLLER_BOOT_GIB,
         ),
-        NodeGroupShape(
-            "login",
-            "login",
-            CONTROL_PLANE_PLATFORM,
-            cp.login.preset,
-            LOGIN_SIZE,
-            LOGIN_SIZE,
-            LOGIN_BOOT_GIB,
-        ),
     ]
+    if has_login_node_group(spec):
+        groups.append(
+            NodeGroupShape(
+                "login",
+                "login",
+                CONTROL_PLANE_PLATFORM,
+                cp.login.preset,
+                LOGIN_SIZE,
+                LOGIN_SIZE,
+                LOGIN_BOOT_GIB,
+            )
+        )
     if spec.accounting:
         groups.append(
             NodeGroupShape(

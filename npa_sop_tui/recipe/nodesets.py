@@ -47,3 +47,34 @@ def pool_of_nodeset(spec: Any, nodeset: str) -> Any | None:
         if any(ns.name == nodeset for ns in pool_nodesets(pool)):
             return pool
     return None
+
+
+@dataclass(frozen=True)
+class PlannedNodeGroup:
+    """One worker node group as the recipe makes it: `<nodeset>-<chunk>` chunks of at most
+    100 nodes, a GB300 rack NodeSet's group named as the NodeSet."""
+
+    name: str
+    nodeset: str
+    pool: str
+    size: int
+
+
+def recipe_node_groups(spec: Any) -> list[PlannedNodeGroup]:
+    """The worker node groups in the recipe's order, which is their `count` index
+    (`nebius_mk8s_v1_node_group.worker_v2[i]`): the tfvars list GPU pools first
+    (recipe/shape.py `ordered_pools`), each pool's NodeSets, each NodeSet's chunks."""
+    from npa_sop_tui.recipe.shape import ordered_pools
+
+    out = []
+    for pool in ordered_pools(spec):
+        for nodeset in pool_nodesets(pool):
+            if nodeset.name != nodeset.pool:  # a GB300 rack: one group, all of the rack
+                out.append(PlannedNodeGroup(nodeset.name, nodeset.name, pool.name, nodeset.size))
+                continue
+            for chunk in range(max(1, -(-nodeset.size // 100))):
+                size = min(100, nodeset.size - chunk * 100)
+                out.append(
+                    PlannedNodeGroup(f"{nodeset.name}-{chunk}", nodeset.name, pool.name, size)
+                )
+    return out

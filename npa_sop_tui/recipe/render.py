@@ -199,6 +199,25 @@ def supported_versions() -> list[str]:
     return list(SUPPORTED_VERSIONS)
 
 
+def _contract_note(ref: str | None, commit: str) -> list[Finding]:
+    """A recipe ref npa has no contract for is rendered with another commit's: say which."""
+    if not ref or commit.startswith(ref.lower()):
+        return []
+    from npa_sop_tui.spec.findings import warning
+
+    info = load_table().commit(commit)
+    version = f" (Soperator {info.version})" if info is not None else ""
+    return [
+        warning(
+            "recipe_ref",
+            f"npa has no contract for recipe ref {ref}: the variables follow the contract of "
+            f"{commit}{version}, which may not match that commit's variables",
+            "use a commit npa knows (recipes.yaml), or check the rendered variables against "
+            "that commit's variables.tf",
+        )
+    ]
+
+
 def render(
     spec: SoperatorSpec,
     *,
@@ -265,7 +284,7 @@ def render(
         secrets=sorted(set(reservations.values())),
         root_key_fingerprint=key.fingerprint,
         root_key_source=key.source,
-        warnings=[f for f in findings if not f.is_error],
+        warnings=[f for f in findings if not f.is_error] + _contract_note(recipe_ref, commit),
     )
 
 

@@ -217,7 +217,6 @@ def nodesets(
     spec: SoperatorSpec, cat: Catalog, contract: Contract, reservations: dict[str, str]
 ) -> dict[str, Any]:
     cp = spec.control_plane
-    gb300 = any(p.platform == GB300_PLATFORM for p in spec.workers)
     out: dict[str, Any] = {
         "slurm_nodeset_system": {
             "min_size": cp.system.min_size,
@@ -244,11 +243,18 @@ def nodesets(
         ],
         "slurm_nodesets_partitions": partitions(),
     }
-    if gb300 and contract.declares("slurm_login_on_worker_nodes"):
+    if login_on_workers(spec, contract):
         # 4.1.13: login pods share the GB300 (arm64) workers instead of a login node group,
         # whose default arm64 platform (cpu-g1) no production region offers.
         out["slurm_login_on_worker_nodes"] = True
     return out
+
+
+def login_on_workers(spec: SoperatorSpec, contract: Contract) -> bool:
+    """The recipe puts the login pods on the GB300 workers and creates no login node group
+    (`slurm_login_on_worker_nodes = true`, rendered for GB300 where the commit declares it)."""
+    gb300 = any(p.platform == GB300_PLATFORM for p in spec.workers)
+    return gb300 and contract.declares("slurm_login_on_worker_nodes")
 
 
 def check_hosted(spec: SoperatorSpec, contract: Contract) -> None:

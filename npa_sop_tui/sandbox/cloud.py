@@ -23,7 +23,11 @@ from npa_sop_tui.sandbox.fake_cloud_state import (
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
 
 SANDBOX_REGION = "eu-north1"
-CLUSTER_RESOURCE = ("null_resource", "cluster")  # the stand-in's mk8s cluster (module.k8s)
+# the stand-in's mk8s cluster (module.k8s): as the recipe's graph names it, or an older one's
+CLUSTER_RESOURCES = {
+    ("null_resource", "nebius_mk8s_v1_cluster__this"),
+    ("null_resource", "cluster"),
+}
 
 
 def _has_cluster(name: str) -> bool:
@@ -42,7 +46,7 @@ def _has_cluster(name: str) -> bool:
     except Exception:  # an unreachable bucket: the simulated cloud holds nothing
         return False
     return any(
-        (r.get("type"), r.get("name")) == CLUSTER_RESOURCE and r.get("instances")
+        (r.get("type"), r.get("name")) in CLUSTER_RESOURCES and r.get("instances")
         for r in (state or {}).get("resources", [])
     )
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from npa_sop_tui.events import Event, ResourceFinished
 from npa_sop_tui.recipe.nodesets import PlannedNodeSet, pool_of_nodeset, spec_nodesets
+from npa_sop_tui.sandbox.fake_cloud_state import scenario_from_env
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.sandbox.fake_kube_objects import (
     OPERATOR_NAMESPACE,
@@ -37,6 +38,7 @@ from npa_sop_tui.sandbox.fake_kube_objects import (
     make_slurmcluster,
     make_worker_pod,
 )
+from npa_sop_tui.terraform.standin_addresses import real_address
 
 if TYPE_CHECKING:
     from npa_sop_tui.spec.catalog import Catalog
@@ -49,6 +51,30 @@ SLURM_CLUSTER_CR = "soperator"  # upstream's SlurmCluster is always called this
 _ADDR = re.compile(
     r'^module\.(?P<module>\w+)\.null_resource\.(?P<name>\w+)(\["(?P<key>[^"]+)"\])?$'
 )
+_INDEXED = re.compile(r"^(?P<base>[^\[]+)(\[(?P<index>[^\]]*)\])?$")
+# The real recipe's resources (a stand-in generated from its graph names them so) → what
+# their upstream counterparts create, as the handlers below (named after an older stand-in).
+# The Flux bootstrap release installs the operator and, through Flux, the slurm-cluster and
+# nodesets releases.
+REAL_HANDLERS: dict[str, tuple[str, ...]] = {
+    "module.k8s.nebius_mk8s_v1_node_group.system": ("_k8s_node_group_system",),
+    "module.k8s.nebius_mk8s_v1_node_group.controller": ("_k8s_node_group_controller",),
+    "module.k8s.nebius_mk8s_v1_node_group.login": ("_k8s_node_group_login",),
+    "module.k8s.nebius_mk8s_v1_node_group.accounting": ("_k8s_node_group_accounting",),
+    "module.slurm.helm_release.soperator_fluxcd_bootstrap": (
+        "_slurm_release_operator", "_slurm_release_slurm_cluster", "_slurm_release_nodesets",
+    ),
+    # a pool resized: the nodesets' config map changes in place and the operator scales
+    "module.slurm.helm_release.soperator_fluxcd_cm": ("_slurm_release_slurm_cluster_values",),
+    "module.slurm.terraform_data.wait_for_slurm_cluster_available": (
+        "_slurm_wait_for_slurm_cluster",
+    ),
+    "module.slurm.terraform_data.wait_for_soperator_activechecks_hr": (
+        "_slurm_release_activechecks",
+    ),
+    "module.login_script.terraform_data.lb_service_ip": ("_login_script_lb_service_ip",),
+}  # fmt: skip
+WORKER_GROUPS = "module.k8s.nebius_mk8s_v1_node_group.worker_v2"
 
 
 @dataclass
@@ -64,20 +90,57 @@ class SimulatedCluster:
 
     def on_event(self, event: Event) -> None:
         if isinstance(event, ResourceFinished):
-            self.apply(event.addr, deleting=event.action == "delete")
+            self.apply(
+                event.addr, deleting=event.action == "delete", in_place=event.action == "update"
+            )
 
     def restore(self, addresses: list[str]) -> None:
         """Bring back what Terraform's state says exists (a cluster from another process)."""
         for address in addresses:
             self.apply(address, deleting=False)
 
-    def apply(self, address: str, *, deleting: bool) -> None:
+    def apply(self, address: str, *, deleting: bool, in_place: bool = False) -> None:
+        """What finishing (or deleting) `address` creates (or removes): a real recipe's
+        address (a stand-in's is read back; its in-place part, or an `update`, is
+        `in_place`), or an older stand-in's."""
+        real, part = real_address(address)
+        found = _INDEXED.match(real)
+        base, index = (found["base"], found["index"]) if found else (real, None)
+        if base == WORKER_GROUPS:
+            key = self._group_key(index)
+            if not (part or in_place):
+                self._k8s_worker_v2(key, deleting)
+            if not deleting:  # created or resized: the group's nodes are up (Terraform waits)
+                self._k8s_worker_v2_size(key, deleting)
+            return
+        if base in REAL_HANDLERS:
+            for name in REAL_HANDLERS[base]:
+                getattr(self, name)(None, deleting)
+            return
         match = _ADDR.match(address)
         if match is None:
             return
         handler = getattr(self, f"_{match['module']}_{match['name']}", None)
         if handler is not None:
             handler(match["key"], deleting)
+
+    def _group_key(self, index: str | None) -> str | None:
+        """The node group at count index `index`, in the recipe's order: per NodeSet (spec
+        order), GB300 racks whole, other pools in chunks `<nodeset>-<i>` of at most 100."""
+        keys = []
+        for nodeset in spec_nodesets(self.spec):
+            if nodeset.name != nodeset.pool:  # a GB300 rack: one group named as the NodeSet
+                keys.append(nodeset.name)
+            else:
+                keys += [f"{nodeset.name}-{i}" for i in range(max(1, -(-nodeset.size // 100)))]
+        try:
+            return keys[int(index or "")]
+        except (ValueError, IndexError):
+            return None
+
+    def _slurm_release_nodesets(self, key: str | None, deleting: bool) -> None:
+        for nodeset in spec_nodesets(self.spec):
+            self._slurm_release_nodeset(nodeset.name, deleting)
 
     # -- stand-in resource → what upstream would create ----------------------------------------
 
@@ -118,7 +181,15 @@ class SimulatedCluster:
         if deleting:
             self._delete("pods", "soperator-controller-manager-0", namespace=OPERATOR_NAMESPACE)
         else:
-            self.kube.upsert("pods", make_operator_pod(node=f"{self.name}-system-0"))
+            crashing = "operator-crashloop" in scenario_from_env()
+            pod = make_operator_pod(
+                node=f"{self.name}-system-0",
+                version=self.spec.slurm_operator_version,
+                ready=not crashing,
+                waiting_reason="CrashLoopBackOff" if crashing else None,
+                restarts=7 if crashing else 0,
+            )
+            self.kube.upsert("pods", pod)
 
     def _slurm_release_slurm_cluster(self, key: str | None, deleting: bool) -> None:
         if deleting:
@@ -148,9 +219,16 @@ class SimulatedCluster:
                 self._scale_nodeset(nodeset)
 
     def _scale_nodeset(self, key: str) -> None:
-        planned = next((ns for ns in spec_nodesets(self.spec) if ns.name == key), None)
+        nodesets = spec_nodesets(self.spec)
+        planned = next((ns for ns in nodesets if ns.name == key), None)
         size = planned.size if planned is not None else 1
-        self.kube.upsert("nodesets", make_nodeset(key, replicas=size, ready=size))
+        if nodesets[0].name == key and "nodeset-maintenance" in scenario_from_env():
+            # what the NodeSet controller shows while the cluster's maintenance disables
+            # workers: phase Terminating, StatefulSetTerminated (Maintenance)
+            nodeset = make_nodeset(key, replicas=size, ready=0, phase="Terminating")
+        else:
+            nodeset = make_nodeset(key, replicas=size, ready=size)
+        self.kube.upsert("nodesets", nodeset)
         for i in range(size):  # each on its own worker node, as the NodeSet schedules them
             node = f"{self.name}-{key}-{i}"
             self.kube.upsert("pods", make_worker_pod(key, i, node=node))
@@ -273,8 +351,8 @@ class SimulatedCluster:
             preset = catalog.preset(pool.platform, pool.preset)
             for name in nodeset.node_names:
                 nodes.append(_slurm_node(pool, name, preset, available=self.slurm_available))
-        # Like the recipe: one visible default partition `main` with every worker (the
-        # `hidden` one for active checks is not listed by sinfo).
+        # The default partition `main` with every worker, as the recipe makes it (its
+        # `hidden` partition, which `sinfo -a` lists too, is the active checks' own).
         idle = sum(1 for n in nodes if n.state == "idle")
         counts: dict[str, int] = {}
         for node in nodes:

@@ -44,6 +44,10 @@ SCENARIOS = (
     "capacity-block-missing",
     "gpu-check-fail",
     "destroy-leftover",
+    # the simulated cluster's (sandbox/cluster.py): the operator crash-loops in
+    # soperator-system; the first NodeSet is put in maintenance (workers disabled)
+    "operator-crashloop",
+    "nodeset-maintenance",
 )
 GIB = 1024**3
 # Quota names the preflight reads (see cloud/needs.py), with generous sandbox limits.

@@ -6,6 +6,10 @@ resources once their "CRD" is registered), and implements watch the way the real
 does: resume from `resourceVersion`, `allowWatchBookmarks`, `timeoutSeconds`, `410 Gone`
 for versions older than the retained history.
 
+Soperator's objects are checked against the real CRDs of one release before they are stored
+(sandbox/crd_validation.py): an invalid one raises `InvalidObject` from the object API and is
+refused with 422 `Invalid` over HTTP, as the real API server refuses it.
+
 Faults can be scripted while it runs: fail the next N requests with 500, drop every open
 watch, answer 410 Gone, expire a bookmark. Objects can be added, modified and deleted from
 Python at any time (from any thread); open watches see the change at once. The HTTP side is
@@ -31,6 +35,8 @@ from typing import TypeVar
 from aiohttp import web
 
 from npa_sop_tui.home.fsutil import atomic_write_text
+from npa_sop_tui.sandbox import crd_validation
+from npa_sop_tui.sandbox.crd_validation import DEFAULT_RELEASE
 from npa_sop_tui.sandbox.fake_kube_resources import (
     CORE_RESOURCES,
     SOPERATOR_CRDS,
@@ -52,8 +58,12 @@ class FakeKubeServer(KubeApiServing):
         token: str = "fake-token",
         bookmark_interval: float = 1.0,
         crds: bool = True,
+        crd_release: str = DEFAULT_RELEASE,
     ) -> None:
+        """`crd_release`: whose CRDs Soperator's objects must satisfy (crd_schemas/<release>:
+        `4.1.6`, the one every 4.1.x recipe installs, or `5.0.0-main-c238d993`)."""
         self.host, self.port, self.token = host, port, token
+        self.crd_release = crd_release
         self.bookmark_interval = bookmark_interval
         self.requests: list[tuple[str, str]] = []  # (method, path?query) of every request
         self._rv = 100
@@ -301,6 +311,9 @@ class FakeKubeServer(KubeApiServing):
             meta.setdefault("namespace", "soperator")
         meta.setdefault("uid", f"uid-{resource}-{meta['name']}")
         meta.setdefault("creationTimestamp", "2026-11-30T00:00:00Z")
+        if resource in SOPERATOR_CRDS:  # as the API server: defaulted, and never stored invalid
+            obj = crd_validation.admit(obj, self.crd_release)
+            meta = obj["metadata"]
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
         res.objects[self._key(res, obj)] = obj

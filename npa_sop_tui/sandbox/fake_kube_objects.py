@@ -7,7 +7,9 @@ Followed upstream (nebius/soperator tag 4.1.6, 65e088abe53b2a52bed18b9536196139f
   reason `SetUpCondition`; `Available`/`NotAvailable` reasons; `AccountingAvailable` `False`
   "Slurm accounting is disabled" when accounting is off; `PopulateJailMode`);
 - NodeSet status: `internal/controller/nodesetcontroller/reconcile.go` (phases `Pending`,
-  `Provisioning`, `Ready`, `Terminating`; `PodsReady` with `NodeSetReady`/`NodeSetNotReady`);
+  `Provisioning`, `Ready`, `Terminating`; `PodsReady` with `NodeSetReady`/`NodeSetNotReady`;
+  `Terminating` is maintenance: `StatefulSetTerminated=True`, reason `Maintenance`, "Workers
+  are disabled");
 - worker pods: `internal/render/worker/statefulset.go` (`<nodeset>-<i>`, component `nodeset`,
   label `slurm.nebius.ai/nodeset`); the operator in namespace `soperator-system`;
 - every SlurmCluster, NodeSet and ActiveCheck validates against the CRDs in
@@ -176,12 +178,29 @@ def make_worker_pod(nodeset: str, index: int, **kwargs: Any) -> Obj:
     return make_pod(f"{nodeset}-{index}", "nodeset", nodeset=nodeset, **kwargs)
 
 
-def make_operator_pod(*, ready: bool = True, node: str | None = None) -> Obj:
-    """The operator's controller manager: namespace `soperator-system`, not `soperator`."""
-    return make_pod(
-        "soperator-controller-manager-0", "manager", ready=ready, node=node,
-        namespace=OPERATOR_NAMESPACE,
+def make_operator_pod(
+    *,
+    ready: bool = True,
+    node: str | None = None,
+    version: str = "4.1.6",
+    waiting_reason: str | None = None,
+    restarts: int = 0,
+    name: str = "soperator-controller-manager-0",
+) -> Obj:
+    """The operator's controller manager as the soperator chart deploys it
+    (`helm/soperator/templates/deployment.yaml`): namespace `soperator-system`, not
+    `soperator`; label `control-plane: controller-manager`; container `manager` running
+    `slurm-operator:<version>`."""
+    pod = make_pod(
+        name, "manager", ready=ready, node=node, namespace=OPERATOR_NAMESPACE,
+        waiting_reason=waiting_reason, restarts=restarts,
     )  # fmt: skip
+    pod["metadata"]["labels"]["control-plane"] = "controller-manager"
+    image = f"{IMAGE}/slurm-operator:{version}"
+    pod["spec"]["containers"] = [{"name": "manager", "image": image}]
+    for status in pod["status"]["containerStatuses"]:
+        status.update(name="manager", image=image)
+    return pod
 
 
 def _jail() -> Obj:
@@ -255,6 +274,15 @@ def make_nodeset(
         raise ValueError(f"the NodeSet controller never sets phase {phase!r}")
     image = {"repository": f"{IMAGE}/worker_slurmd", "tag": "1.0.0-slurm25.11.3"}
     pods_ready = ready >= replicas
+    conditions = [
+        _cond("PodsReady", True, "NodeSetReady", "NodeSet is ready")
+        if pods_ready
+        else _cond("PodsReady", False, "NodeSetNotReady", "NodeSet is not ready")
+    ]
+    if phase == "Terminating":  # the controller's maintenance: the cluster disabled workers
+        conditions.append(
+            _cond("StatefulSetTerminated", True, "Maintenance", "Workers are disabled")
+        )
     return {
         "apiVersion": "slurm.nebius.ai/v1alpha1",
         "kind": "NodeSet",
@@ -273,11 +301,7 @@ def make_nodeset(
         "status": {
             "phase": phase,
             "replicas": ready,
-            "conditions": [
-                _cond("PodsReady", True, "NodeSetReady", "NodeSet is ready")
-                if pods_ready
-                else _cond("PodsReady", False, "NodeSetNotReady", "NodeSet is not ready")
-            ],
+            "conditions": conditions,
         },
     }
 

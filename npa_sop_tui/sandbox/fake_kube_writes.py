@@ -13,6 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
+from npa_sop_tui.sandbox.crd_validation import InvalidObject
+
 Obj = dict[str, Any]
 
 
@@ -79,8 +81,11 @@ def add_write_routes(
         if key in res.objects:
             plural = request.match_info["plural"]
             return _status(409, "AlreadyExists", f'{plural} "{meta.get("name")}" already exists')
-        return web.json_response(server._apply(request.match_info["plural"], "ADDED", body),
-                                 status=201)  # fmt: skip
+        try:
+            stored = server._apply(request.match_info["plural"], "ADDED", body)
+        except InvalidObject as exc:
+            return _status(422, "Invalid", str(exc))
+        return web.json_response(stored, status=201)
 
     async def patch(request: web.Request) -> web.Response:
         res = server._lookup(request)
@@ -99,7 +104,10 @@ def add_write_routes(
                 new = merge_patch(obj, body)
         except (KeyError, IndexError, ValueError, TypeError) as exc:
             return _status(422, "Invalid", f"the patch cannot be applied: {exc}")
-        return web.json_response(server._apply(request.match_info["plural"], "MODIFIED", new))
+        try:
+            return web.json_response(server._apply(request.match_info["plural"], "MODIFIED", new))
+        except InvalidObject as exc:
+            return _status(422, "Invalid", str(exc))
 
     for base in ("/api/v1", "/apis/{group}/{version}"):
         app.router.add_post(base + "/{plural}", create)

@@ -14,7 +14,9 @@ checked against a real 26.05.5 (the same formats):
   `InstanceId=`, which Soperator's slurmd entrypoint always sets (`--instance-id`,
   `--extra`);
 - `sinfo --json=v0.0.44`: `meta.plugin.data_parser`, `meta.slurm`, one `sinfo[]` entry per
-  node and partition with `node.state` a list and `reason` an object.
+  group of alike nodes in a partition (sinfo's grouping), `node.state` a list, `reason` an
+  object, and sinfo's other keys (port, sockets, cores, threads, disk, weight, cluster,
+  comment, extra, reservation, resource_spec).
 """
 
 from __future__ import annotations
@@ -103,33 +105,23 @@ def show_node_line(
     return f"{line} Extra={extra} InstanceId=computeinstance-{node.name}\n"
 
 
+def _summary_key(node: SlurmNode, part: str) -> tuple[object, ...]:
+    """What sinfo groups nodes by (its default summary's fields): a partition, one state
+    with its flags, CPUs, memory, GRES, features and reason."""
+    return (part, node.state, tuple(node.flags), node.cpus, node.cpus_allocated,
+            node.memory_mb, node.gres, tuple(node.features), node.reason)  # fmt: skip
+
+
 def sinfo_json(nodes: Iterable[SlurmNode]) -> str:
-    """`sinfo -a --json=v0.0.44`: one `sinfo[]` entry per node and partition."""
+    """`sinfo -a --json=v0.0.44`: one `sinfo[]` entry per group of alike nodes in a
+    partition (as real sinfo groups them), with its keys (the live-lab sample in the tests
+    holds the real ones)."""
     major, minor, micro = SLURM_RELEASE.split(".")
-    groups = []
+    grouped: dict[tuple[object, ...], list[SlurmNode]] = {}
     for node in nodes:
-        base = {"drained": "idle", "draining": "mixed"}.get(node.state, node.state).upper()
         for part in with_partitions(node):
-            groups.append(
-                {
-                    "node": {"state": [base, *node.flags]},
-                    "nodes": {"total": 1, "nodes": [node.name], "hostnames": [node.name]},
-                    "cpus": {
-                        "allocated": node.cpus_allocated or 0,
-                        "total": node.cpus or 0,
-                        "minimum": node.cpus or 0,
-                        "maximum": node.cpus or 0,
-                    },
-                    "memory": {"minimum": node.memory_mb or 0, "maximum": node.memory_mb or 0},
-                    "gres": {"total": node.gres or "", "used": ""},
-                    "features": {
-                        "total": ",".join(node.features),
-                        "active": ",".join(node.features),
-                    },
-                    "reason": {"description": node.reason or "", "time": 0, "user": ""},
-                    "partition": {"name": part},
-                }
-            )
+            grouped.setdefault(_summary_key(node, part), []).append(node)
+    groups = [_entry(str(key[0]), members) for key, members in grouped.items()]
     meta = {
         "plugin": {"type": "", "name": "", "data_parser": f"data_parser/{PREFERRED_DATA_PARSER}"},
         "slurm": {
@@ -139,3 +131,50 @@ def sinfo_json(nodes: Iterable[SlurmNode]) -> str:
         },
     }
     return json.dumps({"sinfo": groups, "meta": meta, "errors": [], "warnings": []})
+
+
+def _minmax(value: int) -> dict[str, int]:
+    return {"minimum": value, "maximum": value}
+
+
+def _entry(part: str, members: list[SlurmNode]) -> dict[str, object]:
+    node = members[0]
+    names = [m.name for m in members]
+    base = {"drained": "idle", "draining": "mixed"}.get(node.state, node.state).upper()
+    cpus, allocated = node.cpus or 0, node.cpus_allocated or 0
+    idle = base == "IDLE" and not node.flags
+    return {
+        "port": 6818,
+        "node": {"state": [base, *node.flags]},
+        "nodes": {
+            "allocated": 0,
+            "idle": len(names) if idle else 0,
+            "other": 0 if idle else len(names),
+            "total": len(names),
+            "hostnames": [],
+            "addresses": [],
+            "nodes": names,
+        },
+        "cpus": {
+            "allocated": allocated * len(names),
+            "idle": 0,
+            "other": 0,
+            "total": cpus * len(names),
+            **_minmax(cpus),
+        },
+        "sockets": _minmax(1),
+        "cores": _minmax(cpus),
+        "threads": _minmax(1),
+        "disk": _minmax(0),
+        "memory": {**_minmax(node.memory_mb or 0), "allocated": 0},
+        "weight": _minmax(1),
+        "features": {"total": ",".join(node.features), "active": ",".join(node.features)},
+        "gres": {"total": node.gres or "", "used": ""},
+        "cluster": "",
+        "comment": "",
+        "extra": "",
+        "reason": {"description": node.reason or "", "time": 0, "user": ""},
+        "reservation": "",
+        "resource_spec": {"cpus": "", "memory": 0},
+        "partition": {"name": part},
+    }

@@ -23,6 +23,22 @@ NODE_GROUP_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.]*$")
 K8S_VERSIONS_4_1_12 = ("1.35", "1.36")
 
 
+def k8s_step_hint(current: str, accepted: tuple[str, ...]) -> str:
+    """What to set instead of `current`, never more than one minor version away: the cloud
+    upgrades Kubernetes one minor at a time."""
+    major, _, low = current.partition(".")
+    above = f"{major}.{int(low) + 1}" if low.isdigit() else None
+    below = f"{major}.{int(low) - 1}" if low.isdigit() else None
+    if above in accepted:
+        return (f'set k8s_version: "{above}" (one minor at a time; `npa soperator upgrade` '
+                "takes the steps)")  # fmt: skip
+    if below in accepted:
+        return f'set k8s_version: "{below}"'
+    first = accepted[0]
+    return (f"Kubernetes moves one minor at a time: upgrade {current} step by step to {first} "
+            f"first (`npa soperator upgrade --k8s-version {first}`)")  # fmt: skip
+
+
 def slug(name: str) -> str:
     """A suggestion that satisfies the company_name rule, for hints."""
     out = re.sub(r"[^a-z0-9-]+", "-", name.lower())
@@ -124,7 +140,7 @@ def version_rules(spec: SoperatorSpec) -> list[Finding]:
                 f"recipe {version} only knows GPU drivers for Kubernetes "
                 f"{' and '.join(K8S_VERSIONS_4_1_12)} (driver_presets.tf), not "
                 f"{spec.effective_k8s_version}",
-                f'set k8s_version: "{K8S_VERSIONS_4_1_12[-1]}"',
+                k8s_step_hint(spec.effective_k8s_version, K8S_VERSIONS_4_1_12),
             )
         )
     if spec.node_group_version is not None and not NODE_GROUP_RE.match(spec.node_group_version):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from npa_sop_tui.state.location import StateLocation
+from npa_sop_tui.terraform.standin_addresses import real_address
 from npa_sop_tui.terraform.state import address, instances
 
 if TYPE_CHECKING:
@@ -104,14 +105,18 @@ class StateStore(ABC):
     def resource_addresses(
         self, name: str, install_dir: Path | None = None, *, managed_only: bool = False
     ) -> list[str] | None:
-        """Sorted resource addresses in the cluster's state; None when it has no state."""
+        """Sorted resource addresses in the cluster's state (a stand-in's at the real
+        recipe's addresses, its in-place parts not counted apart); None when it has no
+        state."""
         state = self.read_tfstate(name, install_dir)
         if state is None:
             return None
         return sorted(
-            address(res, inst)
-            for res, inst in instances(state)
-            if not managed_only or res.get("mode") == "managed"
+            {
+                real_address(address(res, inst))[0]
+                for res, inst in instances(state)
+                if not managed_only or res.get("mode") == "managed"
+            }
         )
 
     # -- locks -------------------------------------------------------------------------------

@@ -15,18 +15,84 @@ Terraform apply (up to 240 min). As that Job decides
 - slurmJob `lastRunStatus`: `Complete` or `Cancelled` → done; `Failed` or `Degraded` → the
   release fails; anything else, `Error` included, → it keeps waiting (`Skipped` exists only
   after 4.1.x: the 4.1.x Job keeps waiting on it too).
+Soperator 5.0 (`main` at c238d993341a9f52b132062fbc3cb22f0fb63578, the same template) names
+the Job `<slurmClusterRefName>-wait-for-active-checks`, selects only the checks whose
+`spec.slurmClusterRefName` is its cluster, and counts a slurmJob `Skipped` as done. Its GPU
+checks are one `gpu-checks` (4.1.x had cuda-samples, all-reduce-*, gpu-fryer, mem-perf,
+ib-gpu-perf, extensive-check). `wait_job(operator_version)` picks the release's rules.
 Failures drain Slurm nodes with `[node_problem] <check>` (or `[hardware_problem]`) reasons,
 which is where the latest per-node result shows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from npa_sop_tui.status.model import ActiveCheckInfo, Hint
+from npa_sop_tui.status.model import ActiveCheckInfo, Hint, KubeState
 
 DONE = {"k8sJob": ("Complete",), "slurmJob": ("Complete", "Cancelled")}
 FAILED = {"k8sJob": ("Failed",), "slurmJob": ("Failed", "Degraded")}
+CLUSTER = "soperator"  # the recipe's SlurmCluster (and so every check's slurmClusterRefName)
+
+
+@dataclass(frozen=True)
+class WaitJob:
+    """How one operator release's `wait-for-active-checks` Job decides, and which of its
+    checks test GPUs."""
+
+    release: str
+    job_name: str  # `{cluster}` is the SlurmCluster's name
+    done: Mapping[str, tuple[str, ...]]
+    failed: Mapping[str, tuple[str, ...]]
+    by_cluster: bool  # only checks whose spec.slurmClusterRefName is the cluster
+    gpu_checks: frozenset[str]
+
+    def name_for(self, cluster: str = CLUSTER) -> str:
+        return self.job_name.format(cluster=cluster)
+
+
+WAIT_4_1 = WaitJob(
+    "4.1",
+    "wait-for-active-checks",
+    DONE,
+    FAILED,
+    by_cluster=False,
+    gpu_checks=frozenset(
+        {
+            "cuda-samples",
+            "all-reduce-perf-nccl-in-docker",
+            "all-reduce-perf-nccl-with-ib",
+            "all-reduce-perf-nccl-without-ib",
+            "gpu-fryer",
+            "mem-perf",
+            "ib-gpu-perf",
+            "extensive-check",
+        }
+    ),
+)
+WAIT_5_0 = WaitJob(
+    "5.0",
+    "{cluster}-wait-for-active-checks",
+    {"k8sJob": ("Complete",), "slurmJob": ("Complete", "Skipped", "Cancelled")},
+    FAILED,
+    by_cluster=True,
+    gpu_checks=frozenset({"gpu-checks", "dcgmi-diag-r3"}),
+)
+
+
+def wait_job(operator_version: str | None) -> WaitJob:
+    """The rules of the operator that runs: 5.x's, else 4.1.x's (every deployable recipe's).
+    During a rollout two versions run (`4.1.13, 5.0.0`): the newer one installs the Job."""
+    majors = [v.strip().split(".", 1)[0] for v in (operator_version or "").split(",")]
+    return WAIT_5_0 if "5" in majors else WAIT_4_1
+
+
+def wait_job_of(kube: KubeState) -> WaitJob:
+    return wait_job(kube.operator.version if kube.operator is not None else None)
+
+
 ERRORED = ("Error",)  # a Slurm check whose jobs errored: shown, still waited on
 REASON_PREFIXES = ("[node_problem]", "[hardware_problem]")
 WaitState = Literal["ignored", "done", "failed", "waiting"]
@@ -39,19 +105,25 @@ def _comments_nodes(spec: dict[str, Any]) -> bool:
     return reactions.get("commentSlurmNode") is not None
 
 
-def wait_state(check: ActiveCheckInfo) -> WaitState:
-    """What the `wait-for-active-checks` Job makes of `check` right now."""
-    if not check.run_after_creation or check.comment_only or check.type not in DONE:
+def wait_state(
+    check: ActiveCheckInfo, job: WaitJob = WAIT_4_1, cluster: str = CLUSTER
+) -> WaitState:
+    """What the `wait-for-active-checks` Job of `job`'s release makes of `check` now."""
+    if not check.run_after_creation or check.comment_only or check.type not in job.done:
+        return "ignored"
+    if job.by_cluster and check.cluster_ref != cluster:
         return "ignored"
     status = check.status or "Pending"
-    if status in DONE[check.type]:
+    if status in job.done[check.type]:
         return "done"
-    if status in FAILED[check.type]:
+    if status in job.failed[check.type]:
         return "failed"
     return "waiting"
 
 
-def parse_active_checks(objects: list[dict[str, Any]]) -> list[ActiveCheckInfo]:
+def parse_active_checks(
+    objects: list[dict[str, Any]], job: WaitJob = WAIT_4_1
+) -> list[ActiveCheckInfo]:
     out = []
     for raw in objects:
         meta, spec, status = (
@@ -72,10 +144,13 @@ def parse_active_checks(objects: list[dict[str, Any]]) -> list[ActiveCheckInfo]:
         else:
             state = (status.get("k8sJobsStatus") or {}).get("lastJobStatus")
             failures, run_id, submitted = [], None, None
+        name = str(spec.get("name") or meta.get("name"))
         out.append(
             ActiveCheckInfo(
-                name=str(spec.get("name") or meta.get("name")),
+                name=name,
                 type=kind,
+                cluster_ref=spec.get("slurmClusterRefName"),
+                gpu=name in job.gpu_checks,
                 status=state,
                 run_after_creation=bool(spec.get("runAfterCreation")),
                 suspended=bool(spec.get("suspend")),
@@ -89,10 +164,12 @@ def parse_active_checks(objects: list[dict[str, Any]]) -> list[ActiveCheckInfo]:
     return sorted(out, key=lambda c: c.name)
 
 
-def waiting_on(checks: list[ActiveCheckInfo]) -> list[ActiveCheckInfo]:
+def waiting_on(
+    checks: list[ActiveCheckInfo], job: WaitJob = WAIT_4_1, cluster: str = CLUSTER
+) -> list[ActiveCheckInfo]:
     """The checks the `wait-for-active-checks` hook (and so a running apply) still waits on.
     A failed one is not waited on any more: it aborts the release (see `hints`)."""
-    return [c for c in checks if wait_state(c) == "waiting"]
+    return [c for c in checks if wait_state(c, job, cluster) == "waiting"]
 
 
 def failed(check: ActiveCheckInfo) -> bool:
@@ -110,14 +187,18 @@ def results_by_node(check: str, slurm_nodes: list[Any]) -> dict[str, str]:
     return out
 
 
-def hints(checks: list[ActiveCheckInfo], context: str) -> list[Hint]:
+def hints(
+    checks: list[ActiveCheckInfo], context: str, job: WaitJob = WAIT_4_1, cluster: str = CLUSTER
+) -> list[Hint]:
     """One hint per check whose latest run failed or errored (older runs do not count)."""
     out = []
     for c in checks:
         detail = f": {c.failures[0]}" if c.failures else ""
         describe = f"kubectl --context {context} -n soperator describe activecheck {c.name}"
+        if c.gpu:
+            describe += "; a GPU check: the nodes it drained have a GPU problem"
         if failed(c):
-            aborts = wait_state(c) == "failed"
+            aborts = wait_state(c, job, cluster) == "failed"
             out.append(
                 Hint(
                     code="active-check-failed",
@@ -129,7 +210,7 @@ def hints(checks: list[ActiveCheckInfo], context: str) -> list[Hint]:
                 )
             )
         elif c.status in ERRORED and c.type == "slurmJob":
-            waited = wait_state(c) == "waiting"
+            waited = wait_state(c, job, cluster) == "waiting"
             out.append(
                 Hint(
                     code="active-check-error",

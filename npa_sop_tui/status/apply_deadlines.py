@@ -4,11 +4,14 @@ deploy runs on this machine, until when each wait holds it.
 Three waits hold an apply after the Helm/Flux releases are installed (nebius-solutions-library
 `soperator/modules/slurm/main.tf`: `terraform_data.wait_for_slurm_cluster_hr`,
 `wait_for_slurm_cluster_available`, `wait_for_soperator_activechecks_hr`):
-1. the slurm-cluster Flux HelmRelease `flux-system-soperator-fluxcd-slurm-cluster`, 60 min;
-2. SlurmCluster `soperator` phase `Available` (`kubectl wait`), 1 h;
+1. the slurm-cluster Flux HelmRelease `flux-system-soperator-fluxcd-slurm-cluster`, 60 min,
+   after the Flux bootstrap release;
+2. SlurmCluster `soperator` phase `Available` (`kubectl wait`), 1 h, and
 3. the activechecks Flux HelmRelease `flux-system-soperator-fluxcd-soperator-activechecks`,
-   whose post-install hook is the `wait-for-active-checks` Job, 240 min.
-The stand-in recipe's resources for the same steps are listed beside the real addresses.
+   whose post-install hook is the `wait-for-active-checks` Job, 240 min: both depend only on
+   the first, so they start together and each counts its own deadline from then.
+The stand-in recipe runs the same steps at the same addresses (its events are read back to
+the real ones, terraform/standin_addresses.py), in the same order.
 
 A wait's deadline counts from when Terraform started that resource, which only the deploy
 itself sees: its operation log (the inventory's running deploy record names it) has a
@@ -34,43 +37,34 @@ from npa_sop_tui.status.model import ApplyWaitDeadline
 class ApplyWait:
     what: str
     minutes: int
-    addresses: tuple[str, ...]  # the real recipe's, then the stand-in's
+    address: str  # the real recipe's (a stand-in's events carry it too)
 
 
 WAITS = (
     ApplyWait(
         "the slurm-cluster Flux HelmRelease (flux-system-soperator-fluxcd-slurm-cluster)",
         60,
-        (
-            "module.slurm.terraform_data.wait_for_slurm_cluster_hr",
-            "module.slurm.null_resource.release_slurm_cluster",
-        ),
+        "module.slurm.terraform_data.wait_for_slurm_cluster_hr",
     ),
     ApplyWait(
         "SlurmCluster soperator to be Available",
         60,
-        (
-            "module.slurm.terraform_data.wait_for_slurm_cluster_available",
-            "module.slurm.null_resource.wait_for_slurm_cluster",
-        ),
+        "module.slurm.terraform_data.wait_for_slurm_cluster_available",
     ),
     ApplyWait(
         "the activechecks Flux HelmRelease (flux-system-soperator-fluxcd-soperator-activechecks;"
         " its wait-for-active-checks hook waits on the checks that run after creation)",
         240,
-        (
-            "module.slurm.terraform_data.wait_for_soperator_activechecks_hr",
-            "module.slurm.null_resource.release_activechecks",
-        ),
+        "module.slurm.terraform_data.wait_for_soperator_activechecks_hr",
     ),
 )
-_ADDRESSES = tuple(a.encode() for w in WAITS for a in w.addresses)
+_ADDRESSES = tuple(w.address.encode() for w in WAITS)
 _FINISHED = b'"kind": "operation_finished"'  # EventLog writes json.dumps' default separators
 RECHECK_SECONDS = 10.0  # how often the inventory is asked whether a deploy runs
 
 
 def wait_for(address: str) -> ApplyWait | None:
-    return next((w for w in WAITS if address in w.addresses), None)
+    return next((w for w in WAITS if w.address == address), None)
 
 
 def utc_clock(ts: float) -> str:

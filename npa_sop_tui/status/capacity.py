@@ -65,19 +65,26 @@ def _mk8s_pools(items: Instances) -> dict[str, dict[str, Any]]:
     return pools
 
 
+# A stand-in's worker node groups (terraform/standin_addresses.py names them after the real
+# `nebius_mk8s_v1_node_group.worker_v2`; an older stand-in called them `worker_v2`), and the
+# part that holds what changes in place, the node count among it.
+STANDIN_GROUPS = ("nebius_mk8s_v1_node_group__worker_v2", "worker_v2")
+STANDIN_SIZES = ("nebius_mk8s_v1_node_group__worker_v2__update", "worker_v2_size")
+
+
 def _standin_pools(items: Instances) -> dict[str, dict[str, Any]]:
     """The sandbox's stand-in recipe has no Nebius provider: its worker node groups are
-    `null_resource.worker_v2` whose triggers carry the group name and capacity mode, and
-    the node count lives in `null_resource.worker_v2_size` (so a resize is not a replace)."""
+    `null_resource`s whose triggers carry the group name and capacity mode, and the node
+    count lives in their in-place part (so a resize is not a replace)."""
     sizes: dict[str, int] = {}
     groups: list[dict[str, Any]] = []
     for res, inst in items:
         if res.get("type") != "null_resource" or res.get("mode", "managed") != "managed":
             continue
         triggers = (inst.get("attributes") or {}).get("triggers") or {}
-        if res.get("name") == "worker_v2_size":
+        if res.get("name") in STANDIN_SIZES:
             sizes[str(triggers.get("name"))] = int(triggers.get("size") or 0)
-        elif res.get("name") == "worker_v2":
+        elif res.get("name") in STANDIN_GROUPS:
             groups.append(triggers)
     pools: dict[str, dict[str, Any]] = {}
     for triggers in groups:

@@ -15,11 +15,17 @@ from npa_sop_tui.status.model import (
     KubeState,
     NodeGroup,
     NodeSetInfo,
+    OperatorInfo,
     PodInfo,
     SlurmClusterInfo,
 )
 
 NAMESPACE = "soperator"
+# The operator's own namespace (the soperator Helm chart's controller-manager Deployment):
+# the cluster's namespace does not show whether the operator that reconciles it is healthy.
+OPERATOR_NAMESPACE = "soperator-system"
+OPERATOR_LABEL = ("control-plane", "controller-manager")
+OPERATOR_CONTAINER = "manager"
 SLURM_GROUP = "slurm.nebius.ai"
 LOGIN_SERVICE = "soperator-login-svc"
 CLUSTER_CR = "soperator"
@@ -139,6 +145,35 @@ def _pod(obj: dict[str, Any]) -> PodInfo:
         waiting_reason=waiting,
         message=message or None,
         init=init,
+    )
+
+
+def operator_version(obj: dict[str, Any]) -> str | None:
+    """The tag of the `manager` container's image (`…/slurm-operator:4.1.6` → `4.1.6`); a
+    digest-pinned or untagged image says nothing about the version."""
+    for container in (obj.get("spec") or {}).get("containers") or []:
+        if container.get("name") != OPERATOR_CONTAINER:
+            continue
+        image = str(container.get("image") or "").split("@", 1)[0]
+        _, sep, tag = image.rpartition(":")
+        if sep and "/" not in tag and tag:
+            return tag
+    return None
+
+
+def build_operator(pods: list[dict[str, Any]]) -> OperatorInfo:
+    """The operator's pods (the controller manager's, by its label; every pod of the
+    namespace when none carries it) and the version they run (during a rollout, old and new
+    pods run two: both are named, `4.1.6, 4.1.13`)."""
+    key, value = OPERATOR_LABEL
+    managers = [
+        p for p in pods if ((p.get("metadata") or {}).get("labels") or {}).get(key) == value
+    ]
+    chosen = managers or pods
+    versions = list(dict.fromkeys(v for v in map(operator_version, chosen) if v))
+    infos = sorted((_pod(p) for p in chosen), key=lambda p: p.name)
+    return OperatorInfo(
+        namespace=OPERATOR_NAMESPACE, version=", ".join(versions) or None, pods=infos
     )
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from npa_sop_tui.status.kube import build_kube_state
+from npa_sop_tui.status.kube import OPERATOR_NAMESPACE, build_kube_state, build_operator
 from npa_sop_tui.status.kube_informer import (
     Informer,
     KubeSettings,
@@ -77,6 +77,7 @@ class KubeCollector:
         specs: list[tuple[str, Callable[..., Any], tuple[Any, ...], bool]] = [
             ("nodes", core.list_node, (), False),
             ("pods", core.list_namespaced_pod, (ns,), False),
+            ("operator_pods", core.list_namespaced_pod, (OPERATOR_NAMESPACE,), True),
             ("services", core.list_namespaced_service, (ns,), False),
             (
                 "slurmclusters",
@@ -107,6 +108,7 @@ class KubeCollector:
                 self._stop,
                 self._lock,
                 optional=optional,
+                absent_on=(403, 404) if key == "operator_pods" else (404,),
             )
             self._informers[key] = inf
             inf.thread.start()
@@ -159,7 +161,12 @@ class KubeCollector:
         return synced, None, None, last_ok
 
     def snapshot(self) -> KubeState:
-        from npa_sop_tui.status.active_checks import parse_active_checks, waiting_on
+        from npa_sop_tui.status.active_checks import (
+            CLUSTER,
+            parse_active_checks,
+            wait_job_of,
+            waiting_on,
+        )
 
         states = self.resource_states()
         empty = ResourceState("")
@@ -176,9 +183,15 @@ class KubeCollector:
             nodesets_missing=states.get("nodesets", empty).missing
             or not states.get("nodesets", empty).synced,
         )
-        state.active_checks = parse_active_checks(list(checks.objects.values()))
+        operator = states.get("operator_pods", empty)
+        if operator.synced and not operator.missing:
+            state.operator = build_operator(list(operator.objects.values()))
+        job = wait_job_of(state)  # the running operator's rules (4.1.x unless 5.x runs)
+        cluster = state.slurm_cluster.name if state.slurm_cluster is not None else CLUSTER
+        state.active_checks = parse_active_checks(list(checks.objects.values()), job)
         state.active_checks_crd = checks.synced and not checks.missing
-        state.waiting_on = [c.name for c in waiting_on(state.active_checks)]
+        state.waiting_on = [c.name for c in waiting_on(state.active_checks, job, cluster)]
+        state.wait_job = job.name_for(cluster)
         return state
 
 

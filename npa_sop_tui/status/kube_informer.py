@@ -73,12 +73,17 @@ class Informer:
         lock: threading.Lock,
         *,
         optional: bool = False,
+        absent_on: tuple[int, ...] = (404,),
     ) -> None:
+        """`optional`: an answer in `absent_on` (a CRD not installed: 404; for the operator's
+        namespace also 403, a user allowed only the cluster's namespace) is "nothing there
+        to read", polled again later, never an error of the Kubernetes source."""
         self.state = ResourceState(key)
         self._list_fn, self._args = lister, args
         self._settings, self._notify, self._stop = settings, notify, stop
         self._lock = lock
         self._optional = optional
+        self._absent_on = absent_on
         self._resp: Any = None
         self._rv = ""
         self.thread = threading.Thread(target=self._run, name=f"kube-{key}", daemon=True)
@@ -215,7 +220,7 @@ class Informer:
                     self._backoff(s.backoff_initial * 2 ** (gone_streak - 2))
                 continue
             except ApiFailure as exc:
-                if exc.status == 404 and self._optional:
+                if exc.status in self._absent_on and self._optional:
                     with self._lock:
                         self.state.missing, self.state.synced = True, True
                         self.state.objects = {}

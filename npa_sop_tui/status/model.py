@@ -111,6 +111,8 @@ class ActiveCheckInfo(_Model):
 
     name: str
     type: str  # k8sJob | slurmJob
+    cluster_ref: str | None = None  # spec.slurmClusterRefName
+    gpu: bool = False  # one of the release's GPU checks (5.0: gpu-checks)
     status: str | None = None  # Complete, InProgress, Failed, Active, Pending, …
     run_after_creation: bool = False
     suspended: bool = False
@@ -120,6 +122,15 @@ class ActiveCheckInfo(_Model):
     last_run_id: str | None = None
     last_run_submitted: str | None = None
     failures: list[str] = Field(default_factory=list)  # "job <id>: <reason>"
+
+
+class OperatorInfo(_Model):
+    """The Soperator operator itself: its controller-manager pods in `soperator-system` (not
+    the cluster's namespace) and the version its `manager` container runs."""
+
+    namespace: str = "soperator-system"
+    version: str | None = None  # the manager image's tag, e.g. "4.1.6"
+    pods: list[PodInfo] = Field(default_factory=list)
 
 
 class KubeState(_Model):
@@ -135,6 +146,8 @@ class KubeState(_Model):
     active_checks: list[ActiveCheckInfo] = Field(default_factory=list)
     active_checks_crd: bool = False
     waiting_on: list[str] = Field(default_factory=list)  # checks a running apply waits on
+    wait_job: str | None = None  # the release's wait Job: 5.0 names it after the cluster
+    operator: OperatorInfo | None = None  # None until the operator's namespace was listed
 
 
 # --- Slurm ------------------------------------------------------------------------------

@@ -91,6 +91,16 @@ def render_status(snap: ClusterStatus, *, interval: float | None = None) -> Rend
                 else ("CRD not installed" if not kube.slurm_cluster_crd else "absent")
             ),
         )
+        op = kube.operator
+        if op is not None:
+            ready = sum(p.ready for p in op.pods)
+            sick = [p for p in op.pods if not p.ready]
+            note = "; ".join(f"{p.name} {p.waiting_reason or p.phase}" for p in sick[:2])
+            t.add_row(
+                Text(f"operator {safe_text(op.version or '?')}"),
+                Text(f"{ready}/{len(op.pods)}", style="green" if op.pods and not sick else "red"),
+                Text(safe_text(note or op.namespace)),
+            )
         for comp in kube.components:
             bad = [p for p in comp.pods if not p.ready]
             note = "; ".join(f"{p.name} {p.waiting_reason or p.phase}" for p in bad[:3])

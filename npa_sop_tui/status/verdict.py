@@ -8,7 +8,9 @@ Rules, as the Soperator operator reports readiness:
   operator never sets a `Degraded` phase, so degradation is read from the worker pods
   `<nodeset>-<i>`, their Kubernetes nodes and Slurm;
 - Slurm: every node in use has none of DOWN/DRAIN/NOT_RESPONDING/INVALID_REG/FAIL;
-- the login Service has an address.
+- the login Service has an address;
+- the operator (its controller manager in `soperator-system`) runs: one crash-looping or
+  failing to start reconciles nothing, so the cluster is degraded.
 
 States: ready (all of the above), progressing (not there yet, nothing wrong that waiting
 won't fix), degraded (was or could be up, but parts are unhealthy: drained or dead nodes,
@@ -29,7 +31,7 @@ from npa_sop_tui.status.model import (
     WorkerCapacity,
 )
 from npa_sop_tui.status.verdict_context import VerdictContext, apply_context
-from npa_sop_tui.status.verdict_control_plane import judge_cluster, judge_login
+from npa_sop_tui.status.verdict_control_plane import judge_cluster, judge_login, judge_operator
 from npa_sop_tui.status.verdict_slurm import judge_slurm
 from npa_sop_tui.status.verdict_workloads import judge_nodes, judge_nodesets, judge_pods
 
@@ -78,12 +80,14 @@ def _live_verdict(
         nodesets_ready, nodesets_broken = judge_nodesets(kube, hints, capacity, ctx)
         pods_waiting, pods_broken, fatal = judge_pods(kube, hints, ctx)
         not_ready, flagged = judge_nodes(kube, hints)
+        operator_waiting, operator_broken = judge_operator(kube, hints, ctx)
         settled = cluster_ready and nodesets_ready
         # Nodes joining a cluster that is still coming up are NotReady for a while: that is
         # progress, not damage (the hint stays). Once the SlurmCluster is Available, a
         # NotReady node is a degraded cluster.
-        waiting += [pods_waiting, judge_login(kube, hints, ctx)]
-        broken += [nodesets_broken, pods_broken, flagged, not_ready and cluster_ready]
+        waiting += [pods_waiting, judge_login(kube, hints, ctx), operator_waiting]
+        broken += [nodesets_broken, pods_broken, flagged, not_ready and cluster_ready,
+                   operator_broken]  # fmt: skip
 
     if slurm is None and sf.state == "pending":
         waiting.append(True)  # Slurm is about to be asked: don't call it ready before it answers
@@ -101,9 +105,13 @@ def _live_verdict(
     else:
         state = "ready"
     if kube is not None:
+        from npa_sop_tui.status.active_checks import CLUSTER, wait_job_of
         from npa_sop_tui.status.active_checks import hints as active_check_hints
 
-        hints.extend(active_check_hints(kube.active_checks, kube.context))
+        cluster = kube.slurm_cluster.name if kube.slurm_cluster is not None else CLUSTER
+        hints.extend(
+            active_check_hints(kube.active_checks, kube.context, wait_job_of(kube), cluster)
+        )
     return Verdict(state=state, summary=_summary(state, kube, slurm), hints=hints)
 
 

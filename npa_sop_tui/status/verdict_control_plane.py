@@ -118,3 +118,64 @@ def judge_cluster(kube: KubeState, hints: list[Hint]) -> bool:
 
 def _accounting_disabled(message: str | None) -> bool:
     return message is not None and "accounting is disabled" in message.lower()
+
+
+# Waiting reasons of an operator pod that waiting will not fix (the workloads' own list is in
+# verdict_workloads.py; these are the same Kubernetes words).
+_OPERATOR_BROKEN = {
+    "CrashLoopBackOff",
+    "Error",
+    "RunContainerError",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+    "CreateContainerError",
+}
+
+
+def judge_operator(kube: KubeState, hints: list[Hint], ctx: str) -> tuple[bool, bool]:
+    """(waiting, degraded) from the operator's own pods in `soperator-system`. A broken
+    operator reconciles nothing: the cluster keeps running as it is, but no change (a resize,
+    an upgrade, a maintenance switch) reaches it, and NodeSets are not healed."""
+    op = kube.operator
+    if op is None:  # its namespace was not (or may not be) read: nothing to say
+        return False, False
+    where = f"kubectl --context {ctx} -n {op.namespace}"
+    if not op.pods:
+        sc = kube.slurm_cluster
+        if sc is None:
+            return False, False  # nothing to reconcile yet: the operator comes with Flux
+        coming = sc.phase in (None, "Pending")
+        hints.append(
+            Hint(
+                code="operator-missing",
+                severity="info" if coming else "warning",
+                subject=op.namespace,
+                message=f"no Soperator operator pod in {op.namespace}: nothing reconciles "
+                "the SlurmCluster",
+                action="look at the operator's release: `kubectl --context "
+                f"{ctx} -n flux-system get helmreleases` and `{where} get deployments`",
+            )
+        )
+        return coming, not coming
+    sick = [p for p in op.pods if p.waiting_reason in _OPERATOR_BROKEN or p.phase == "Failed"]
+    if sick:
+        pod = sick[0]
+        why = pod.waiting_reason or pod.phase
+        version = f" {op.version}" if op.version else ""
+        hints.append(
+            Hint(
+                code="operator-unhealthy",
+                severity="error",
+                subject=pod.name,
+                message=f"the Soperator operator{version} is not running: pod {pod.name} "
+                f"({op.namespace}) is {why} ({pod.restarts} restarts); the cluster runs on "
+                "but no change reaches it",
+                action=f"`{where} logs {pod.name} -c manager --previous`; if a new "
+                "slurm_operator_version brought it, deploy the previous version again",
+            )
+        )
+        return False, True
+    waiting = any(not p.ready for p in op.pods)
+    return waiting, False

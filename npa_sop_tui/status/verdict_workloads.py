@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from npa_sop_tui.status.kube import kubectl_command
-from npa_sop_tui.status.model import Hint, KubeState, PodInfo
+from npa_sop_tui.status.model import Hint, KubeState, NodeSetInfo, PodInfo
 
 FATAL_WAITING = {
     "ImagePullBackOff",
@@ -35,19 +35,7 @@ def judge_nodesets(
         # Ready, Terminating: nodesetcontroller/reconcile.go at 4.1.6); degradation shows in
         # the worker pods `<nodeset>-<i>` (here), their nodes and Slurm (judge_nodes, judge_slurm).
         if ns.phase == "Terminating":
-            hints.append(
-                Hint(
-                    code="nodeset-terminating",
-                    severity="info",
-                    subject=ns.name,
-                    message=f"NodeSet {ns.name} is being deleted (Terminating, "
-                    f"{ns.ready}/{ns.desired} ready)",
-                    action="expected while a pool is removed; if it stays, look at its "
-                    "finalizers and pods: `"
-                    + kubectl_command(ctx, f"get nodeset {ns.name} -o yaml")
-                    + "`",
-                )
-            )
+            hints.append(_maintenance_hint(ns, ctx))
             continue
         sick = _sick_worker_pods(kube, ns.name)
         if sick:
@@ -67,7 +55,7 @@ def judge_nodesets(
                 )
             )
     for ns in coming:
-        if ns.phase == "Terminating":  # going away: its missing nodes are no quota problem
+        if ns.phase == "Terminating":  # workers disabled on purpose: no quota problem
             continue
         group = groups.get(ns.name)
         if ns.desired > 0 and (group is None or group.total == 0):
@@ -98,6 +86,31 @@ def judge_nodesets(
 
 
 _RACK = re.compile(r"-rack\d+$")
+LEAVE_MAINTENANCE = (
+    'patch slurmcluster soperator --type merge -p \'{"spec":{"maintenance":"none"}}\''
+)
+
+
+def _maintenance_hint(ns: NodeSetInfo, ctx: str) -> Hint:
+    """`Terminating` is the NodeSet controller's word for maintenance: the SlurmCluster's
+    `spec.maintenance` disables workers (downscale…), so it terminates the NodeSet's
+    StatefulSet and says so in `StatefulSetTerminated=True`, reason `Maintenance`, "Workers
+    are disabled" (nodesetcontroller/reconcile.go at 4.1.6). No NodeSet is being deleted."""
+    said = next(
+        (c for c in ns.conditions if c.type == "StatefulSetTerminated" and c.status == "True"),
+        None,
+    )
+    why = f" ({said.message})" if said is not None and said.message else ""
+    return Hint(
+        code="nodeset-maintenance",
+        severity="warning",
+        subject=ns.name,
+        message=f"NodeSet {ns.name} is in maintenance: its workers are stopped{why}, "
+        f"{ns.ready}/{ns.desired} running",
+        action="leave maintenance by setting the SlurmCluster's spec.maintenance back to "
+        "`none`: `" + kubectl_command(ctx, LEAVE_MAINTENANCE) + "` (npa's next deploy renders "
+        "maintenance none as well)",
+    )
 
 
 def _sick_worker_pods(kube: KubeState, nodeset: str) -> list[PodInfo]:

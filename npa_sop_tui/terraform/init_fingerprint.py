@@ -9,7 +9,9 @@ What `init` reads, and so what the fingerprint covers:
 - the Terraform version (a new binary may want other provider protocols or lock-file rules);
 - every `.tf`/`.tf.json` file of the root module and of each module `init` installed (from
   `.terraform/modules/modules.json`): module sources, `required_providers`, the backend block
-  and npa's backend override file all live there; a new recipe ref changes them;
+  and npa's backend override file all live there; a new recipe ref changes them; and where
+  each local module source resolves now (an installation's `modules` link may point at
+  another recipe than the one `init` resolved);
 - the dependency lock file `.terraform.lock.hcl`;
 - the extra `init` arguments (backend settings) and the provider-installation settings
   (`TF_PLUGIN_CACHE_DIR`, the CLI config file named by `TF_CLI_CONFIG_FILE` and its text);
@@ -49,6 +51,22 @@ def module_dirs(install_dir: Path) -> list[tuple[str, Path]]:
         if isinstance(key, str) and key and isinstance(folder, str) and folder:
             dirs.append((key, (install_dir / folder).resolve()))
     return dirs
+
+
+def _local_sources(install_dir: Path) -> Iterable[str]:
+    """Where each root module call's local source resolves now. `init` records the folder
+    it resolved then (through links): an installation whose `modules` link moved to another
+    recipe (a new operator version's stand-in) must be initialised again."""
+    try:
+        doc = json.loads((install_dir / ".terraform/modules/modules.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    for module in doc.get("Modules") or []:
+        key = module.get("Key") if isinstance(module, dict) else None
+        source = module.get("Source") if isinstance(module, dict) else None
+        top_level = isinstance(key, str) and "." not in key
+        if top_level and isinstance(source, str) and source.startswith(("./", "../")):
+            yield f"source {key} {(install_dir / source).resolve()}"
 
 
 def _module_dirs(install_dir: Path) -> list[Path]:
@@ -125,6 +143,8 @@ def fingerprint(
         add("<no lock file>")
     for path, text in _config_files(install_dir):
         add(path, text)
+    for line in _local_sources(install_dir):
+        add(line)
     for line in _dot_terraform(install_dir):
         add(line)
     return digest.hexdigest()
@@ -149,6 +169,28 @@ def forget(install_dir: Path) -> None:
     (install_dir / ".terraform" / RECORD).unlink(missing_ok=True)
 
 
+def forget_moved_modules(install_dir: Path) -> None:
+    """`init` keeps a module it installed while its source text is unchanged, even when the
+    folder that source resolves to is another one now (an installation's `modules` link
+    moved to another recipe): drop the record of installed modules then, so `init` installs
+    them from where they are."""
+    manifest = install_dir / ".terraform/modules/modules.json"
+    try:
+        doc = json.loads(manifest.read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    for module in doc.get("Modules") or []:
+        if not isinstance(module, dict):
+            continue
+        key, source, folder = module.get("Key"), module.get("Source"), module.get("Dir")
+        local = isinstance(source, str) and source.startswith(("./", "../"))
+        if not (isinstance(key, str) and "." not in key and local and isinstance(folder, str)):
+            continue
+        if (install_dir / str(source)).resolve() != (install_dir / folder).resolve():
+            manifest.unlink(missing_ok=True)
+            return
+
+
 async def init_unless_unchanged(
     install_dir: Path,
     terraform_version: str,
@@ -165,6 +207,7 @@ async def init_unless_unchanged(
     if now is not None and now == await asyncio.to_thread(recorded, install_dir):
         return None
     await asyncio.to_thread(forget, install_dir)
+    await asyncio.to_thread(forget_moved_modules, install_dir)
     result = await run_init()
     if succeeded(result):
         after = await asyncio.to_thread(fingerprint, install_dir, terraform_version, args, env)

@@ -20,6 +20,7 @@ from npa_sop_tui.events import (
     ResourceProgress,
     ResourceStarted,
 )
+from npa_sop_tui.terraform.standin_addresses import real_address
 
 if TYPE_CHECKING:
     from npa_sop_tui.terraform.run_result import RunResult
@@ -53,6 +54,7 @@ class JsonUiReading:
     _emit: Callable[[Event], None]
     _filter: Callable[[str], str]
     _in_flight: dict[str, float]
+    _created: set[str]
 
     def _log(self, stream: str, text: str) -> None:
         self._emit(LogLine(operation_id=self.operation_id, stream=stream, text=text))  # type: ignore[arg-type]
@@ -61,8 +63,18 @@ class JsonUiReading:
         kind = msg.get("type")
         hook = msg.get("hook") or {}
         resource = hook.get("resource") or {}
-        addr = str(resource.get("addr", ""))
+        # a stand-in's resources are named after the real ones: say the real address; its
+        # in-place part is no resource of its own (terraform/standin_addresses.py)
+        addr, in_place = real_address(str(resource.get("addr", "")))
         action = _ACTIONS.get(str(hook.get("action", "")), "unknown")
+        if not in_place and action == "create" and kind == "apply_start":
+            self._created.add(addr)
+        if in_place:
+            # Terraform replaces it as a delete then a create: the delete says nothing; the
+            # create is the update it stands for, unless the resource itself is new
+            if action == "delete" or addr in self._created:
+                return
+            action = "update"
         module = top_module(addr) if addr else "root"
         oid = self.operation_id
         if kind == "apply_start":
@@ -193,6 +205,6 @@ def _state_resources(state: dict[str, Any]) -> list[str]:
         base = f"{prefix}{res.get('type')}.{res.get('name')}"
         for inst in res.get("instances") or []:
             key = inst.get("index_key")
-            addr = base if key is None else f"{base}[{json.dumps(key)}]"
+            addr = real_address(base if key is None else f"{base}[{json.dumps(key)}]")[0]
             found.append(f"{addr} ({(inst.get('attributes') or {}).get('id', '?')})")
     return found

@@ -84,6 +84,7 @@ class TerraformRunner(JsonUiReading):
         self._filter = text_filter
         self._lock = lock
         self._in_flight: dict[str, float] = {}
+        self._created: set[str] = set()  # real addresses created in the current command
 
     async def _spawn(self, args: Sequence[str], cwd: Path) -> supervision.Supervised:
         lock = self._lock
@@ -119,6 +120,7 @@ class TerraformRunner(JsonUiReading):
         finally:
             result.duration = time.monotonic() - started
             self._in_flight.clear()
+            self._created.clear()
             self._spawned_done()
             log.debug(
                 "terraform %s: exit %s after %.1fs%s",

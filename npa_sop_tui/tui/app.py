@@ -331,6 +331,13 @@ class NpaSopApp(Guarded, ErrorReporting, App[int]):
             return
         self.push_screen(DestroyScreen(name))
 
+    def upgrade(self, name: str) -> None:
+        from npa_sop_tui.screens.upgrade import UpgradeScreen
+
+        if self.refused("upgrade"):
+            return
+        self.push_screen(UpgradeScreen(name))
+
     def action_sandbox(self) -> None:
         """Switch this session to the sandbox (local Terraform + in-process Kubernetes)."""
         if self.sandbox:

@@ -248,6 +248,38 @@ class Backend(SpecFiles):
             return OperationOutcome("failed", exc.message, tuple(exc.remaining))
         return OperationOutcome("ok", f"{result.destroyed} resource(s) destroyed")
 
+    async def upgrade_plan(self, name: str, to: str) -> list[str]:
+        """What upgrading `name` to Soperator `to` changes, in the CLI's words (nothing runs):
+        the operator's releases in place, Kubernetes one minor at a time with every node
+        group, the expected time and the drained workers. A bad target raises UsageError."""
+        import asyncio
+
+        from npa_sop_tui.lifecycle import upgrade as upgrading
+        from npa_sop_tui.lifecycle.upgrade_plan import plan_lines
+
+        options = self.lifecycle_options()
+        plan = await asyncio.to_thread(
+            lambda: upgrading.plan_upgrade(upgrading.deployed_spec_of(name, options), to)
+        )
+        return plan_lines(plan)
+
+    async def upgrade(self, name: str, to: str, sink: EventSink) -> OperationOutcome:
+        """Run the upgrade's steps (each a guarded deploy), then read the active checks."""
+        from npa_sop_tui.lifecycle import upgrade as upgrading
+
+        await self.environment.start_live()
+        result = await upgrading.upgrade(name, to, options=self.lifecycle_options(), on_event=sink)
+        plan, checks = result.plan, result.checks
+        said = (f"Soperator {plan.to_operator}, Kubernetes {plan.to_k8s} "
+                f"({result.steps_done} step(s))")  # fmt: skip
+        if checks is not None and checks.read:
+            said += f"; active checks: {checks.total} read, waiting on {len(checks.waiting)}"
+            if checks.failed:
+                said += f", failed: {', '.join(checks.failed)}"
+        elif checks is not None and checks.note:
+            said += f"; active checks: {checks.note}"
+        return OperationOutcome("ok" if result.status == "upgraded" else "failed", said)
+
     # -- status -------------------------------------------------------------------------------
 
     def status_settings(self, name: str, *, interval: float) -> Any:

@@ -23,6 +23,7 @@ OPERATOR_ACTIONS: frozenset[str] = frozenset(
         "apply",
         "retry",  # plans/destroys again after a failure
         "destroy",
+        "upgrade",
         "drain",
         "resume",
         "cancel",  # cancels a running deploy

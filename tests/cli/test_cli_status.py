@@ -19,6 +19,7 @@ from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,
+    make_operator_pod,
     make_pod,
     make_slurmcluster,
 )
@@ -48,6 +49,7 @@ def ready_cluster(srv: FakeKubeServer, login_ip: str = "203.0.113.5") -> None:
     srv.add("slurmclusters", make_slurmcluster())
     srv.add("nodesets", make_nodeset("worker", replicas=1, ready=1))
     srv.add("services", make_login_service(login_ip))
+    srv.add("pods", make_operator_pod(version="4.1.6"))  # soperator-system
 
 
 def test_status_json_is_a_superset_of_npa(
@@ -83,6 +85,9 @@ def test_status_json_is_a_superset_of_npa(
     }
     assert {c["component"] for c in kube["components"]} == {"controller", "nodeset"}
     assert kube["slurm_cluster"]["phase"] == "Available"
+    assert kube["operator"]["namespace"] == "soperator-system"
+    assert kube["operator"]["version"] == "4.1.6"
+    assert [p["name"] for p in kube["operator"]["pods"]] == ["soperator-controller-manager-0"]
     assert kube["nodesets"][0] == {
         "name": "worker",
         "desired": 1,

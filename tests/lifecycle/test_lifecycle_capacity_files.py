@@ -115,7 +115,8 @@ def test_capacity_secret_files_and_rollback(
     assert _mode(tfvars) == 0o600
 
     # State left world-readable by an older version is made private on the next run, and
-    # `plan` accepts the run-time reservation (same plan as deploy: nothing to change).
+    # `plan` accepts the run-time reservation (same plan as deploy: nothing to change but
+    # the kube-context step the recipe replaces on every apply).
     for path in state_files:
         path.chmod(0o644)
     code, out, err = _cli(
@@ -123,7 +124,8 @@ def test_capacity_secret_files_and_rollback(
     )
     assert code == 0, err
     changes = json.loads(out.splitlines()[-1])["result"]["changes"]
-    assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)
+    assert (changes["add"], changes["change"], changes["remove"]) == (1, 0, 1)
+    assert changes["destructive"] == []
     for path in state_files:
         assert _mode(path) == 0o600, path
 

@@ -30,7 +30,7 @@ async def test_lifecycle_plan_deploy_list_destroy(
     opts = sandbox_options(capacity={"gpu": SECRET_ID})
 
     planned = await lifecycle.plan(spec, options=opts, on_event=recorder)
-    assert planned.changes.add == 25 and planned.changes.remove == 0
+    assert planned.changes.add == 24 and planned.changes.remove == 0
     assert set(planned.changes.by_module) == {"module.k8s", "module.slurm", "module.login_script"}
     assert inventory.get("flow") is None  # a plan alone does not create a cluster record
     assert recorder.kinds("operation_finished")[-1].result == "ok"
@@ -51,7 +51,8 @@ async def test_lifecycle_plan_deploy_list_destroy(
     assert set(k8s_summary.by_module) == {"module.k8s"}  # phase 1 is targeted
     assert {p.pool for p in k8s_summary.pools} == {"cpu", "gpu"}
     finished = recorder.kinds("resource_finished")
-    assert len(finished) == k8s_summary.total + full_summary.total == result.resources == 25
+    # the kube-context step runs in each phase (the recipe replaces it on every apply)
+    assert len(finished) == k8s_summary.total + full_summary.total == result.resources + 2 == 26
     assert result.outputs == {}  # like the real root module (soperator/ at 9a187732)
     assert result.kube_context == "nebius-flow-slurm"
     assert recorder.kinds("recipe_resolved")[0].origin == "sandbox"
@@ -88,13 +89,15 @@ async def test_lifecycle_plan_deploy_list_destroy(
     # re-running converges without changing anything
     recorder.events.clear()
     again = await lifecycle.deploy(spec, options=opts, on_event=recorder)
-    assert again.resources == 25
-    assert all(s.total == 0 for s in recorder.kinds("plan_summary"))
-    assert "apply:full" not in again.phases
+    assert again.resources == 24
+    # nothing but what the recipe replaces on every apply (the kube-context step)
+    summaries = recorder.kinds("plan_summary")
+    assert [s.by_module for s in summaries] == [{"module.k8s": {"replace": 1}}] * 2
+    assert all(s.destructive == [] for s in summaries)
 
     recorder.events.clear()
     gone = await lifecycle.destroy("flow", options=sandbox_options(), on_event=recorder)
-    assert gone.destroyed == 25 and gone.remaining == []
+    assert gone.destroyed == 24 and gone.remaining == []
     assert await lifecycle.cluster_resources("flow", sandbox_options()) == []
     entry = inventory.require("flow")
     assert entry.state == "destroyed"
@@ -176,8 +179,9 @@ async def test_lifecycle_destructive_plan_refused_then_allowed(
     before = await lifecycle.cluster_resources("guard", opts)
     with pytest.raises(lifecycle.DestructivePlanError) as info:
         await lifecycle.deploy(replaced, options=opts, on_event=recorder)
-    assert 'module.k8s.null_resource.worker_v2["cpu-0"]' in info.value.addresses
-    assert 'worker_v2["cpu-0"]' in info.value.message
+    # the cpu pool's node group: index 1, as the recipe lists GPU pools first
+    assert "module.k8s.nebius_mk8s_v1_node_group.worker_v2[1]" in info.value.addresses
+    assert "nebius_mk8s_v1_node_group.worker_v2[1]" in info.value.message
     assert info.value.exit_code == 1
     assert await lifecycle.cluster_resources("guard", opts) == before
     assert "apply:k8s" not in recorder.phases()

@@ -155,7 +155,7 @@ async def test_lifecycle_second_cancel_forces_with_warning(
     assert events[-1].kind == "operation_finished" and events[-1].result == "interrupted"
     assert not is_locked("force")
     result = await lifecycle.deploy(spec, options=sandbox_options())
-    assert result.resources == 25
+    assert result.resources == 24
 
 
 def test_lifecycle_ctrl_c_on_the_cli_exits_130(tmp_path: Path) -> None:

@@ -59,18 +59,19 @@ def test_missing_result_is_a_failure() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "platform"),
+    ("name", "gpus", "platform"),
     [
-        ("NVIDIA B200", "8xB200"),
-        ("NVIDIA GB200", None),  # not a B200: no platform of its own here
-        ("NVIDIA GB300", "4xGB300"),
-        ("NVIDIA B300 SXM6 AC", "8xB300"),
-        ("NVIDIA H100 80GB HBM3", "8xH100"),
-        ("NVIDIA H200", "8xH200"),
+        ("NVIDIA B200", 8, "8xB200"),
+        ("NVIDIA GB200", 8, None),  # not a B200: no platform of its own here
+        ("NVIDIA GB300", 4, "4xGB300"),
+        ("NVIDIA B300 SXM6 AC", 8, "8xB300"),
+        ("NVIDIA H100 80GB HBM3", 8, "8xH100"),
+        ("NVIDIA H100 80GB HBM3", 1, "1xH100"),  # a 1-GPU preset: the preset's count
+        ("NVIDIA H200", 1, "1xH200"),
     ],
 )
 def test_the_node_script_matches_the_gpu_model_exactly(
-    tmp_path: Path, name: str, platform: str | None
+    tmp_path: Path, name: str, gpus: int, platform: str | None
 ) -> None:
     """The real node script, run by bash with the fake GPU tools on PATH."""
     from npa_sop_tui.sandbox.slurm_login import install_tools
@@ -78,11 +79,11 @@ def test_the_node_script_matches_the_gpu_model_exactly(
     bin_dir = install_tools(tmp_path / "tools")
     behaviour = tmp_path / "behaviour"
     behaviour.mkdir()
-    (behaviour / "w-0").write_text(f"gpus=4\nname={name}\n")
+    (behaviour / "w-0").write_text(f"gpus={gpus}\nname={name}\n")
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SLURMD_NODENAME": "w-0",
            "NPA_FAKE_GPU_DIR": str(behaviour), "HOME": str(tmp_path)}  # fmt: skip
     done = subprocess.run(
-        ["bash", "-c", node_script()], env=env, capture_output=True, text=True, timeout=60
+        ["bash", "-c", node_script(gpus)], env=env, capture_output=True, text=True, timeout=60
     )
     if platform is None:
         assert f"stage=platform status=FAIL message=unsupported GPU '{name}'" in done.stdout

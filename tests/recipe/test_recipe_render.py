@@ -293,3 +293,17 @@ def test_recipe_problems_catches_broken_output() -> None:
         "filestore_jail is required",
     ):
         assert needle in problems
+
+
+def test_an_unknown_recipe_ref_warns_whose_contract_it_renders_with() -> None:
+    spec = parse_spec_text(MINIMAL).spec
+    unknown = "0123456789abcdef0123456789abcdef01234567"
+    rendered = render(spec, recipe_ref=unknown, root_login_key=KEY)
+    (note,) = [f for f in rendered.warnings if f.path == "recipe_ref"]
+    assert note.level == "warning"
+    assert note.message == (
+        f"npa has no contract for recipe ref {unknown}: the variables follow the contract of "
+        f"{rendered.recipe_commit} (Soperator 4.1.6), which may not match that commit's variables"
+    )
+    known = render(spec, recipe_ref=rendered.recipe_commit, root_login_key=KEY)
+    assert [f for f in known.warnings if f.path == "recipe_ref"] == []

@@ -6,6 +6,7 @@ over HTTP with the official client; phases, conditions and names as the controll
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from npa_sop_tui.sandbox.fake_kube_objects import (
 from npa_sop_tui.spec.model import spec_from_mapping
 from npa_sop_tui.status.crd_contract import crd_contract
 
-from testkit.crd_schema import CRDS, schema_errors
+from testkit.crd_schema import schema_errors
 
 KINDS = ("SlurmCluster", "NodeSet", "ActiveCheck")
 STANDIN = Path(__file__).resolve().parents[2] / "npa_sop_tui/sandbox/recipe/soperator"
@@ -136,7 +137,8 @@ def test_sandbox_names_and_places_as_soperator(fake_kube: FakeKubeServer, kubeco
     checks = {o["metadata"]["name"]: o for o in served(fake_kube, kubeconfig, "activechecks")}
     ssh = checks["ssh-check"]
     assert ssh["spec"]["suspend"] is True and "failureReactions" not in ssh["spec"]
-    assert "schedule" not in ssh["spec"]
+    # no schedule of its own: stored with the CRD's default, as the API server fills it in
+    assert ssh["spec"]["schedule"] == "0 0 1 1 *"
     assert ssh["status"]["k8sJobsStatus"]["lastJobName"] == "ssh-check-1"
 
 
@@ -178,19 +180,39 @@ def test_the_validator_catches_what_the_schema_forbids() -> None:
     assert "'Maybe' is not one of ['True', 'False', 'Unknown']" in errors
 
 
-def test_derived_contract_is_current() -> None:
-    """The committed derived data is what scripts/gen_crd_contract.py makes of the CRDs."""
+def _gen_crd_contract() -> Any:
     import importlib.util
 
     script = Path(__file__).resolve().parents[2] / "scripts" / "gen_crd_contract.py"
     loaded = importlib.util.spec_from_file_location("gen_crd_contract", script)
     assert loaded is not None and loaded.loader is not None
     module = importlib.util.module_from_spec(loaded)
+    sys.modules[loaded.name] = module  # dataclasses look their module up while defining
     loaded.loader.exec_module(module)
-    fresh = module.derive(CRDS, "4.1.6", "65e088abe53b2a52bed18b9536196139f693ab20")
-    assert json.loads(json.dumps(fresh)) == crd_contract()
-    assert crd_contract()["kinds"]["ActiveCheck"]["required"]["status.k8sJobsStatus"] == [
+    return module
+
+
+@pytest.mark.parametrize("release,operator", [("4.1.6", "4.1.13"), ("main", "5.0.0")])
+def test_derived_contract_and_schemas_are_current(release: str, operator: str) -> None:
+    """The committed derived data is what scripts/gen_crd_contract.py makes of the CRDs of
+    each release: the contract status reads by and the schemas the fake API server checks."""
+    script = _gen_crd_contract()
+    wanted = script.RELEASES[release]
+    fresh = script.derive(wanted.dir, wanted.tag, wanted.commit)
+    assert json.loads(json.dumps(fresh)) == crd_contract(operator)
+    assert wanted.schemas_out.read_bytes() == script.schema_bytes(wanted.dir)
+    assert wanted.schemas_out.name == f"{crd_contract(operator)['source']['tag']}.json.gz"
+    assert crd_contract(operator)["kinds"]["ActiveCheck"]["required"]["status.k8sJobsStatus"] == [
         "lastJobName", "lastJobStatus"]  # fmt: skip
+
+
+def test_the_5_0_crds_differ_where_the_release_notes_say() -> None:
+    old, new = crd_contract("4.1.13")["kinds"], crd_contract("5.0.0")["kinds"]
+    assert "updateStrategy" not in old["NodeSet"]["required"]["spec"]
+    assert "updateStrategy" in new["NodeSet"]["required"]["spec"]
+    assert {"JailedConfig", "NodeConfigurator", "NodeSetPowerState"} <= set(new) - set(old)
+    assert crd_contract("5.0.0")["source"]["commit"].startswith("c238d993")
+    assert crd_contract(None)["source"]["tag"] == "4.1.6"
 
 
 def test_a_gb300_sandbox_cluster_reads_ready_with_its_rack_nodesets(

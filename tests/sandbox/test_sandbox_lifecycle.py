@@ -1,5 +1,6 @@
 """A sandbox cluster lives through the CLI as a real one would: deploy → status → deploy →
-resize → destroy, every step exit 0, no replacement ever planned, one root key throughout."""
+resize → destroy, every step exit 0, nothing destructive ever planned, one root key
+throughout."""
 
 from __future__ import annotations
 
@@ -61,11 +62,13 @@ def test_sandbox_cluster_survives_status_redeploy_resize_and_destroy(
     again = _json(capsys)["result"]
     assert again["resources"] == first["resources"]
 
-    # resize: only additions, the login node is untouched
+    # resize: the node group in place; replaced only what the recipe replaces on purpose
+    # (the rendered nodesets file, the kube-context step run on every apply)
     spec.write_text(SPEC.format(size=3))
     assert main(["soperator", "plan", "--spec", str(spec), "--sandbox", "-o", "json"]) == 0
     changes = _json(capsys)["result"]["changes"]
-    assert changes["destructive"] == [] and changes["remove"] == 0
+    assert changes["destructive"] == [] and changes["remove"] == 2
+    assert changes["by_module"]["module.k8s"]["update"] == 1  # the cpu node group
     assert main(deploy) == 0
     assert main(["soperator", "status", "--name", "roundtrip", "--sandbox", "-o", "json"]) == 0
     assert len(_json(capsys)["slurm"]["nodes"]) == 3

@@ -73,3 +73,24 @@ async def test_login_node_answers_version_all_partitions_json_and_scontrol(
     assert parse_show_node(shown.stdout).fields["Extra"] == '{"nodeset": "gpu"}'
     missing = await login.run("scontrol show node gpu-7 -o", timeout=5)
     assert missing.exit_status == 1 and "not found" in missing.stderr
+
+
+def test_json_groups_alike_nodes_like_real_sinfo_with_its_keys() -> None:
+    """Real sinfo puts alike nodes of a partition in one entry (the lab's sample has the
+    keys): here the two idle workers share one per partition, the drained one has its own."""
+    import copy
+    from pathlib import Path
+
+    idle = _nodes()[0]
+    twin = copy.deepcopy(idle)
+    twin.name = "gpu-2"
+    doc = json.loads(sinfo_json([idle, _nodes()[1], twin]))
+    groups = [(g["partition"]["name"], g["nodes"]["nodes"]) for g in doc["sinfo"]]
+    assert groups == [("main", ["gpu-0", "gpu-2"]), ("hidden", ["gpu-0", "gpu-2"]),
+                      ("main", ["gpu-1"]), ("hidden", ["gpu-1"])]  # fmt: skip
+    assert doc["sinfo"][0]["nodes"]["total"] == 2 and doc["sinfo"][0]["cpus"]["total"] == 32
+    sample = Path(__file__).resolve().parents[1] / "status" / "slurm_samples" / "sinfo_v0.0.44.json"
+    real_keys = set(json.loads(sample.read_text())["sinfo"][0])
+    assert set(doc["sinfo"][0]) == real_keys
+    read_back = parse_sinfo_json(json.dumps(doc)).nodes
+    assert sorted(n.name for n in read_back) == ["gpu-0", "gpu-1", "gpu-2"]

@@ -210,6 +210,32 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, str] | None, list[Row]]] = {
                 "k8s_version",
                 "recipe 4.1.13 only knows GPU drivers for Kubernetes 1.35 and 1.36 "
                 "(driver_presets.tf), not 1.34",
+                'set k8s_version: "1.35" (one minor at a time; `npa soperator upgrade` takes '
+                "the steps)",
+            )
+        ],
+    ),
+    "k8s-4.1.13-two-minors-old": (
+        {**NEW, "k8s_version": "1.33"},
+        None,
+        [
+            E(
+                "k8s_version",
+                "recipe 4.1.13 only knows GPU drivers for Kubernetes 1.35 and 1.36 "
+                "(driver_presets.tf), not 1.33",
+                "Kubernetes moves one minor at a time: upgrade 1.33 step by step to 1.35 first "
+                "(`npa soperator upgrade --k8s-version 1.35`)",
+            )
+        ],
+    ),
+    "k8s-4.1.13-too-new": (
+        {**NEW, "k8s_version": "1.37"},
+        None,
+        [
+            E(
+                "k8s_version",
+                "recipe 4.1.13 only knows GPU drivers for Kubernetes 1.35 and 1.36 "
+                "(driver_presets.tf), not 1.37",
                 'set k8s_version: "1.36"',
             )
         ],

@@ -180,3 +180,55 @@ def test_per_node_results_skip_a_node_object_without_a_reason() -> None:
 
     nodes = [SimpleNamespace(name="x"), SimpleNamespace(name="y", reason="[node_problem] c: bad")]
     assert results_by_node("c", nodes) == {"y": "[node_problem] c: bad"}
+
+
+def test_the_5_0_wait_job_is_named_after_its_cluster_and_counts_skipped_as_done() -> None:
+    # wait-for-checks-job.yaml at nebius/soperator main c238d993 (VERSION 5.0.0)
+    assert ac.WAIT_5_0.name_for("soperator") == "soperator-wait-for-active-checks"
+    assert ac.WAIT_4_1.name_for("soperator") == "wait-for-active-checks"
+    assert ac.WAIT_5_0.done == {"k8sJob": ("Complete",),
+                                "slurmJob": ("Complete", "Skipped", "Cancelled")}  # fmt: skip
+    assert ac.WAIT_5_0.failed == ac.WAIT_4_1.failed == ac.FAILED
+    assert (ac.WAIT_5_0.by_cluster, ac.WAIT_4_1.by_cluster) == (True, False)
+    assert ac.WAIT_5_0.gpu_checks == {"gpu-checks", "dcgmi-diag-r3"}
+    assert "cuda-samples" in ac.WAIT_4_1.gpu_checks and "gpu-checks" not in ac.WAIT_4_1.gpu_checks
+
+
+@pytest.mark.parametrize(
+    "version,expected",
+    [(None, "4.1"), ("4.1.6", "4.1"), ("4.1.13", "4.1"), ("5.0.0", "5.0"),
+     ("4.1.13, 5.0.0", "5.0"), ("garbage", "4.1")],
+)  # fmt: skip
+def test_the_running_operator_picks_the_rules(version: str | None, expected: str) -> None:
+    assert ac.wait_job(version).release == expected
+
+
+def test_skipped_and_other_clusters_by_release() -> None:
+    skipped = parse_active_checks([raw("g", "slurmJob", {"slurmJobsStatus": {
+        "lastRunStatus": "Skipped"}}, slurmClusterRefName="soperator")])[0]  # fmt: skip
+    foreign = parse_active_checks([raw("f", "k8sJob", {}, slurmClusterRefName="other")])[0]
+    assert wait_state(skipped, ac.WAIT_4_1) == "waiting"  # 4.1.x does not know Skipped
+    assert wait_state(skipped, ac.WAIT_5_0) == "done"
+    assert wait_state(foreign, ac.WAIT_4_1) == "waiting"  # 4.1.x waits on every cluster's
+    assert wait_state(foreign, ac.WAIT_5_0) == "ignored"
+    assert wait_state(foreign, ac.WAIT_5_0, cluster="other") == "waiting"
+    assert [c.name for c in waiting_on([skipped, foreign], ac.WAIT_5_0)] == []
+    assert [c.name for c in waiting_on([skipped, foreign], ac.WAIT_4_1)] == ["g", "f"]
+
+
+def test_gpu_checks_are_the_releases_own() -> None:
+    objects = [raw("gpu-checks", "slurmJob"), raw("cuda-samples", "slurmJob")]
+
+    def gpu(job: Any) -> dict[str, bool]:
+        return {c.name: c.gpu for c in parse_active_checks(objects, job)}
+
+    assert gpu(ac.WAIT_5_0) == {"gpu-checks": True, "cuda-samples": False}
+    assert gpu(ac.WAIT_4_1) == {"gpu-checks": False, "cuda-samples": True}
+    failed_gpu = parse_active_checks([raw("gpu-checks", "slurmJob", {"slurmJobsStatus": {
+        "lastRunStatus": "Failed"}}, slurmClusterRefName="soperator")], ac.WAIT_5_0)  # fmt: skip
+    (hint,) = hints(failed_gpu, "ctx", ac.WAIT_5_0)
+    assert hint.action == (
+        "kubectl --context ctx -n soperator describe activecheck gpu-checks; a GPU check: the "
+        "nodes it drained have a GPU problem; drained nodes name it in their reason"
+    )
+    assert hint.severity == "error" and "a running apply fails on it" in hint.message

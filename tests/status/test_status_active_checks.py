@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from npa_sop_tui.home import inventory
+from npa_sop_tui.sandbox.active_checks import k8s_job_status
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.status.active_checks import results_by_node
 from npa_sop_tui.status.model import SlurmNode
@@ -26,7 +27,13 @@ def check(name: str, kind: str, status: dict[str, Any], **spec: Any) -> dict[str
         "apiVersion": "slurm.nebius.ai/v1alpha1",
         "kind": "ActiveCheck",
         "metadata": {"name": name, "namespace": "soperator"},
-        "spec": {"name": name, "checkType": kind, "runAfterCreation": True, **spec},
+        "spec": {
+            "name": name,
+            "slurmClusterRefName": "soperator",
+            "checkType": kind,
+            "runAfterCreation": True,
+            **spec,
+        },
         "status": status,
     }
 
@@ -37,7 +44,7 @@ async def test_active_checks_waiting_and_failed(
     srv = fake_kube
     srv.add(
         "activechecks",
-        check("ssh-check", "k8sJob", {"k8sJobsStatus": {"lastJobStatus": "Complete"}}),
+        check("ssh-check", "k8sJob", k8s_job_status("ssh-check")),
     )
     srv.add(
         "activechecks",
@@ -90,8 +97,10 @@ async def test_active_checks_waiting_and_failed(
     assert "job 12: NCCL bus bandwidth low" in hint.message and hint.severity == "error"
     assert hint.action == (
         f"kubectl --context {CONTEXT} -n soperator describe activecheck "
-        "all-reduce-perf-nccl-with-ib; drained nodes name it in their reason"
+        "all-reduce-perf-nccl-with-ib; a GPU check: the nodes it drained have a GPU problem; "
+        "drained nodes name it in their reason"
     )
+    assert snap.kube.wait_job == "wait-for-active-checks"  # 4.1.x's name (no operator read)
     from rich.console import Console
 
     console = Console(width=160, record=True)
@@ -193,3 +202,70 @@ def test_an_old_failed_check_pod_does_not_degrade_the_cluster() -> None:
 
     assert verdict([old]) == "ready"  # the check's latest run is what counts
     assert verdict([stray]) == "degraded"
+
+
+MAIN = "5.0.0-main-c238d993"
+
+
+def check_5_0(name: str, kind: str, status: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    """An ActiveCheck as Soperator 5.0's activechecks chart renders it (values.yaml at
+    c238d993): every check names its cluster in slurmClusterRefName."""
+    return check(name, kind, status, **spec)
+
+
+async def test_a_soperator_5_0_cluster_is_read_with_its_own_wait_rules(tmp_path: Path) -> None:
+    """A 5.0 SlurmCluster, NodeSet and ActiveCheck set, stored by a fake API server that
+    checks them against the 5.0 CRDs and read through the official client: the operator's
+    version picks 5.0's wait Job (named after the cluster, `Skipped` done, other clusters'
+    checks not waited on) and `gpu-checks` is read as the GPU check."""
+    from npa_sop_tui.sandbox.fake_kube_objects import (
+        make_login_service,
+        make_node,
+        make_nodeset,
+        make_operator_pod,
+        make_slurmcluster,
+    )  # fmt: skip
+
+    drain = {"drainSlurmNode": {"drainReasonPrefix": "[node_problem]"}}
+    with FakeKubeServer(bookmark_interval=0.2, crd_release=MAIN) as srv:
+        kubeconfig = srv.write_kubeconfig(tmp_path / "kubeconfig", CONTEXT)
+        srv.add("pods", make_operator_pod(version="5.0.0"))
+        srv.add("nodes", make_node("gpu-0", pool="gpu", gpu=True))
+        srv.add("slurmclusters", make_slurmcluster())
+        nodeset = make_nodeset("gpu", replicas=1, ready=1)
+        nodeset["spec"]["updateStrategy"] = "slurmAwareRollingUpdate"
+        srv.add("nodesets", nodeset)
+        srv.add("services", make_login_service("203.0.113.7"))
+        slurm_status = {"slurmJobsStatus": {"lastRunStatus": "Skipped", "lastRunId": "3"}}
+        in_progress = {"slurmJobsStatus": {"lastRunStatus": "InProgress", "lastRunId": "4"}}
+        checks_5_0 = [
+            check_5_0("gpu-checks", "slurmJob", slurm_status, failureReactions=drain,
+                      schedule="0 0,12 * * *"),
+            check_5_0("ensure-healthy-nodes", "slurmJob", in_progress),
+            check_5_0("manage-jail-state", "k8sJob", k8s_job_status("manage-jail-state")),
+        ]  # fmt: skip
+        for obj in checks_5_0:
+            srv.add("activechecks", obj)
+        other = check_5_0("wait-for-topology", "k8sJob", {})
+        other["spec"]["slurmClusterRefName"] = "another-cluster"
+        srv.add("activechecks", other)
+        settings = StatusSettings(
+            name="demo", kubeconfig=kubeconfig, slurm_enabled=False, kube_coalesce=0.05,
+            watch_timeout=2,
+        )  # fmt: skip
+        async with StatusWatcher(settings) as watcher:
+            async for snap in within(watcher.snapshots(), what="status snapshots"):
+                kube = snap.kube
+                if kube is not None and len(kube.active_checks) == 4 and kube.operator:
+                    break
+    assert kube.operator is not None and kube.operator.version == "5.0.0"
+    assert kube.wait_job == "soperator-wait-for-active-checks"
+    assert kube.waiting_on == ["ensure-healthy-nodes"]  # Skipped is done; another cluster's
+    checks = {c.name: c for c in kube.active_checks}
+    assert checks["gpu-checks"].gpu and checks["gpu-checks"].status == "Skipped"
+    assert checks["wait-for-topology"].cluster_ref == "another-cluster"
+    assert not checks["ensure-healthy-nodes"].gpu
+    (nodeset_info,) = kube.nodesets
+    assert (nodeset_info.name, nodeset_info.phase, nodeset_info.ready) == ("gpu", "Ready", 1)
+    assert kube.slurm_cluster is not None and kube.slurm_cluster.phase == "Available"
+    assert snap.verdict.state == "ready", snap.verdict.hints

@@ -13,6 +13,7 @@ from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
     make_node,
     make_nodeset,
+    make_operator_pod,
     make_pod,
     make_slurmcluster,
     set_node_ready,
@@ -56,6 +57,7 @@ async def test_nodes_turn_ready_over_time_and_verdict_follows(
     srv.add("slurmclusters", make_slurmcluster())
     srv.add("nodesets", make_nodeset("worker", replicas=2, ready=0, phase="Provisioning"))
     srv.add("services", make_login_service("203.0.113.9"))
+    srv.add("pods", make_operator_pod())  # soperator-system: the operator reconciles it
     settings = StatusSettings(
         name="demo", kubeconfig=kubeconfig, slurm_enabled=False, kube_coalesce=0.05, watch_timeout=2
     )

@@ -353,8 +353,8 @@ def test_a_disabled_accounting_does_not_hide_a_jail_still_being_populated() -> N
     assert v.state == "progressing" and "jail-populating" in codes(v), v.hints
 
 
-def test_a_terminating_nodeset_does_not_stop_the_checks_of_the_ones_after_it() -> None:
-    # "a-old" sorts first and is being deleted; "worker" after it has a broken pod, and
+def test_a_nodeset_in_maintenance_does_not_stop_the_checks_of_the_ones_after_it() -> None:
+    # "a-old" sorts first and is in maintenance; "worker" after it has a broken pod, and
     # "zeta" wants nodes it has none of: both still get their hints
     sick = make_pod("worker-0", "nodeset", ready=False, restarts=2, nodeset="worker")
     state = kube(
@@ -367,10 +367,12 @@ def test_a_terminating_nodeset_does_not_stop_the_checks_of_the_ones_after_it() -
     )
     v = compute_verdict(kube=state, slurm=slurm(HEALTHY), freshness=FRESH)
     by_code = {(h.code, h.subject) for h in v.hints}
-    assert ("nodeset-terminating", "a-old") in by_code
+    assert ("nodeset-maintenance", "a-old") in by_code
     assert ("nodeset-degraded", "worker") in by_code
     assert ("workers-no-nodes", "zeta") in by_code
-    assert ("workers-no-nodes", "a-old") not in by_code  # going away: no quota problem
+    assert ("workers-no-nodes", "a-old") not in by_code  # stopped on purpose: no quota problem
+    (said,) = [h for h in v.hints if h.code == "nodeset-maintenance"]
+    assert "(Workers are disabled)" in said.message  # the controller's own condition, read
 
 
 def test_a_gb300_rack_nodeset_without_nodes_names_its_pools_capacity_mode() -> None:

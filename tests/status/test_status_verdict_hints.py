@@ -18,6 +18,7 @@ from npa_sop_tui.status.model import (
     KubeState,
     NodeGroup,
     NodeSetInfo,
+    OperatorInfo,
     PodInfo,
     SlurmClusterInfo,
     SlurmState,
@@ -136,6 +137,13 @@ DEAD = (
 
 def resume(node: str) -> str:
     return f"`scontrol update nodename={node} state=resume`"
+
+
+# What the NodeSet controller sets with phase Terminating (nodesetcontroller/reconcile.go).
+MAINTENANCE = Condition(
+    type="StatefulSetTerminated", status="True", reason="Maintenance",
+    message="Workers are disabled",
+)  # fmt: skip
 
 
 def H(code: str, severity: str, subject: str | None, message: str, action: str) -> tuple:
@@ -535,7 +543,36 @@ CASES: dict[str, Case] = {
             ),
         ],
     ),
-    "nodeset-terminating": (
+    "nodeset-maintenance": (
+        {
+            "kube": kube(
+                nodesets=[
+                    nodeset(),
+                    nodeset(1, 0, "Terminating", name="old", conditions=[MAINTENANCE]),
+                ]
+            ),
+            "slurm": HEALTHY,
+        },
+        "progressing",
+        "SlurmCluster Available, workers 2/3, slurm nodes usable 2/2",
+        [
+            H(
+                "nodeset-maintenance",
+                "warning",
+                "old",
+                "NodeSet old is in maintenance: its workers are stopped (Workers are "
+                "disabled), 0/1 running",
+                "leave maintenance by setting the SlurmCluster's spec.maintenance back to "
+                "`none`: "
+                + kubectl(
+                    "patch slurmcluster soperator --type merge -p "
+                    '\'{"spec":{"maintenance":"none"}}\''
+                )
+                + " (npa's next deploy renders maintenance none as well)",
+            )
+        ],
+    ),
+    "nodeset-maintenance-without-its-condition": (
         {
             "kube": kube(nodesets=[nodeset(), nodeset(1, 0, "Terminating", name="old")]),
             "slurm": HEALTHY,
@@ -544,12 +581,17 @@ CASES: dict[str, Case] = {
         "SlurmCluster Available, workers 2/3, slurm nodes usable 2/2",
         [
             H(
-                "nodeset-terminating",
-                "info",
+                "nodeset-maintenance",
+                "warning",
                 "old",
-                "NodeSet old is being deleted (Terminating, 0/1 ready)",
-                "expected while a pool is removed; if it stays, look at its finalizers and "
-                "pods: " + kubectl("get nodeset old -o yaml"),
+                "NodeSet old is in maintenance: its workers are stopped, 0/1 running",
+                "leave maintenance by setting the SlurmCluster's spec.maintenance back to "
+                "`none`: "
+                + kubectl(
+                    "patch slurmcluster soperator --type merge -p "
+                    '\'{"spec":{"maintenance":"none"}}\''
+                )
+                + " (npa's next deploy renders maintenance none as well)",
             )
         ],
     ),
@@ -838,6 +880,126 @@ CASES: dict[str, Case] = {
                 "pod accounting-0 (accounting) is crash-looping (1 restarts)",
                 kubectl("logs accounting-0 --previous"),
             )
+        ],
+    ),
+    # --- the operator (its controller manager in soperator-system) ---------------------------
+    "operator-crashloop": (
+        {
+            "kube": kube(
+                operator=OperatorInfo(
+                    version="4.1.13",
+                    pods=[
+                        PodInfo(
+                            name="soperator-controller-manager-7d9-x2",
+                            component="manager",
+                            phase="Running",
+                            restarts=6,
+                            waiting_reason="CrashLoopBackOff",
+                        )
+                    ],
+                )
+            ),
+            "slurm": HEALTHY,
+        },
+        "degraded",
+        SUMMARY,
+        [
+            H(
+                "operator-unhealthy",
+                "error",
+                "soperator-controller-manager-7d9-x2",
+                "the Soperator operator 4.1.13 is not running: pod "
+                "soperator-controller-manager-7d9-x2 (soperator-system) is CrashLoopBackOff "
+                "(6 restarts); the cluster runs on but no change reaches it",
+                f"`kubectl --context {CTX} -n soperator-system logs "
+                "soperator-controller-manager-7d9-x2 -c manager --previous`; if a new "
+                "slurm_operator_version brought it, deploy the previous version again",
+            )
+        ],
+    ),
+    "operator-running": (
+        {
+            "kube": kube(
+                operator=OperatorInfo(
+                    version="4.1.6",
+                    pods=[
+                        PodInfo(
+                            name="soperator-controller-manager-0",
+                            component="manager",
+                            phase="Running",
+                            ready=True,
+                        )
+                    ],
+                )
+            ),
+            "slurm": HEALTHY,
+        },
+        "ready",
+        SUMMARY,
+        [],
+    ),
+    "operator-starting": (
+        {
+            "kube": kube(
+                operator=OperatorInfo(
+                    pods=[
+                        PodInfo(
+                            name="soperator-controller-manager-0",
+                            component="manager",
+                            phase="Pending",
+                        )
+                    ],
+                )
+            ),
+            "slurm": HEALTHY,
+        },
+        "progressing",
+        SUMMARY,
+        [],
+    ),
+    "operator-gone-from-a-running-cluster": (
+        {"kube": kube(operator=OperatorInfo()), "slurm": HEALTHY},
+        "degraded",
+        SUMMARY,
+        [
+            H(
+                "operator-missing",
+                "warning",
+                "soperator-system",
+                "no Soperator operator pod in soperator-system: nothing reconciles the "
+                "SlurmCluster",
+                f"look at the operator's release: `kubectl --context {CTX} -n flux-system get "
+                f"helmreleases` and `kubectl --context {CTX} -n soperator-system get "
+                "deployments`",
+            )
+        ],
+    ),
+    "operator-not-yet-while-the-cluster-is-pending": (
+        {
+            "kube": kube(operator=OperatorInfo(), slurm_cluster=cluster("Pending", **UNKNOWN)),
+            "slurm": None,
+        },
+        "progressing",
+        "SlurmCluster Pending, workers 2/2",
+        [
+            H(
+                "jail-populating",
+                "info",
+                "SlurmCluster",
+                "SlurmCluster is Pending: the jail is being populated",
+                "wait; the populate-jail Job can take several minutes (`kubectl -n soperator "
+                "get jobs`)",
+            ),
+            H(
+                "operator-missing",
+                "info",
+                "soperator-system",
+                "no Soperator operator pod in soperator-system: nothing reconciles the "
+                "SlurmCluster",
+                f"look at the operator's release: `kubectl --context {CTX} -n flux-system get "
+                f"helmreleases` and `kubectl --context {CTX} -n soperator-system get "
+                "deployments`",
+            ),
         ],
     ),
     "worker-crash-5-restarts": (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from npa_sop_tui.terraform.plan_reading import summarize_plan
 
 
@@ -103,3 +105,34 @@ def test_plan_summary_unknown_size_is_not_zero() -> None:
     (pool,) = summarize_plan(plan).pools
     assert pool.pool == "gpu" and pool.change == "replace"
     assert (pool.size_before, pool.size_after) == (None, None)
+
+
+def _planned(address: str, actions: list[str], module: str = "module.k8s", **values: Any) -> dict:
+    return {"address": address, "module_address": module, "mode": "managed",
+            "type": address.split(".")[2], "name": address.split(".")[3].split("[")[0],
+            "change": {"actions": actions, "before": values.get("before"),
+                       "after": values.get("after")}}  # fmt: skip
+
+
+def test_only_the_recipes_own_bookkeeping_is_safe_to_replace() -> None:
+    """The safe list comes from the caller (the recipe's graph); a create_before_destroy
+    replacement is a replacement; a stand-in's in-place part is an update of its resource."""
+    plan = {"resource_changes": [
+        _planned("module.slurm.null_resource.local_file__flux_release_rendered_nodesets",
+                ["delete", "create"], "module.slurm"),
+        _planned("module.k8s.null_resource.nebius_vpc_v1_allocation__this", ["create", "delete"]),
+        _planned("module.k8s.null_resource.nebius_mk8s_v1_node_group__worker_v2__update[0]",
+                ["delete", "create"],
+                before={"triggers": {"name": "cpu-0", "size": "2"}},
+                after={"triggers": {"name": "cpu-0", "size": "3"}}),
+    ]}  # fmt: skip
+    safe = ["module.slurm.local_file.flux_release_rendered_nodesets"]
+    changes = summarize_plan(plan, safe=safe)
+    assert changes.destructive == ["module.k8s.nebius_vpc_v1_allocation.this"]
+    assert (changes.add, changes.change, changes.remove) == (2, 1, 2)
+    assert [(p.pool, p.change, p.size_before, p.size_after) for p in changes.pools] == [
+        ("cpu", "resize", 2, 3)]  # fmt: skip
+    assert summarize_plan(plan).destructive == [
+        "module.k8s.nebius_vpc_v1_allocation.this",
+        "module.slurm.local_file.flux_release_rendered_nodesets",
+    ]  # nothing is safe for a recipe without a graph

@@ -93,7 +93,16 @@ async def test_dashboard_shows_rows_from_the_api_server_and_marks_staleness(
                 "metadata": {"name": "soperator", "namespace": "soperator"},
                 "status": {
                     "phase": "Reconciling",
-                    "conditions": [{"type": "ControllersAvailable", "status": "True"}],
+                    # a metav1.Condition has these fields required (the CRD's schema)
+                    "conditions": [
+                        {
+                            "type": "ControllersAvailable",
+                            "status": "True",
+                            "reason": "Available",
+                            "message": "",
+                            "lastTransitionTime": "2026-12-01T10:00:00Z",
+                        }
+                    ],
                 },
             },
         )

@@ -17,6 +17,8 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     EventLog,
     PhaseBar,
     ResourceTable,
+    add_log_lines,
+    grow_total,
 )
 from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
 
@@ -48,17 +50,10 @@ class ProgressWidgets:
                     # against what was done before this plan (not later in the same batch)
                     self.table.apply(events[folded:i])
                     folded = i
-                    counts = self.table.counts()
-                    self.bar.total = max(
-                        self.bar.total, counts["done"] + counts["failed"] + ev.total
-                    )
+                    grow_total(self.bar, self.table, ev)
         self.table.apply(events[folded:])
-        counts = self.table.counts()
-        self.bar.done = counts["done"] + counts["failed"]
-        if batch.dropped_lines:
-            note = f"… {batch.dropped_lines} lines in one moment, not shown here (l: the whole log)"
-            self.log.add_lines([("warning", note)])
-        self.log.add_lines(batch.lines)
+        self.bar.done = self.table.completed
+        add_log_lines(self.log, batch.lines, batch.dropped_lines)
         self.diagnostics.add(events)
         self.timeline.add(events)
         return kube_ready

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.reactive import reactive
 from textual.widgets import Input, Label, ProgressBar, Static
 
@@ -26,6 +27,7 @@ from npa_sop_tui.events import (
     Diagnostic,
     Event,
     PhaseChanged,
+    PlanSummary,
     ResourceFailed,
     ResourceFinished,
     ResourceProgress,
@@ -105,6 +107,9 @@ class ResourceTable(LazyTable):
         self.resources: dict[str, _Resource] = {}
         self._dirty = False
         self._counts = {"in flight": 0, "done": 0, "failed": 0, "stopped": 0}
+        self.completed = 0
+        """Resource runs ended (done or failed): a resource the recipe re-runs in a later
+        phase (replaced on every apply) is one row but two runs, as the plans count it."""
         self.follow = True
         """Scroll along with the work until the user moves the cursor."""
 
@@ -145,8 +150,10 @@ class ResourceTable(LazyTable):
                     res.action = ev.action
                 case ResourceFinished():
                     res.state, res.ended = "done", ev.ts
+                    self.completed += 1
                 case ResourceFailed():
                     res.state, res.ended = "failed", ev.ts
+                    self.completed += 1
             if before != res.state:
                 self._counts[before] -= 1
                 self._counts[res.state] += 1
@@ -326,3 +333,43 @@ def first_error_block(items: Iterable[Event]) -> str | None:
         if isinstance(event, Diagnostic | ResourceFailed) and level_of(event) == "error":
             return describe(event)
     return None
+
+
+def show_events(
+    screen: DOMNode,
+    events: Sequence[Event],
+    lines: list[tuple[str, str]] | None = None,
+    dropped_lines: int = 0,
+) -> None:
+    """One batch of an operation's events into the progress widgets `screen` holds (the
+    phase bar, the resource table, the log, the diagnostics); `lines` are the batch's log
+    lines when an intake worded them already (else worded here)."""
+    bar, table = screen.query_one(PhaseBar), screen.query_one(ResourceTable)
+    folded = 0  # events[:folded] are in the table
+    for i, ev in enumerate(events):
+        if isinstance(ev, PhaseChanged):
+            bar.phase = ev.label
+        elif isinstance(ev, PlanSummary):
+            table.apply(events[folded:i])
+            folded = i
+            grow_total(bar, table, ev)
+    table.apply(events[folded:])
+    bar.done = table.completed
+    add_log_lines(
+        screen.query_one(EventLog), log_lines(events) if lines is None else lines, dropped_lines
+    )
+    screen.query_one(DiagnosticsPanel).add(events)
+
+
+def add_log_lines(log: EventLog, lines: list[tuple[str, str]], dropped: int = 0) -> None:
+    """A batch's log lines, after a note of those that fell out of the intake's window."""
+    if dropped:
+        note = f"… {dropped} lines in one moment, not shown here (l: the whole log)"
+        log.add_lines([("warning", note)])
+    log.add_lines(lines)
+
+
+def grow_total(bar: PhaseBar, table: ResourceTable, plan: PlanSummary) -> None:
+    """Each apply phase (each step of an upgrade) plans only what is left: the bar's total
+    grows by it, counted against the runs ended before this plan."""
+    bar.total = max(bar.total, table.completed + plan.total)

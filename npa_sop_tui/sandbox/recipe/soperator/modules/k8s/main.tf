@@ -1,194 +1,226 @@
-# Stand-in for modules/k8s: the mk8s cluster, GPU clusters and node groups.
+# Stand-in for the recipe's module.k8s: generated from its graph at layout 531a6061d735bac04cbf36f4ede317d59309e322
+# (recipe/graphs/531a6061d735bac04cbf36f4ede317d59309e322.json). null_resources at the real addresses; see terraform/standin_addresses.py.
 
-variable "company_name" { type = string }
-variable "region" { type = string }
-variable "k8s_version" { type = string }
-variable "node_group_version" { type = string }
-variable "subnet_id" { type = string }
-variable "system" {
-  type = object({ min_size = number, max_size = number, preset = string })
+variable "inputs" { type = any }
+variable "sleep_seconds" { type = number }
+locals {
+  i = var.inputs
 }
-variable "controller_preset" { type = string }
+
+# What the real main.tf reads without a null guard, read the same way: a null there fails
+# the plan as it would upstream (an output, so it is evaluated on every plan).
 variable "reads" {
   type    = map(string)
   default = {}
 }
-variable "login_enabled" {
-  type    = bool
-  default = true
-}
-variable "login_size" { type = number }
-variable "login_preset" { type = string }
-variable "accounting_enabled" { type = bool }
-variable "accounting_preset" { type = string }
-variable "worker_chunks" {
-  type = list(object({
-    key       = string
-    pool      = string
-    size      = number
-    platform  = string
-    preset    = string
-    fabric    = string
-    boot_disk = number
-    capacity  = string
-  }))
-}
-variable "fabrics" { type = list(string) }
-variable "per_node_resources" { type = bool }
-variable "sleep_seconds" { type = number }
-
-locals {
-  chunks     = { for c in var.worker_chunks : c.key => c }
-  ng_version = "${coalesce(var.k8s_version, "1.34")}-nebius-node.${var.node_group_version}"
-  nodes = {
-    for n in flatten([
-      for c in var.worker_chunks : [for i in range(c.size) : { key = "${c.key}-${i}", group = c.key }]
-    ]) : n.key => n if var.per_node_resources
-  }
-}
-
-resource "null_resource" "cluster" {
-  triggers = {
-    name      = "soperator-${var.company_name}"
-    region    = var.region
-    subnet_id = var.subnet_id
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-# The Kubernetes versions of the control plane and the node groups: upstream upgrades both in
-# place (mk8s cluster `control_plane.version`, node group `version`), so they live here and
-# not in the triggers of what they belong to.
-resource "null_resource" "cluster_version_values" {
-  triggers = {
-    control_plane = coalesce(var.k8s_version, "1.34")
-    node_groups   = local.ng_version
-  }
-  depends_on = [null_resource.cluster]
-}
-
-resource "null_resource" "gpu_cluster" {
-  for_each = toset(var.fabrics)
-  triggers = {
-    name    = "soperator-${var.company_name}-${each.value}"
-    cluster = null_resource.cluster.id
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "node_group_system" {
-  triggers = {
-    cluster = null_resource.cluster.id
-    name    = "system"
-    preset  = var.system.preset
-    range   = "${var.system.min_size}..${var.system.max_size}"
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "node_group_controller" {
-  triggers = {
-    cluster = null_resource.cluster.id
-    name    = "controller"
-    preset  = var.controller_preset
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "node_group_login" {
-  triggers = {
-    cluster = null_resource.cluster.id
-    name    = "login"
-    # GB300: login pods run on the workers (upstream creates no login node group then).
-    enabled = var.login_enabled
-    size    = var.login_size
-    preset  = var.login_preset
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "node_group_accounting" {
-  count = var.accounting_enabled ? 1 : 0
-  triggers = {
-    cluster = null_resource.cluster.id
-    name    = "accounting"
-    preset  = var.accounting_preset
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-# Worker node groups: the immutable template. Changing any of these replaces the group.
-resource "null_resource" "worker_v2" {
-  for_each = local.chunks
-  triggers = {
-    cluster   = null_resource.cluster.id
-    name      = each.key
-    platform  = each.value.platform
-    preset    = each.value.preset
-    fabric    = each.value.fabric
-    gpu       = each.value.fabric == "" ? "" : null_resource.gpu_cluster[each.value.fabric].id
-    boot_disk = each.value.boot_disk
-    capacity  = each.value.capacity
-  }
-  provisioner "local-exec" {
-    command = "echo creating node group ${each.key}; sleep ${var.sleep_seconds}"
-  }
-}
-
-# The node count of a group. Upstream updates fixed_node_count in place; null_resource can
-# only replace, so the count lives in its own resource and npa treats its replacement as a
-# resize, not a destructive change.
-resource "null_resource" "worker_v2_size" {
-  for_each = local.chunks
-  # Known at plan time (no dependency in triggers), so plans can show the size change.
-  triggers = {
-    name = each.key
-    size = each.value.size
-  }
-  depends_on = [null_resource.worker_v2]
-}
-
-resource "null_resource" "worker_node" {
-  for_each = local.nodes
-  triggers = {
-    group = null_resource.worker_v2[each.value.group].id
-    name  = each.key
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "kubectl_cluster_context" {
-  triggers = {
-    cluster = null_resource.cluster.id
-    context = "nebius-${lower(replace(var.company_name, " ", "-"))}-slurm"
-  }
-}
-
-# Evaluated on every plan, so a null that upstream's main.tf would dereference fails the plan;
-# not a trigger: which reads a commit makes is no property of the cluster (an operator upgrade
-# to another recipe commit must not replace it).
 output "reads" {
   value = var.reads
 }
 
-output "cluster_id" {
-  value = null_resource.cluster.id
+# module.k8s.nebius_compute_v1_gpu_cluster.this_v2 (modules/k8s/k8s_ng_workers_v2.tf)
+resource "null_resource" "nebius_compute_v1_gpu_cluster__this_v2" {
+  for_each = toset(local.i.fabrics)
+  triggers = {
+    cluster_identity = tostring(local.i.cluster_identity)
+    fabric = each.value
+  }
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
 }
 
-output "kube_context" {
-  value = null_resource.kubectl_cluster_context.triggers.context
+# module.k8s.nebius_mk8s_v1_cluster.this (modules/k8s/k8s_cluster.tf)
+resource "null_resource" "nebius_mk8s_v1_cluster__this" {
+  triggers = {
+    cluster_identity = tostring(local.i.cluster_identity)
+  }
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_cluster__this__update" {
+  triggers = {
+    k8s_version = tostring(local.i.k8s_version)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this]
+}
+
+# module.k8s.nebius_mk8s_v1_node_group.accounting (modules/k8s/k8s_ng_accounting.tf)
+resource "null_resource" "nebius_mk8s_v1_node_group__accounting" {
+  count = local.i.accounting ? 1 : 0
+  triggers = {
+    accounting_shape = tostring(local.i.accounting_shape)
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_node_group__accounting__update" {
+  count = local.i.accounting ? 1 : 0
+  triggers = {
+    k8s_version = tostring(local.i.k8s_version)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_node_group__accounting]
+}
+
+# module.k8s.nebius_mk8s_v1_node_group.controller (modules/k8s/k8s_ng_controller.tf)
+resource "null_resource" "nebius_mk8s_v1_node_group__controller" {
+  triggers = {
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+    controller_shape = tostring(local.i.controller_shape)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_node_group__controller__update" {
+  triggers = {
+    controller_size = tostring(local.i.controller_size)
+    k8s_version = tostring(local.i.k8s_version)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_node_group__controller]
+}
+
+# module.k8s.nebius_mk8s_v1_node_group.login (modules/k8s/k8s_ng_login.tf)
+resource "null_resource" "nebius_mk8s_v1_node_group__login" {
+  count = local.i.login_node_group ? 1 : 0
+  triggers = {
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+    login_shape = tostring(local.i.login_shape)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_node_group__login__update" {
+  count = local.i.login_node_group ? 1 : 0
+  triggers = {
+    k8s_version = tostring(local.i.k8s_version)
+    login_size = tostring(local.i.login_size)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_node_group__login]
+}
+
+# module.k8s.nebius_mk8s_v1_node_group.nfs (modules/k8s/k8s_ng_nfs.tf)
+resource "null_resource" "nebius_mk8s_v1_node_group__nfs" {
+  count = local.i.nfs_node_group ? 1 : 0
+  triggers = {
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+    nfs_shape = tostring(local.i.nfs_shape)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_node_group__nfs__update" {
+  count = local.i.nfs_node_group ? 1 : 0
+  triggers = {
+    k8s_version = tostring(local.i.k8s_version)
+    nfs_size = tostring(local.i.nfs_size)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_node_group__nfs]
+}
+
+# module.k8s.nebius_mk8s_v1_node_group.system (modules/k8s/k8s_ng_system.tf)
+resource "null_resource" "nebius_mk8s_v1_node_group__system" {
+  triggers = {
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+    system_shape = tostring(local.i.system_shape)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_node_group__system__update" {
+  triggers = {
+    k8s_version = tostring(local.i.k8s_version)
+    system_size = tostring(local.i.system_size)
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_node_group__system]
+}
+
+# module.k8s.nebius_mk8s_v1_node_group.worker_v2 (modules/k8s/k8s_ng_workers_v2.tf)
+resource "null_resource" "nebius_mk8s_v1_node_group__worker_v2" {
+  count = length(local.i.worker_groups)
+  triggers = {
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+    boot_disk = local.i.worker_groups[count.index].boot_disk
+    capacity = local.i.worker_groups[count.index].capacity
+    fabric = local.i.worker_groups[count.index].fabric
+    shape = local.i.worker_groups[count.index].shape
+    name = local.i.worker_groups[count.index].name
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  lifecycle {
+    ignore_changes        = [triggers["name"]]
+  }
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "nebius_mk8s_v1_node_group__worker_v2__update" {
+  count = length(local.i.worker_groups)
+  triggers = {
+    k8s_version = tostring(local.i.k8s_version)
+    node_group_version = tostring(local.i.node_group_version)
+    name = local.i.worker_groups[count.index].name
+    size = local.i.worker_groups[count.index].size
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_node_group__worker_v2]
+}
+
+# module.k8s.nebius_vpc_v1_allocation.this (modules/k8s/k8s_ng_login.tf)
+resource "null_resource" "nebius_vpc_v1_allocation__this" {
+  triggers = {
+    cluster_identity = tostring(local.i.cluster_identity)
+    login_public_ip = tostring(local.i.login_public_ip)
+  }
+  lifecycle {
+    create_before_destroy = true
+  }
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+# module.k8s.terraform_data.check_resource_preset_sufficiency (modules/k8s/sufficiency.tf)
+resource "null_resource" "terraform_data__check_resource_preset_sufficiency" {
+  for_each = { for n in range(local.i.node_group_checks) : tostring(n) => n }
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+# module.k8s.terraform_data.kubectl_cluster_context (modules/k8s/k8s_cluster.tf)
+resource "null_resource" "terraform_data__kubectl_cluster_context" {
+  triggers = {
+    cluster_id = null_resource.nebius_mk8s_v1_cluster__this.id
+    every_apply = timestamp()
+  }
+  depends_on = [null_resource.nebius_mk8s_v1_cluster__this__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "standin_worker_node" {
+  for_each = local.i.per_node_resources ? toset(flatten([
+    for g in local.i.worker_groups : [for n in range(tonumber(g.size)) : "${g.name}-${n}"]
+  ])) : toset([])
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
 }

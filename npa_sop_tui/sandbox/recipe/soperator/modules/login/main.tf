@@ -1,36 +1,36 @@
-# Stand-in for modules/login: wait for the login LoadBalancer IP and write login.sh.
+# Stand-in for the recipe's module.login_script: generated from its graph at layout 531a6061d735bac04cbf36f4ede317d59309e322
+# (recipe/graphs/531a6061d735bac04cbf36f4ede317d59309e322.json). null_resources at the real addresses; see terraform/standin_addresses.py.
 
-variable "company_name" { type = string }
-variable "slurm_ready" { type = string }
-variable "public_ip" { type = bool }
-variable "root_key_hash" { type = string }
+variable "inputs" { type = any }
 variable "sleep_seconds" { type = number }
+locals {
+  i = var.inputs
+}
 
-resource "null_resource" "static_ip" {
+# module.login_script.local_file.this (modules/login/main.tf)
+resource "null_resource" "local_file__this" {
   triggers = {
-    name = "soperator-${var.company_name}-${var.public_ip ? "public" : "private"}-static-ip"
+    login_service = tostring(local.i.login_service)
+  }
+  depends_on = [null_resource.terraform_data__lb_service_ip]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
   }
 }
 
-resource "null_resource" "lb_service_ip" {
+# module.login_script.terraform_data.lb_service_ip (modules/login/main.tf)
+resource "null_resource" "terraform_data__lb_service_ip" {
   triggers = {
-    ready = var.slurm_ready
-    ip    = null_resource.static_ip.id
+    login_service = tostring(local.i.login_service)
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
 }
 
-resource "null_resource" "login_script" {
-  triggers = {
-    ip   = null_resource.lb_service_ip.id
-    keys = var.root_key_hash
+# module.login_script.terraform_data.wait_for_slurm_login_service (modules/login/main.tf)
+resource "null_resource" "terraform_data__wait_for_slurm_login_service" {
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
   }
-}
-
-output "ip" {
-  # Upstream's login module output (not exported by the root module). A documentation-range
-  # placeholder derived from the resource ID (no real network).
-  value = "192.0.2.${parseint(substr(null_resource.static_ip.id, -2, 2), 10) % 250 + 1}"
 }

@@ -1,147 +1,85 @@
-# Stand-in for modules/slurm: Flux, the operator and the Helm releases it installs.
+# Stand-in for the recipe's module.slurm: generated from its graph at layout 531a6061d735bac04cbf36f4ede317d59309e322
+# (recipe/graphs/531a6061d735bac04cbf36f4ede317d59309e322.json). null_resources at the real addresses; see terraform/standin_addresses.py.
 
-variable "k8s_cluster_id" { type = string }
-variable "operator_version" { type = string }
-variable "operator_stable" { type = bool }
-variable "nodesets" {
-  type = list(object({ name = string, size = number }))
-}
-variable "partitions" { type = list(string) }
-variable "accounting_enabled" { type = bool }
-variable "rest_enabled" { type = bool }
-variable "exporter_enabled" { type = bool }
-variable "telemetry_enabled" { type = bool }
-variable "active_checks_scope" { type = string }
-variable "apparmor_default" { type = bool }
-variable "nfs_storage_class" { type = string }
-variable "jail_size_gibibytes" { type = number }
+variable "inputs" { type = any }
 variable "sleep_seconds" { type = number }
+locals {
+  i = var.inputs
+}
 
-resource "null_resource" "flux" {
+# module.slurm.helm_release.soperator_fluxcd_ad_hoc_cm (modules/slurm/main.tf)
+resource "null_resource" "helm_release__soperator_fluxcd_ad_hoc_cm" {
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+# module.slurm.helm_release.soperator_fluxcd_bootstrap (modules/slurm/main.tf)
+resource "null_resource" "helm_release__soperator_fluxcd_bootstrap" {
+  depends_on = [null_resource.helm_release__soperator_fluxcd_cm__update]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "helm_release__soperator_fluxcd_bootstrap__update" {
   triggers = {
-    cluster = var.k8s_cluster_id
+    operator_stable = tostring(local.i.operator_stable)
+    operator_version = tostring(local.i.operator_version)
+  }
+  depends_on = [null_resource.helm_release__soperator_fluxcd_bootstrap]
+}
+
+# module.slurm.helm_release.soperator_fluxcd_cm (modules/slurm/main.tf)
+resource "null_resource" "helm_release__soperator_fluxcd_cm" {
+  depends_on = [null_resource.local_file__flux_release_rendered_nodesets]
+  provisioner "local-exec" {
+    command = "sleep ${var.sleep_seconds}"
+  }
+}
+
+resource "null_resource" "helm_release__soperator_fluxcd_cm__update" {
+  triggers = {
+    accounting = tostring(local.i.accounting)
+    nodesets = tostring(local.i.nodesets)
+    operator_version = tostring(local.i.operator_version)
+    partitions = tostring(local.i.partitions)
+  }
+  depends_on = [null_resource.helm_release__soperator_fluxcd_cm]
+}
+
+# module.slurm.local_file.flux_release_rendered_nodesets (modules/slurm/flux_release_nodesets.tf)
+resource "null_resource" "local_file__flux_release_rendered_nodesets" {
+  triggers = {
+    cluster_identity = tostring(local.i.cluster_identity)
+    nodesets = tostring(local.i.nodesets)
+    operator_version = tostring(local.i.operator_version)
   }
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
 }
 
-resource "null_resource" "jail" {
-  triggers = {
-    cluster = var.k8s_cluster_id
-    size    = var.jail_size_gibibytes
-  }
+# module.slurm.terraform_data.wait_for_slurm_cluster_available (modules/slurm/main.tf)
+resource "null_resource" "terraform_data__wait_for_slurm_cluster_available" {
+  depends_on = [null_resource.terraform_data__wait_for_slurm_cluster_hr]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
 }
 
-# The operator version reaches only this module, as upstream passes it only to module "slurm":
-# its Flux HelmReleases are upgraded in place (the `*_values` resources below), nothing in
-# module "k8s" depends on it.
-resource "null_resource" "release_operator" {
-  triggers = {
-    flux = null_resource.flux.id
-  }
-  provisioner "local-exec" {
-    command = "echo installing soperator ${var.operator_version}; sleep ${var.sleep_seconds}"
-  }
-}
-
-# The operator release's chart and version: upstream upgrades the HelmRelease in place.
-resource "null_resource" "release_operator_values" {
-  triggers = {
-    chart   = var.operator_stable ? "cr.nebius.cloud/soperator" : "cr.nebius.cloud/soperator-unstable"
-    version = var.operator_version
-  }
-  depends_on = [null_resource.release_operator]
-}
-
-resource "null_resource" "release_slurm_cluster" {
-  triggers = {
-    operator = null_resource.release_operator.id
-    jail     = null_resource.jail.id
-  }
+# module.slurm.terraform_data.wait_for_slurm_cluster_hr (modules/slurm/main.tf)
+resource "null_resource" "terraform_data__wait_for_slurm_cluster_hr" {
+  depends_on = [null_resource.helm_release__soperator_fluxcd_bootstrap__update]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
 }
 
-# The release's values: upstream upgrades the Helm release in place when they change.
-resource "null_resource" "release_slurm_cluster_values" {
-  triggers = {
-    version       = var.operator_version
-    partitions    = join(",", var.partitions)
-    rest          = var.rest_enabled
-    apparmor      = var.apparmor_default
-    storage_class = var.nfs_storage_class
-    nodesets      = jsonencode(var.nodesets)
-  }
-  depends_on = [null_resource.release_slurm_cluster]
-}
-
-resource "null_resource" "release_nodeset" {
-  for_each = { for n in var.nodesets : n.name => n }
-  triggers = {
-    slurm_cluster = null_resource.release_slurm_cluster.id
-    name          = each.key
-  }
+# module.slurm.terraform_data.wait_for_soperator_activechecks_hr (modules/slurm/main.tf)
+resource "null_resource" "terraform_data__wait_for_soperator_activechecks_hr" {
+  depends_on = [null_resource.helm_release__soperator_fluxcd_bootstrap__update, null_resource.terraform_data__wait_for_slurm_cluster_hr]
   provisioner "local-exec" {
     command = "sleep ${var.sleep_seconds}"
   }
-}
-
-resource "null_resource" "release_accounting" {
-  count = var.accounting_enabled ? 1 : 0
-  triggers = {
-    slurm_cluster = null_resource.release_slurm_cluster.id
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "release_exporter" {
-  count = var.exporter_enabled ? 1 : 0
-  triggers = {
-    slurm_cluster = null_resource.release_slurm_cluster.id
-  }
-}
-
-resource "null_resource" "release_o11y" {
-  count = var.telemetry_enabled ? 1 : 0
-  triggers = {
-    flux = null_resource.flux.id
-  }
-}
-
-resource "null_resource" "wait_for_slurm_cluster" {
-  triggers = {
-    slurm_cluster = null_resource.release_slurm_cluster.id
-  }
-  provisioner "local-exec" {
-    command = "echo waiting for SlurmCluster Available; sleep ${var.sleep_seconds}"
-  }
-  depends_on = [null_resource.release_nodeset]
-}
-
-resource "null_resource" "release_activechecks" {
-  triggers = {
-    ready = null_resource.wait_for_slurm_cluster.id
-  }
-  provisioner "local-exec" {
-    command = "sleep ${var.sleep_seconds}"
-  }
-}
-
-resource "null_resource" "release_activechecks_values" {
-  triggers = {
-    version = var.operator_version
-    scope   = var.active_checks_scope
-  }
-  depends_on = [null_resource.release_activechecks]
-}
-
-output "slurm_cluster_id" {
-  value = null_resource.release_activechecks.id
 }
