@@ -49,7 +49,11 @@ def resolve_in_root(
     try:
         real = candidate.resolve(strict=True)
     except (OSError, RuntimeError):
-        if not _inside(candidate.resolve(strict=False), base):
+        try:
+            loose = candidate.resolve(strict=False)
+        except (OSError, RuntimeError):  # a symlink loop: judged by its spelled-out path
+            loose = Path(os.path.abspath(candidate))
+        if not _inside(loose, base):
             raise OutsideRoot(given, base) from None
         raise UsageError(
             f"{what} {given!r} does not exist under the workspace root {base}",
