@@ -180,3 +180,27 @@ def test_per_node_results_skip_a_node_object_without_a_reason() -> None:
 
     nodes = [SimpleNamespace(name="x"), SimpleNamespace(name="y", reason="[node_problem] c: bad")]
     assert results_by_node("c", nodes) == {"y": "[node_problem] c: bad"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "status"),
+    [
+        ("slurmJob", {"slurmJobsStatus": {"lastRunStatus": "Failed"}}),
+        ("slurmJob", {"slurmJobsStatus": {"lastRunStatus": "Degraded"}}),
+        ("k8sJob", {"k8sJobsStatus": {"lastJobStatus": "Failed"}}),
+    ],
+)
+def test_a_failed_check_that_only_comments_nodes_is_a_warning_not_an_apply_failure(
+    kind: str, status: dict[str, Any]
+) -> None:
+    """The wait hook skips a `runAfterCreation` check with a `commentSlurmNode` reaction, so
+    its failure never fails a running apply: a warning, without the apply note."""
+    reactions = {"commentSlurmNode": {"commentPrefix": "[node_problem]"}}
+    (check,) = parse_active_checks(
+        [raw("nccl", kind, status, runAfterCreation=True, failureReactions=reactions)]
+    )
+    assert check.run_after_creation and check.comment_only and failed(check)
+    assert wait_state(check) == "ignored"
+    (hint,) = hints([check], "ctx")
+    assert hint.code == "active-check-failed" and hint.severity == "warning"
+    assert "apply" not in hint.message
