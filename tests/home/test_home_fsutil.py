@@ -15,6 +15,8 @@ from npa_sop_tui.home import files as home_files
 from npa_sop_tui.home import fsutil
 from npa_sop_tui.home.fsutil import DiskFull, atomic_write_text, ensure_dir, sweep_temp_files
 
+from testkit.small_disk import tmpfs
+
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
@@ -87,20 +89,10 @@ def test_a_failed_write_names_its_temp_file_and_removes_it(tmp_path: Path) -> No
 
 
 @pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
+def tiny_disk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """An 8 MiB tmpfs (as root, or else in a user namespace: testkit/small_disk.py)."""
+    with tmpfs(request, tmp_path / "tiny", size="8m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _fill(disk: Path) -> None:
