@@ -6,11 +6,13 @@ the record's summary, the NDJSON log and the HTML report made from them."""
 from __future__ import annotations
 
 import asyncio
+import calendar
 import errno
 import json
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -508,3 +510,102 @@ def test_an_error_of_ours_is_not_an_internal_error() -> None:
     _entry()
     events, _, _ = _run("deploy", _raise(NpaError("plain failure")))
     assert _final(events).message == "plain failure"
+
+
+def test_the_id_is_stamped_in_utc_whatever_the_local_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        _, op, _ = _run("plan", lambda op: None)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert op is not None
+    stamp = op.id.split("-")[1]
+    assert abs(calendar.timegm(time.strptime(stamp, "%Y%m%dT%H%M%S")) - op.started) < 5
+
+
+def test_the_lock_names_the_operation_holding_it() -> None:
+    _entry()
+    holders: list[Any] = []
+    _run("destroy", lambda op: holders.append(op.store.lock_holder("demo")))
+    assert holders[0]["operation"] == "destroy"
+
+
+def test_the_log_is_named_after_the_operation_and_closed_at_the_end() -> None:
+    _, op, _ = _run("plan", lambda op: None)
+    assert op is not None and op._log is not None
+    assert Path(str(op.log_path)).name == f"{op.id}.ndjson"
+    assert op._log._fd is None  # closed: nothing more is written
+
+
+def test_an_observer_sees_each_event_before_the_callers_sink() -> None:
+    order: list[str] = []
+    with operation("plan", "demo", lambda e: order.append(f"caller {e.kind}"),
+                   Redactor(environ={})) as op:  # fmt: skip
+        op.observe(lambda e: order.append(f"observer {e.kind}"))
+        op.note("x")
+    assert order[1:3] == ["observer log_line", "caller log_line"]
+
+
+class _StoreWithADeadRun(LocalStore):
+    """A store (the team's bucket, say) whose record of the cluster has a run that died."""
+
+    def get(self, name: str) -> InventoryEntry | None:
+        from npa_sop_tui.home.inventory import OperationRecord
+
+        entry = InventoryEntry(name=name, kube_context="nebius-demo-slurm", state="deploying")
+        entry.record(OperationRecord(id="deploy-x", kind="deploy", started=1.0, pid=2**22 + 7))
+        return entry
+
+
+def test_the_operations_own_store_is_where_a_dead_run_is_settled() -> None:
+    events, _, _ = _run("plan", lambda op: None, store=_StoreWithADeadRun())
+    warnings = [e.summary for e in events if isinstance(e, Diagnostic)]
+    assert len(warnings) == 1 and warnings[0].startswith("deploy deploy-x did not finish")
+
+
+def test_a_failed_deploy_that_never_said_it_applied_restores_its_files(tmp_path: Path) -> None:
+    kept = tmp_path / "spec.yaml"
+    kept.write_text("before")
+
+    def body(op: Operation) -> None:
+        op.rollback.keep(kept)
+        kept.write_text("new spec")
+        raise OperationError("plan refused")
+
+    _run("deploy", body)
+    assert kept.read_text() == "before"
+
+
+def test_rollback_keeps_every_file_named_again_with_a_kept_one(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.write_bytes(b"1")
+    second.write_bytes(b"2")
+    rollback = Rollback()
+    rollback.keep(first)
+    rollback.keep(first, second)
+    first.write_bytes(b"changed")
+    second.write_bytes(b"changed")
+    rollback.restore()
+    assert (first.read_bytes(), second.read_bytes()) == (b"1", b"2")
+
+
+def test_rollback_restores_the_rest_after_an_unchanged_or_unwritable_file(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    same, lost, changed = tmp_path / "same", folder / "lost", tmp_path / "changed"
+    for path in (same, lost, changed):
+        path.write_bytes(b"before")
+    rollback = Rollback()
+    rollback.keep(same, lost, changed)
+    lost.unlink()
+    folder.rmdir()
+    folder.write_bytes(b"a file where the folder was")  # the lost file cannot be written back
+    changed.write_bytes(b"after")
+    rollback.restore()
+    assert changed.read_bytes() == b"before" and same.read_bytes() == b"before"
