@@ -243,6 +243,7 @@ async def test_a_failed_destroy_is_incomplete_not_failed(life: Lifecycle) -> Non
     life.fail["fb"] = OperationError("teardown failed")
     life.fail["fc"] = RuntimeError("surprise")
     report = await _runner().destroy()
+    assert report.targets[0].result == {"destroyed": 25}
     assert _statuses(report) == [
         ("alpha/fa", "destroyed"),
         ("alpha/fb", "destroy-incomplete"),
@@ -467,8 +468,10 @@ async def test_destroy_releases_a_projects_network_once_nothing_is_deployed_ther
 async def test_a_fleet_of_other_backends_is_refused(life: Lifecycle) -> None:
     text = fleet_text(name="m").replace("  backend: soperator\n", "  backend: mk8s\n")
     for run in ("plan", "deploy", "destroy"):
-        with pytest.raises(UsageError, match="npa-sop-tui runs soperator targets only"):
+        with pytest.raises(UsageError) as info:
             await getattr(_runner("m", text=text), run)()
+        assert info.value.message.startswith(f"cannot {run} alpha/fa (backend mk8s, ")
+        assert info.value.message.endswith(": npa-sop-tui runs soperator targets only")
     assert life.calls == []
 
 
@@ -477,8 +480,9 @@ async def test_a_busy_fleet_is_refused(life: Lifecycle) -> None:
 
     with fleet_lock("f", "deploy"):
         for run in ("deploy", "destroy"):
-            with pytest.raises(UsageError, match="fleet 'f' is busy"):
+            with pytest.raises(UsageError, match="fleet 'f' is busy") as info:
                 await getattr(_runner(), run)()
+            assert info.value.hint == f"wait for it to finish, then run `npa fleet {run}` again"
 
 
 async def test_without_a_sink_no_events_are_forwarded(life: Lifecycle) -> None:
@@ -494,3 +498,118 @@ async def test_without_a_sink_no_events_are_forwarded(life: Lifecycle) -> None:
 
 def test_report_targets_are_the_files_order(tmp_path: Path) -> None:
     assert [t.key for t in _runner().targets] == ["alpha/fa", "alpha/fb", "beta/fc"]
+
+
+async def test_a_forced_stop_interrupts_every_running_target(life: Lifecycle) -> None:
+    runner = _runner(concurrency=3)
+    runner.force()  # before a run: nothing to stop
+    life.gate = asyncio.Event()
+    task = asyncio.ensure_future(runner.deploy())
+    await eventually(lambda: life.running == 3, what="three targets running")
+    runner.force()
+    report = await task
+    assert _statuses(report) == [
+        ("alpha/fa", "interrupted"),
+        ("alpha/fb", "interrupted"),
+        ("beta/fc", "interrupted"),
+    ]
+    assert all(t.started is not None and t.message == "interrupted" for t in report.targets)
+    assert {r.state for r in load_state("f").targets.values()} == {"interrupted"}
+    runner.force()  # every task is done: nothing is cancelled again
+
+
+async def test_each_target_gets_the_runners_environment_and_terraform_folder(
+    life: Lifecycle,
+) -> None:
+    runner = _runner(terraform_dir="/opt/recipe")
+    await runner.plan()
+    await runner.deploy()
+    await runner.destroy()
+    for what, _, options in life.calls:
+        assert options is not None, what
+        assert options.environment is runner.environment and options.terraform_dir == "/opt/recipe"
+    assert [c[2].identity is None for c in life.calls if c[0] == "destroy"] == [True] * 3
+
+
+async def test_identity_missing_from_the_fleet_comes_from_the_settings(life: Lifecycle) -> None:
+    text = fleet_text(name="s").replace("tenant_id: tenant-e00fleet\n", "")
+    settings = resolve_settings({"tenant_id": "tenant-e00config", "region": "eu-west1"})
+    for run in ("plan", "deploy"):
+        await getattr(_runner("s", text=text, environment=Environment(settings)), run)()
+    assert [(what, options.identity.tenant_id) for what, _, options in life.calls] == [
+        *[("plan", "tenant-e00config")] * 3,
+        *[("deploy", "tenant-e00config")] * 3,
+    ]
+
+
+class RecordingNetworks(SandboxNetworks):
+    """The sandbox's networks, noting which project each preview was asked for."""
+
+    def __init__(self) -> None:
+        self.previews: list[tuple[str, str | None]] = []
+
+    def preview(self, fleet: str, project_key: str, project_id: str | None) -> str:
+        self.previews.append((project_key, project_id))
+        return super().preview(fleet, project_key, project_id)
+
+    def create(self, fleet: str, project_key: str, project_id: str | None) -> str:
+        return SandboxNetworks.preview(self, fleet, project_key, project_id)
+
+
+async def test_a_subnet_the_file_names_is_used_and_recorded_as_not_owned(
+    life: Lifecycle,
+) -> None:
+    text = fleet_text(name="g").replace(
+        "    project_id: project-e00alpha\n",
+        "    project_id: project-e00alpha\n    subnet_id: vpcsubnet-given\n",
+    )
+    networks = RecordingNetworks()
+    plan = await _runner("g", text=text, network_provider=networks).plan()
+    assert [t.subnet_id for t in plan.targets] == [
+        "vpcsubnet-given",
+        "vpcsubnet-given",
+        "vpcsubnet-sandbox-g-beta",
+    ]
+    assert networks.previews == [("beta", "project-e00beta")]  # only where none is given
+    networks.previews.clear()
+    await _runner("g", text=text, network_provider=networks).deploy()
+    assert networks.previews == [("beta", "project-e00beta")]
+    alpha, beta = read_record("g", "alpha"), read_record("g", "beta")
+    assert alpha is not None and (alpha.subnet_id, alpha.owned) == ("vpcsubnet-given", False)
+    assert (alpha.project_id, beta.project_id if beta else None) == (
+        "project-e00alpha",
+        "project-e00beta",
+    )
+
+
+async def test_every_operation_forwards_each_targets_events_with_the_target(
+    life: Lifecycle,
+) -> None:
+    seen: list[tuple[str, str]] = []
+
+    def sink(target: FleetTarget, event: Event) -> None:
+        seen.append((target.key, event.operation_id))
+
+    for run in ("plan", "deploy", "destroy"):
+        await getattr(_runner(on_event=sink, only="beta"), run)()
+    assert seen == [("beta/fc", "plan-fc"), ("beta/fc", "deploy-fc"), ("beta/fc", "destroy-fc")]
+
+
+async def test_the_report_names_each_clusters_folder(life: Lifecycle) -> None:
+    report = await _runner(only="beta").deploy()
+    (cluster,) = report.clusters
+    assert cluster["backend_state_root"] == str(target_dir(report_target("fc")))
+
+
+async def test_a_cluster_destroyed_outside_the_fleet_is_absent_and_its_folder_goes(
+    life: Lifecycle,
+) -> None:
+    await _runner(only="beta").deploy()
+    entry = inventory.require("fc")
+    entry.state = "destroyed"
+    inventory.save(entry)
+    folder = target_dir(report_target("fc"))
+    assert folder.is_dir()
+    report = await _runner(only="beta").destroy()
+    assert _statuses(report) == [("beta/fc", "absent")] and not folder.exists()
+    assert [c[0] for c in life.calls] == ["deploy"]
