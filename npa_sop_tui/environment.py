@@ -139,7 +139,9 @@ class Environment:
 
     # -- who and what --------------------------------------------------------------------------
 
-    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+    def identity_before_recipe(
+        self, spec: SoperatorSpec, *, cloud_timeout: float | None = None
+    ) -> None:
         """Check the identity now if the recipe is known to be a real one without resolving
         it: one that would be cloned, or a folder without a stand-in marker. Raises like
         `identity`; says nothing when only the resolved recipe can tell."""
@@ -154,10 +156,17 @@ class Environment:
                 return
         elif not self.will_clone():
             return  # a recipe path from config.yaml: known once resolved
-        self.identity(spec)
+        self.identity(spec, cloud_timeout=cloud_timeout)
 
-    def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
-        """Where the cluster lives in Nebius; incomplete identity raises `UsageError`."""
+    def identity(
+        self,
+        spec: SoperatorSpec | None,
+        recipe: Recipe | None = None,
+        *,
+        cloud_timeout: float | None = None,
+    ) -> Identity:
+        """Where the cluster lives in Nebius; incomplete identity raises `UsageError`.
+        Blocking (a lookup waits on the cloud, each read within `cloud_timeout`)."""
         from npa_sop_tui.home.config import require_identity
 
         identity = self.settings.identity(spec)
@@ -165,28 +174,30 @@ class Environment:
             # No cloud behind a stand-in: placeholders fill whatever the user did not set.
             return placeholder_identity(identity)
         if identity.missing():
-            identity = self.looked_up(identity)
+            identity = self.looked_up(identity, cloud_timeout=cloud_timeout)
         return require_identity(identity, self.settings.config_file)
 
-    def looked_up(self, identity: Identity, *, subnet: bool = True) -> Identity:
-        """What the CLI profile and the project can tell (cloud/identity_lookup.py); without
-        credentials or an answer, the identity as it was (require_identity then says what to
-        set). A refused sign-in and a project with several subnets are errors."""
+    def looked_up(
+        self, identity: Identity, *, subnet: bool = True, cloud_timeout: float | None = None
+    ) -> Identity:
+        """What the CLI profile and the project can tell (cloud/identity_lookup.py), read
+        through the same client as every other cloud read (`cloud`: the profile, the
+        timeout). Without credentials, the identity as it was (require_identity then says
+        what to set); a refused sign-in, a failed or timed-out read (naming the address)
+        and a project with several subnets are errors."""
         from npa_sop_tui.cloud import identity_lookup
-        from npa_sop_tui.cloud.client import CloudError, CloudSettings, connect
         from npa_sop_tui.cloud.signin import CloudCredentialsMissing, SignInFailed
 
         profile = self.settings["profile"]
         identity = identity_lookup.from_profile(identity, profile)
-        if not identity.project_id or (identity.tenant_id and (identity.subnet_id or not subnet)):
+        if not identity_lookup.needs_cloud(identity, subnet=subnet):
             return identity
         try:
-            return identity_lookup.from_cloud(
-                identity, connect(CloudSettings.from_env(profile=profile)), subnet=subnet
-            )
+            client = self.cloud(profile=profile, timeout=cloud_timeout)
+            return identity_lookup.from_cloud(identity, client, subnet=subnet)
         except SignInFailed:
             raise
-        except (CloudCredentialsMissing, CloudError):  # no credentials, no answer
+        except CloudCredentialsMissing:  # nobody signed in: the user sets the values instead
             return identity
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:

@@ -305,8 +305,10 @@ def _preflight(event: PreflightReported) -> tuple[str, list[str]]:
     report = event.report
     rows = report.get("rows") or []
     short = [r["resource"] for r in rows if str(r.get("verdict", "")).startswith("short")]
+    unknown = sum(1 for r in rows if r.get("verdict") == "unknown")
     head = f"preflight: {'refused' if event.blocked else 'passed'} ({len(rows)} quotas checked"
-    head += f", short: {', '.join(short)})" if short else ")"
+    head += f", short: {', '.join(short)}" if short else ""
+    head += f", {unknown} unknown)" if unknown else ")"
     price = report.get("price") or {}
     if price:
         head += f"; ≈ {float(price['total']):.2f} {price.get('currency', '')}/hour"

@@ -64,14 +64,28 @@ _VARIABLE = re.compile(r'^\s*variable\s+"([^"]+)"\s*\{', re.MULTILINE)
 _SENSITIVE = re.compile(r"^\s*sensitive\s*=\s*true\b", re.MULTILINE)
 
 
+def _module_texts(module_dir: Path | str) -> list[str]:
+    texts = []
+    for path in sorted(Path(module_dir).glob("*.tf")):
+        try:
+            texts.append(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return texts
+
+
+def declared_variables(module_dir: Path | str) -> list[str]:
+    """Names of the variables a Terraform module declares, in file order."""
+    names: list[str] = []
+    for text in _module_texts(module_dir):
+        names += [m.group(1) for m in _VARIABLE.finditer(text) if m.group(1) not in names]
+    return names
+
+
 def sensitive_variables(module_dir: Path | str) -> set[str]:
     """Names of the variables a Terraform module declares `sensitive = true`."""
     names: set[str] = set()
-    for path in sorted(Path(module_dir).glob("*.tf")):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError:
-            continue
+    for text in _module_texts(module_dir):
         starts = list(_VARIABLE.finditer(text))
         for i, match in enumerate(starts):
             end = starts[i + 1].start() if i + 1 < len(starts) else len(text)

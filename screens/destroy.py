@@ -11,6 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -173,16 +174,14 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
             table.end_in_flight(time.time(), state="failed" if failed else "stopped")
             if failed:
                 self._offer_retry(o.message)
-            remaining = "".join(f"\n  - {r}" for r in o.remaining[:20])
-            result.update(
+            lines = [
+                markup(f"[red]Destroy {o.result}:[/] $why", why=o.message),
+                *(markup("  - $address", address=r) for r in o.remaining[:20]),
                 markup(
-                    f"[red]Destroy {o.result}:[/] $why$remaining\n"
-                    "Run destroy again after fixing the cause; nothing is reported gone that "
-                    "isn't.",
-                    why=o.message,
-                    remaining=remaining,
-                )
-            )
+                    "Run destroy again after fixing the cause; nothing is reported gone that isn't."
+                ),
+            ]
+            result.update(Content("\n").join(lines))
         self.query_one(PhaseBar).phase = f"destroy {o.result}"
         self.refresh_bindings()
 

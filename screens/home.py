@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
 from npa_sop_tui.errors import NpaError
+from npa_sop_tui.safe_text import safe_markup
 from npa_sop_tui.screens.fleet_key import fleet_binding
 from npa_sop_tui.screens.timeline_key import timeline_binding
 from npa_sop_tui.tui.backend import ClusterRow, issue_text
@@ -141,7 +142,8 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
             from npa_sop_tui.home.paths import config_path, shown
 
             offer.update(
-                f"No cloud identity in {shown(config_path())} (tenant_id, project_id, subnet_id). "
+                f"No cloud identity in {safe_markup(shown(config_path()))} (tenant_id, "
+                "project_id, subnet_id). "
                 "Press [b]b[/] to try the whole flow in the SANDBOX on this machine."
             )
         else:
@@ -268,7 +270,8 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         if self.selected:
-            name = self.selected
+            # a command's title is markup to the palette, and a draft's name is a file's text
+            name = safe_markup(self.selected)
             commands = [
                 ("deploy", f"Deploy {name}", "Plan and apply", self.action_deploy),
                 ("status", f"Status of {name}", "Live dashboard", self.action_status),

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Log, Static
 
 from npa_sop_tui.jobs.model import JobInfo, JobRequest
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, plain
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -116,8 +117,8 @@ class JobScreen(Guarded, OperatorGated, Screen[None]):
     def _output(self, chunk: bytes) -> None:
         self.output += chunk
         text = self._decoder.decode(chunk)
-        if text:
-            self.query_one(Log).write(text)
+        if text:  # the job's own output: every control in it shown, never obeyed
+            self.query_one(Log).write(safe_text(text, keep_newlines=True))
 
     def _state(self, job: JobInfo) -> None:
         self.job = job
@@ -164,7 +165,7 @@ class JobScreen(Guarded, OperatorGated, Screen[None]):
             if yes:
                 self._cancel(job.id)
 
-        question = f"Cancel job {job.id} ({job.state})?"
+        question = f"Cancel job {job.id} ({safe_text(job.state)})?"
         self.app.push_screen(ConfirmModal(question, yes="Cancel job", danger=True), chosen)
 
     @work(exclusive=True, group="job-cancel", exit_on_error=False)

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Header, Input, Static
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, plain, search_pattern
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -140,7 +141,7 @@ class JobsScreen(Guarded, OperatorGated, Screen[None]):
             if yes:
                 self._cancel(job.id)
 
-        question = f"Cancel job {job.id} ({job.name}, {job.user}, {job.state})?"
+        question = f"Cancel job {job.id} ({safe_text(f'{job.name}, {job.user}, {job.state}')})?"
         self.app.push_screen(ConfirmModal(question, yes="Cancel job", danger=True), chosen)
 
     @work(exclusive=True, group="jobs-cancel", exit_on_error=False)

@@ -1,4 +1,7 @@
-"""Small modal dialogs shared by every flow: confirm, error, text (SSH command), host key."""
+"""Small modal dialogs shared by every flow: confirm, error, text (SSH command), host key.
+
+What they show often quotes a cluster, the cloud or a file (an error's text, a job's name, a
+node's reason): every piece is shown through `safe_text` (`shown`), never obeyed."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.safe_text import safe_text
+from npa_sop_tui.tui.safety import Guarded, shown
 
 
 class ConfirmModal(Guarded, ModalScreen[bool]):
@@ -45,7 +49,7 @@ class ConfirmModal(Guarded, ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Static(self.question, id="question", markup=False)
+            yield Static(shown(self.question, keep_newlines=True), id="question")
             with Horizontal(classes="buttons"):
                 yield Button(f"{self.no_label} (n)", id="no")
                 yield Button(
@@ -85,11 +89,13 @@ class TextModal(Guarded, ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes=self.DIALOG_CLASSES):
-            yield Label(self.title_text, classes="dialog-title", markup=False)
+            yield Label(shown(self.title_text), classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
-                yield Static(self.text, id=self.BODY_ID, markup=False)
+                yield Static(shown(self.text, keep_newlines=True), id=self.BODY_ID)
                 if self.note:
-                    yield Static(self.note, id="text-note", classes="note", markup=False)
+                    yield Static(
+                        shown(self.note, keep_newlines=True), id="text-note", classes="note"
+                    )
                 yield from self.compose_after_body()
             with Horizontal(classes="buttons"):
                 yield Button(self.CLOSE_LABEL, id="close", variant="primary")
@@ -115,7 +121,7 @@ class ErrorModal(TextModal):
 
     def compose_after_body(self) -> ComposeResult:
         if self.hint:
-            yield Static(f"hint: {self.hint}", id="error-hint", markup=False)
+            yield Static(shown(f"hint: {self.hint}", keep_newlines=True), id="error-hint")
 
 
 class HostKeyModal(Guarded, ModalScreen[bool]):
@@ -134,11 +140,13 @@ class HostKeyModal(Guarded, ModalScreen[bool]):
         with Vertical(classes="dialog"):
             yield Label("Unknown SSH host key", classes="dialog-title")
             yield Static(
-                f"The login node {self.host} presented a host key that is not in "
-                f"~/.npa/known_hosts:\n\n  {self.fingerprint}\n\n"
-                "Accept it only if it matches the cluster you created. "
-                "Rejecting keeps the Slurm view off; Kubernetes status still works.",
-                markup=False,
+                shown(
+                    f"The login node {safe_text(self.host)} presented a host key that is not "
+                    f"in ~/.npa/known_hosts:\n\n  {safe_text(self.fingerprint)}\n\n"
+                    "Accept it only if it matches the cluster you created. "
+                    "Rejecting keeps the Slurm view off; Kubernetes status still works.",
+                    keep_newlines=True,
+                ),
                 id="host-key-text",
             )
             with Horizontal(classes="buttons"):
@@ -208,10 +216,10 @@ class FailureModal(Guarded, ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog error wide-error"):
-            yield Label(self.title_text, classes="dialog-title", markup=False)
-            yield Static(self.message, id="failure-message", markup=False)
+            yield Label(shown(self.title_text), classes="dialog-title")
+            yield Static(shown(self.message, keep_newlines=True), id="failure-message")
             with VerticalScroll(classes="dialog-body"):
-                yield Static(self.error_block, id="failure-error", markup=False)
+                yield Static(shown(self.error_block, keep_newlines=True), id="failure-error")
             with Horizontal(classes="buttons"):
                 yield Button("Close (esc)", id="close")
                 yield Button("Log (l)", id="log")
@@ -246,7 +254,7 @@ class ReasonModal(Guarded, ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(f"Drain {self.node}", classes="dialog-title", markup=False)
+            yield Label(shown(f"Drain {self.node}"), classes="dialog-title")
             yield Static(
                 "No new jobs start on it; running jobs finish. The reason shows in the node "
                 "list until the node is resumed.",

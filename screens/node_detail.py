@@ -12,6 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, plain
 
@@ -44,7 +45,7 @@ class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide-error", id="node-detail"):
-            yield Label(f"Slurm node {self.node}", classes="dialog-title", markup=False)
+            yield Label(plain(f"Slurm node {self.node}"), classes="dialog-title")
             with VerticalScroll(classes="dialog-body"):
                 yield Static("reading scontrol show node…", id="node-text", markup=False)
             yield Static(
@@ -76,21 +77,24 @@ class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
         from npa_sop_tui.status.placement import place_node
 
         d = self.detail = place_node(self.detail, self.kube)
-        lines = [f"state       {d.state}"]
+        # every field is what Slurm or Kubernetes said: one line each, whatever it holds
+        lines = [f"state       {safe_text(d.state)}"]
         if d.reason:
             who = f" (by {d.reason_by} at {d.reason_time})" if d.reason_by else ""
-            lines.append(f"reason      {d.reason}{who}")
+            lines.append(f"reason      {safe_text(d.reason + who)}")
+        gres_used = f" (used {d.gres_used})" if d.gres_used else ""
+        on_node = f" on {d.k8s_node}" if d.k8s_node else ""
+        jobs = ", ".join(f"{j.id} {j.name} ({j.user}, {j.state})" for j in d.jobs)
         lines += [
-            f"partitions  {', '.join(d.partitions) or '—'}",
+            f"partitions  {safe_text(', '.join(d.partitions) or '—')}",
             f"cpus        {d.cpus_allocated or 0}/{d.cpus or '?'} allocated",
             f"memory      {d.memory_mb or '?'} MB",
-            f"gres        {d.gres or '—'}" + (f" (used {d.gres_used})" if d.gres_used else ""),
-            f"k8s pod     {d.k8s_pod or '—'}" + (f" on {d.k8s_node}" if d.k8s_node else ""),
-            f"node group  {d.node_group or '—'}",
-            "jobs        "
-            + (", ".join(f"{j.id} {j.name} ({j.user}, {j.state})" for j in d.jobs) or "none"),
+            f"gres        {safe_text((d.gres or '—') + gres_used)}",
+            f"k8s pod     {safe_text((d.k8s_pod or '—') + on_node)}",
+            f"node group  {safe_text(d.node_group or '—')}",
+            f"jobs        {safe_text(jobs or 'none')}",
         ]
-        self.query_one("#node-text", Static).update(plain("\n".join(lines)))
+        self.query_one("#node-text", Static).update(plain("\n".join(lines), keep_newlines=True))
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -131,7 +135,7 @@ class NodeDetailScreen(Guarded, OperatorGated, ModalScreen[bool]):
         finally:
             await ops.aclose()
         self.changed = True
-        self.notify(f"{what}: {self.node} is now {self.detail.state}")
+        self.notify(f"{what}: {self.node} is now {safe_text(self.detail.state)}")
         self._show()
 
     def action_close(self) -> None:

@@ -15,7 +15,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.jobs.model import JobRequest
-from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.safety import Guarded, plain
 
 COMMAND = "command"  # the Select value meaning "the command typed below"
 
@@ -56,8 +56,9 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
     def compose(self) -> ComposeResult:
         from npa_sop_tui.jobs.templates import load_templates
 
-        options = [("a command (type it below)", COMMAND)]
-        options += [(f"{t.name}: {t.summary}"[:70], t.name) for t in load_templates()]
+        options: list[tuple[Any, str]] = [("a command (type it below)", COMMAND)]
+        # a template's name and summary come from a file in the home: shown, never markup
+        options += [(plain(f"{t.name}: {t.summary}"[:70]), t.name) for t in load_templates()]
         with Vertical(classes="dialog"):
             yield Static("Run a job on the cluster (Slurm, through the login node)")
             with Horizontal(classes="row"):
@@ -97,7 +98,7 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
         try:
             choice = self._choice()
         except UsageError as exc:
-            self.query_one("#run-error", Static).update(str(exc.args[0]))
+            self.query_one("#run-error", Static).update(plain(exc.args[0]))
             return
         self.dismiss(choice)
 

@@ -285,7 +285,15 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
             return None
         login = status.login
         host = login.host or (status.kube.login_ip if status.kube else None)
-        return (host, login.port, login.user) if host else None
+        if not host:
+            return None
+        from npa_sop_tui.errors import UsageError
+        from npa_sop_tui.status.ssh import check_login_host, check_login_user
+
+        try:  # the Service's address is what the cluster says: it never shapes the command
+            return check_login_host(host), login.port, check_login_user(login.user)
+        except UsageError:
+            return None
 
     def action_ssh(self) -> None:
         from npa_sop_tui.screens.modals import SshModal, TextModal, sandbox_ssh_text

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Button, Input, Static
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.tui.safety import markup
 from npa_sop_tui.tui.widgets.deploy.plan_price import PlanPrice
@@ -107,7 +108,8 @@ class WizardReview(Screen[None]):
         from rich.console import Group
         from rich.text import Text
 
-        text, diff = self._new_text()
+        text, diff = self._new_text()  # a file's text: every control in it shown, not obeyed
+        text, diff = safe_text(text, keep_newlines=True), safe_text(diff, keep_newlines=True)
         if self.document is None:
             head = Text("New file:", style="bold")
             return Group(head, Syntax(text, "yaml", theme="ansi_dark"))

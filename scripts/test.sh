@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install everything the tests need on a fresh Debian machine and run the whole suite:
 # Debian packages (slurm-wlm parts, munge, openssh-server, tmux, mmdebstrap), a venv with the
-# test extra, the local Slurm + sshd substrate, then ruff, the import rules (lint-imports) and pytest.
+# test extra, the local Slurm + sshd substrate, then ruff, the import rules (lint-imports), the
+# cloud, state and SDK tests on the dependency floors (scripts/floors.sh), and last the whole
+# suite with pytest.
 # Extra arguments go to pytest.
 #
 # This changes the machine (root or sudo needed): apt installs slurmctld, slurmd,
@@ -71,8 +73,13 @@ echo "==> ruff"
 echo "==> import rules (lint-imports; contracts in pyproject.toml)"
 .venv/bin/lint-imports
 
-echo "==> pytest"
+# The lowest dependency versions pyproject.toml allows, in a venv of their own, first: the
+# whole suite's closing line is then the last line of the log.
 set +e
+bash scripts/floors.sh
+floors_rc=$?
+
+echo "==> pytest"
 # --durations: every CI log names the slowest tests (where CI time goes).
 # -n: worker processes (pytest-xdist). Most tests wait on subprocesses, SSH and Terraform
 # rather than compute; one worker a core (NPA_TEST_WORKERS overrides,
@@ -86,5 +93,9 @@ set -e
 if [[ $rc -eq 5 ]]; then
   echo "pytest collected no tests: that is a failure" >&2
   exit 1
+fi
+if [[ $floors_rc -ne 0 ]]; then
+  echo "the tests on the dependency floors failed (scripts/floors.sh, above the suite)" >&2
+  [[ $rc -ne 0 ]] || rc=$floors_rc
 fi
 exit $rc

@@ -155,6 +155,17 @@ CASES: list[tuple[ev.Event, str, str, bool]] = [
         True,
     ),
     (
+        ev.PreflightReported(
+            operation_id=OP,
+            report={"rows": [{"resource": "compute.instance.count", "verdict": "unknown"},
+                             {"resource": "mk8s.cluster.count", "verdict": "ok"}]},
+            blocked=True,
+        ),
+        "preflight: refused (2 quotas checked, 1 unknown)",
+        "error",
+        True,
+    ),
+    (
         ev.RepairReported(
             operation_id=OP, repair="worker-recovery", result="failed", message="sinfo: x"
         ),

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from textual.content import Content
 
-from npa_sop_tui.safe_text import escape_markup, safe_markup, safe_text
+from npa_sop_tui.safe_text import escape_markup, safe_markup, safe_text, without_controls
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"
 TITLE = "\x1b]0;owned\x07"
@@ -102,3 +102,28 @@ def test_markup_keeps_newlines_and_the_limit_when_asked() -> None:
     assert safe_markup("a\n[b]", keep_newlines=True) == "a\n\\[b]"
     assert safe_markup("a\n[b]") == "a␊\\[b]"
     assert safe_markup("[abcdef", limit=4) == "\\[ab…"
+
+
+@given(st.text(max_size=60))
+def test_text_without_trouble_is_returned_as_it_is_and_trouble_is_always_seen(text: str) -> None:
+    """The fast path (one search, no copy) and the character-by-character one agree."""
+    shown = safe_text(text)
+    if not _acts(text) and "\n" not in text and "\t" not in text:
+        assert shown is text
+    else:
+        assert shown != text
+
+
+def test_without_controls_drops_what_safe_text_would_show_and_keeps_the_rest() -> None:
+    assert without_controls(f"a{OSC52}b\u202ec") == "a]52;c;ZWNobyBwd25lZA==bc"
+    plain = "gpu-0 [drained] ✓"
+    assert without_controls(plain) is plain
+
+
+@given(st.text(max_size=60))
+def test_without_controls_leaves_nothing_that_acts_and_no_width_changes(text: str) -> None:
+    from rich.cells import cell_len
+
+    kept = without_controls(text)
+    assert _acts(kept) == [] and "\n" not in kept
+    assert cell_len(kept) == cell_len(text)  # a control takes no cell: a line keeps its width

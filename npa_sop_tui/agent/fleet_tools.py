@@ -37,12 +37,14 @@ async def deploy(args: FleetDeployInput, on_event: Any) -> BaseModel:
     from npa_sop_tui.fleet.loader import FleetError, parse_fleet_text
     from npa_sop_tui.fleet.runner import FleetRunner, FleetRunOptions
     from npa_sop_tui.fleet.select import select_targets
+    from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
+    from npa_sop_tui.spec.yaml_positions import MAX_BYTES
 
     path = resolve_in_root(args.spec_path, None)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # bounded, like every file a tool reads: a sparse giant is not read to the end
+        text = read_regular_text(path, limit=MAX_BYTES, what="fleet file")
         loaded = parse_fleet_text(text, source=args.spec_path)
-    except (UnicodeDecodeError, FleetError):
+    except (Unreadable, FleetError):
         from npa_sop_tui.errors import UsageError
 
         # never echo a file that is not a fleet file back to the agent

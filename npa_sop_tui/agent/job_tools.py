@@ -61,6 +61,9 @@ class LogsInput(_Input):
 
 
 class JobResult(BaseModel):
+    # strict like every tool output: the declared schema says `additionalProperties: false`
+    model_config = ConfigDict(extra="forbid")
+
     job_id: str
     job_name: str | None = None
     state: str = Field(description="Slurm's job state: PENDING, RUNNING, COMPLETED, FAILED, …")

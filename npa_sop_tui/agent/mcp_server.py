@@ -6,7 +6,8 @@ an MCP progress notification (`notifications/progress`) for callers that asked f
 (a `progressToken`), with the event's one-line description as its message. Errors we can
 explain (a bad spec, missing identity, a failed Terraform run) come back as a tool result
 with `isError` set: the message and hint as text, then the JSON error document the CLI
-prints for `--output json`. Nothing but the protocol is written to stdout.
+prints for `--output json`. Nothing but the protocol is written to stdout. Stdin is read in
+bounded lines, and every message that cannot be taken gets an error reply (mcp_stdio.py).
 
 `sandbox_only` (the command's `--sandbox`) forces every tool call into the sandbox, so an
 agent given this server cannot reach a real cloud whatever it passes.
@@ -163,6 +164,15 @@ def build_server(*, sandbox_only: bool = False, root: str | None = None) -> Serv
 
 
 async def serve_stdio(*, sandbox_only: bool = False, root: str | None = None) -> None:
+    """Serve on stdin/stdout; stdin is read in bounded lines, and a message the server cannot
+    take (too long, too deep, not JSON-RPC) is answered with an error (mcp_stdio.py)."""
+    from typing import cast
+
+    from npa_sop_tui.agent.mcp_stdio import BoundedStdin, private_stdin
+
     server = build_server(sandbox_only=sandbox_only, root=root)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    with private_stdin() as wire:
+        stdin = BoundedStdin(wire)
+        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+            stdin.replies = write_stream
+            await server.run(read_stream, write_stream, server.create_initialization_options())

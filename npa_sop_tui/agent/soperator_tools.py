@@ -50,7 +50,9 @@ class RunSettings(_Input):
         default=False, description="run the packaged stand-in recipe offline (no cloud)"
     )
     terraform_dir: str | None = Field(
-        default=None, description="a local checkout of the recipe's soperator/ folder"
+        default=None,
+        description="a local checkout of the recipe's soperator/ folder, inside the "
+        "workspace root (not taken with sandbox: the sandbox runs its own stand-in recipe)",
     )
 
 
@@ -115,9 +117,10 @@ def destroy_output() -> type[BaseModel]:
 
 
 def status_output() -> type[BaseModel]:
-    from npa_sop_tui.status.model import ClusterStatus
+    # What `sdk.astatus` returns: the snapshot plus npa's `status` and `backend`.
+    from npa_sop_tui.sdk.compat import SoperatorStatus
 
-    return ClusterStatus
+    return SoperatorStatus
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,7 +145,13 @@ def spec_of(args: SpecSource) -> Any:
 
 
 def run_settings(args: RunSettings) -> dict[str, Any]:
-    return {"sandbox": args.sandbox, "terraform_dir": args.terraform_dir}
+    """`sandbox` and `terraform_dir` for the SDK; a `terraform_dir` is confined to the
+    call's workspace root and refused in the sandbox (agent/confinement.py)."""
+    from npa_sop_tui.agent.confinement import recipe_in_root
+
+    folder = args.terraform_dir
+    recipe = str(recipe_in_root(folder, None, sandbox=args.sandbox)) if folder else None
+    return {"sandbox": args.sandbox, "terraform_dir": recipe}
 
 
 async def validate(args: ValidateInput, on_event: EventSink) -> BaseModel:

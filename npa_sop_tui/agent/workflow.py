@@ -224,19 +224,23 @@ def _missing_paths(args: dict[str, Any], base: str, root: Path) -> list[Finding]
     workflow file (exit 2), not a step failing halfway through the run."""
     out: list[Finding] = []
     hint = "paths are relative to the workflow file"
-    spec_path = args.get("spec_path")
-    if isinstance(spec_path, str) and spec_path:
-        real = Path(spec_path).resolve()
+    for key in ("spec_path", "terraform_dir"):
+        value = args.get(key)
+        if not isinstance(value, str) or not value:
+            continue
+        real = Path(value).resolve()
         if real != root.resolve() and root.resolve() not in real.parents:
             out.append(
                 error(
-                    f"{base}.with.spec_path",
-                    f"{spec_path} is outside the workflow's folder; tools read files only "
-                    "inside it",
-                    "move the file next to the workflow (or below it)",
+                    f"{base}.with.{key}",
+                    f"{value} is outside the workflow's folder; tools read files and run "
+                    "recipes only inside it",
+                    "move it next to the workflow (or below it)",
                 )
             )
-            return out
+    if out:
+        return out
+    spec_path = args.get("spec_path")
     if isinstance(spec_path, str) and spec_path and not Path(spec_path).is_file():
         what = "is a folder, not a spec file" if Path(spec_path).is_dir() else "does not exist"
         out.append(error(f"{base}.with.spec_path", f"spec file {spec_path} {what}", hint))

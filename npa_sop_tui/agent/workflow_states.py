@@ -18,8 +18,10 @@ states:
 
 npa's catalog gives each toolRef its input: `infra.soperator.*` reads the spec named by
 `config.soperator_spec`, `infra.fleet.deploy` the fleet file named by `config.fleet_spec`.
-`{{config.KEY}}` (also inside config values) and `{{run.id}}` are substituted. The states
-run from `initial` along `next` until a `terminal` state. Other toolRefs, `run:` (shell)
+`{{config.KEY}}` (also inside config values) and `{{run.id}}` are substituted; a state's
+`params:` (scalars, which may use those placeholders) overlay the config for that state only,
+as in npa. The states run from `initial` (npa's default: the first state) along `next` until
+a `terminal` state. Other toolRefs, `run:` (shell)
 states and npa's scheduling keys (resources, inputs, outputs, needs, loops, decisions) are
 refused when the file is read, naming the state: this runner runs only our tools.
 """
@@ -32,7 +34,7 @@ from typing import Any
 
 from npa_sop_tui.spec.findings import Finding, error
 
-STATE_KEYS = ("toolRef", "next", "terminal", "description", "with")
+STATE_KEYS = ("toolRef", "next", "terminal", "description", "with", "params")
 TOP_KEYS = ("apiVersion", "kind", "metadata", "config", "initial", "states", "description")
 # npa's catalog: which config key feeds which tool's spec_path.
 CATALOG_INPUT = {
@@ -104,7 +106,7 @@ def to_steps(data: dict[str, Any]) -> tuple[dict[str, Any], list[Finding]]:
     if not isinstance(states, dict) or not states:
         findings.append(error("states", "states must be a non-empty mapping of state names"))
         return {}, findings
-    initial = data.get("initial")
+    initial = data.get("initial", next(iter(states)))  # npa starts at the first state
     if initial not in states:
         findings.append(
             error("initial", f"initial must name a state ({', '.join(map(str, states))})")
@@ -130,9 +132,10 @@ def to_steps(data: dict[str, Any]) -> tuple[dict[str, Any], list[Finding]]:
         if state.get("toolRef"):
             args = dict(state.get("with") or {})
             tool = state["toolRef"]
+            scoped = _with_params(config, state.get("params"), run_id, current, findings)
             if tool in CATALOG_INPUT and not {"spec", "spec_yaml", "spec_path"} & set(args):
                 field, key = CATALOG_INPUT[tool]
-                if key not in config:
+                if key not in scoped:
                     findings.append(
                         error(
                             f"states.{current}.toolRef",
@@ -142,7 +145,7 @@ def to_steps(data: dict[str, Any]) -> tuple[dict[str, Any], list[Finding]]:
                     )
                     return {}, findings
                 args[field] = f"{{{{config.{key}}}}}"
-            args = _substitute(args, config, run_id, f"states.{current}.with", findings)
+            args = _substitute(args, scoped, run_id, f"states.{current}.with", findings)
             steps.append({"name": current, "toolRef": tool, "with": args})
         if state.get("terminal"):
             break
@@ -150,6 +153,20 @@ def to_steps(data: dict[str, Any]) -> tuple[dict[str, Any], list[Finding]]:
     if not steps:
         findings.append(error("states", "no state calls a tool"))
     return {"name": name, "steps": steps}, findings
+
+
+def _with_params(
+    config: dict[str, Any], params: Any, run_id: str, state: str, findings: list[Finding]
+) -> dict[str, Any]:
+    """npa's per-state config overlay: `params` values (their placeholders resolved against
+    the workflow's config) over the config, for this state only."""
+    if not params:
+        return config
+    where = f"states.{state}.params"
+    resolved = {
+        k: _substitute(v, config, run_id, f"{where}.{k}", findings) for k, v in params.items()
+    }
+    return {**config, **resolved}
 
 
 def _check_state(name: str, state: Any, states: dict[str, Any]) -> list[Finding]:
@@ -189,6 +206,19 @@ def _check_state(name: str, state: Any, states: dict[str, Any]) -> list[Finding]
             out.append(error(f"{where}.next", f"next must name a state ({', '.join(states)})"))
     if "with" in state and not isinstance(state["with"], dict):
         out.append(error(f"{where}.with", "with must be a mapping of tool input"))
+    params = state.get("params")
+    if params is not None and not isinstance(params, dict):
+        out.append(error(f"{where}.params", "params must be a mapping"))
+    elif params:
+        for key, value in params.items():
+            if not isinstance(value, str | int | float | bool):
+                out.append(
+                    error(
+                        f"{where}.params.{key}",
+                        f"params.{key} must be a string, number or bool "
+                        f"(got {type(value).__name__})",
+                    )
+                )
     return out
 
 

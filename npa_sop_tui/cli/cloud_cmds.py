@@ -10,10 +10,9 @@ cloud, so `npa soperator validate` never pays for it.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, identifier_arg, say, wants_json
 from npa_sop_tui.errors import EXIT_BAD_INPUT, EXIT_OK, UsageError
 
 
@@ -26,10 +25,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "resource, the platforms and presets the region offers, reserved pools (group "
             "resolved, active, region/platform/fabric, free GPUs and nodes), availability "
             "and the hourly price. Exit 0 when deployable (warnings allowed), 2 when reserved "
-            "capacity is missing or wrong."
+            "capacity is missing or wrong or a quota cannot be judged (its limit hidden, its "
+            "unit foreign), 1 when the cloud did not answer for a quota; --allow-unknown "
+            "lets unjudged quotas pass."
         ),
     )
     p.add_argument("--spec", "-f", required=True, metavar="FILE", help="cluster spec YAML")
+    _allow_unknown_flag(p)
     p.add_argument(
         "--capacity-block-group",
         action="append",
@@ -38,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="reserved capacity for a GPU pool (repeatable; also NPA_CAPACITY_BLOCK_GROUPS)",
     )
     _cloud_flags(p)
-    p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+    _project_flag(p, PROJECT_HELP)
     _sandbox_flag(p)
     add_output_flag(p)
     p.set_defaults(handler=cmd_preflight)
@@ -59,12 +61,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "the cloud does not answer; without it they use the packaged catalog."
         ),
     )
-    r.add_argument("--region", help="region (default: the identity's, from env or config)")
-    r.add_argument("--project", metavar="ID", help="project ID (default: env or config)")
+    r.add_argument(
+        "--region",
+        type=identifier_arg("region"),
+        help="region (default: the identity's, from env or config)",
+    )
+    _project_flag(r, PROJECT_HELP)
     _cloud_flags(r)
     _sandbox_flag(r)
     add_output_flag(r)
     r.set_defaults(handler=cmd_catalog_refresh)
+
+
+PROJECT_HELP = (
+    "project ID (project-…), or the alias of a `projects:` section of config.yaml (the "
+    "existing npa's): overrides the environment and the config's other keys"
+)
+
+
+def _project_flag(p: argparse.ArgumentParser, help_text: str) -> None:
+    p.add_argument("--project", metavar="ID", type=identifier_arg("project"), help=help_text)
 
 
 def _sandbox_flag(p: argparse.ArgumentParser) -> None:
@@ -72,6 +88,15 @@ def _sandbox_flag(p: argparse.ArgumentParser) -> None:
         "--sandbox",
         action="store_true",
         help="ask the sandbox's simulated cloud (local gRPC server) instead of Nebius",
+    )
+
+
+def _allow_unknown_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-unknown",
+        action="store_true",
+        help="go on when the preflight cannot judge a quota (the cloud did not answer, the "
+        "limit is hidden from these credentials, a unit npa cannot compare)",
     )
 
 
@@ -114,7 +139,14 @@ def add_lifecycle_flags(p: argparse.ArgumentParser, *, command: str) -> None:
             action="store_false",
             help="skip the cloud preflight (quotas, reservations, price) before Terraform",
         )
-        p.add_argument("--project", metavar="ID", help="project ID (overrides env and config)")
+        _project_flag(p, PROJECT_HELP)
+        _allow_unknown_flag(p)
+    if command == "destroy":
+        _project_flag(
+            p,
+            "the project ID or npa project alias the cluster is in: refused when it is "
+            "not the cluster's (npa's flag; the cluster's own record decides where it is)",
+        )
     if command in ("deploy", "destroy"):
         p.add_argument(
             "--timeout",
@@ -161,6 +193,7 @@ def lifecycle_options(args: argparse.Namespace) -> dict[str, Any]:
     }
     for flag, field in (
         ("preflight", "preflight"),
+        ("allow_unknown", "allow_unknown"),
         ("project", "project"),
         ("timeout", "timeout_minutes"),
         ("source_preflight_only", "source_preflight_only"),
@@ -175,11 +208,16 @@ def lifecycle_options(args: argparse.Namespace) -> dict[str, Any]:
 # --- handlers ---------------------------------------------------------------------------------
 
 
-def _identity(environment: Any, spec: Any, project: str | None) -> Any:
-    """Region, tenant and project for the cloud reads (the sandbox's placeholders there)."""
+def _identity(
+    environment: Any, spec: Any, project: str | None, cloud_timeout: float | None = None
+) -> Any:
+    """Region, tenant and project for the cloud reads (the sandbox's placeholders there);
+    a lookup's reads are bounded by `cloud_timeout` like the others."""
     from npa_sop_tui.home.config import Identity
     from npa_sop_tui.lifecycle.flags import with_project
 
+    if project and not project.startswith("project-"):
+        project = None  # an npa project alias: the settings already read its section
     if environment.is_sandbox:
         identity = environment.identity(spec)
     else:
@@ -187,7 +225,7 @@ def _identity(environment: Any, spec: Any, project: str | None) -> Any:
         if project and not identity.project_id:
             identity = Identity(**{**identity.model_dump(), "project_id": project})
         if not identity.tenant_id or not identity.project_id:
-            identity = environment.looked_up(identity, subnet=False)
+            identity = environment.looked_up(identity, subnet=False, cloud_timeout=cloud_timeout)
         missing = [f for f in ("region", "tenant_id", "project_id") if not getattr(identity, f)]
         if project:
             missing = [f for f in missing if f != "project_id"]
@@ -213,16 +251,20 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
-            sys.stderr.write(finding.render() + "\n")
+            say(finding.render(), err=True)
     spec = loaded.spec
 
     async def run() -> Any:
+        import asyncio
+
         from npa_sop_tui.cloud.preflight import run_preflight
         from npa_sop_tui.lifecycle.cloud_steps import cloud_client, cluster_in_use, reads_for
 
         environment = open_environment(args)
         try:
-            identity = _identity(environment, spec, args.project)
+            identity = await asyncio.to_thread(
+                _identity, environment, spec, args.project, args.cloud_timeout
+            )
             existing, in_use = cluster_in_use(spec.name, capacity)
             options = argparse.Namespace(
                 environment=environment, profile=args.profile, cloud_timeout=args.cloud_timeout
@@ -245,12 +287,16 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
     report = run_interruptible(run, interrupted="preflight interrupted")
     code = EXIT_BAD_INPUT if report.blocked else EXIT_OK
+    undecided = 0 if args.allow_unknown else report.undecided_exit()
+    code = code or undecided
     if wants_json(args):
-        emit_json({"ok": not report.blocked, **report.model_dump(mode="json")})
+        emit_json({"ok": code == EXIT_OK, **report.model_dump(mode="json")})
         return code
-    from npa_sop_tui.cloud.report_text import render_text
+    from npa_sop_tui.cloud.report_text import render_text, undecided_text
 
-    print(render_text(report))
+    say(render_text(report))  # the cloud's own words (errors, names) among ours
+    if undecided:
+        say(undecided_text(report), err=True)
     return code
 
 
@@ -268,7 +314,7 @@ def cmd_catalog_refresh(args: argparse.Namespace) -> int:
             if environment.is_sandbox:
                 identity = environment.identity(None)
             region = args.region or identity.region
-            project = args.project or identity.project_id
+            project = identity.project_id  # --project (an ID or npa alias) is in the settings
             if not region or not project:
                 raise UsageError(
                     "catalog refresh needs a region and a project",

@@ -103,11 +103,10 @@ def build_settings(
 
     check_cluster_name(name)
     interval = getattr(args, "interval", None)
-    if interval is not None and interval <= 0:
-        raise UsageError(
-            f"--interval must be a positive number of seconds, got {interval:g}",
-            hint="for example --interval 10",
-        )
+    if interval is not None:  # nan, inf or 1e-9 would make a watch spin
+        from npa_sop_tui.home.config import STATUS_INTERVAL_RANGE, seconds_in
+
+        seconds_in(str(interval), "--interval", STATUS_INTERVAL_RANGE)
     if args.kubeconfig is not None and not args.kubeconfig.is_file():
         raise UsageError(
             f"--kubeconfig {args.kubeconfig}: file not found",

@@ -44,6 +44,29 @@ def result_document(result: Any) -> dict[str, Any]:
     return {**data, "ok": True, "result": data}
 
 
+def say(text: str, *, err: bool = False) -> None:
+    """One message for people, on stdout (or stderr): every control in it shown, never
+    obeyed (`safe_text`; line feeds kept). Whatever it quotes from a cluster, the cloud, a
+    job or a file stays text, whatever the terminal. JSON output keeps raw values instead."""
+    from npa_sop_tui.safe_text import safe_text
+
+    stream = sys.stderr if err else sys.stdout
+    stream.write(safe_text(text, keep_newlines=True) + "\n")
+
+
+def text_table(rows: list[list[str]] | list[tuple[str, ...]]) -> str:
+    """Rows (the first is the header) as aligned columns; every cell one line, each
+    control in it shown (`safe_text`), so no value can break a row or forge another."""
+    from npa_sop_tui.safe_text import safe_text
+
+    cells = [[safe_text(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in cells
+    )
+
+
 def emit_json(obj: Any) -> None:
     """One JSON document (or NDJSON line) on stdout, flushed at once."""
     import json  # here, not at the top: text-mode calls never need it
@@ -78,7 +101,7 @@ def run_handler(args: argparse.Namespace) -> int:
         mask = Redactor()  # secret-looking environment values never reach a terminal
         if wants_json(args):
             emit_json(mask.value(_error_document(exc)))
-        sys.stderr.write(f"error: {mask.text(exc.render())}\n")
+        say(f"error: {mask.text(exc.render())}", err=True)
         return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
@@ -101,6 +124,23 @@ def _error_document(exc: NpaError) -> dict[str, Any]:
     return doc
 
 
+def identifier_arg(field: str) -> Callable[[str], str]:
+    """An argparse `type` for a flag naming an identifier (`region`, `project_id`, …): a
+    value of another shape is a usage error (exit 2) naming the flag and the shape, before
+    it can become part of a path or a request (`spec.identity`)."""
+
+    def parse(text: str) -> str:
+        from npa_sop_tui.spec.identity import identifier_problem
+
+        problem = identifier_problem(field, text)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return text
+
+    parse.__name__ = field  # argparse names the type in its own messages
+    return parse
+
+
 def add_switch(
     parser: argparse.ArgumentParser,
     dest: str,
@@ -120,6 +160,8 @@ def add_switch(
 def add_recipe_ref_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--recipe-ref",
+        "--ref",  # the existing npa's name
+        dest="recipe_ref",
         metavar="SHA",
         help="the nebius-solutions-library commit to use (default: the commit that ships the "
         "spec's slurm_operator_version; config recipe.ref)",
@@ -155,6 +197,7 @@ def cli_flags(args: argparse.Namespace) -> dict[str, Any]:
         "recipe.ref": getattr(args, "recipe_ref", None),
         "state.bucket": getattr(args, "state_bucket", None),
         "profile": getattr(args, "profile", None),  # the Nebius CLI profile
+        "project": getattr(args, "project", None),  # a project ID or an npa project alias
     }
     return {key: value for key, value in flags.items() if value is not None}
 

@@ -13,8 +13,16 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from npa_sop_tui.cli.common import add_output_flag, add_switch, emit_json, wants_json
+from npa_sop_tui.cli.common import (
+    add_output_flag,
+    add_switch,
+    emit_json,
+    say,
+    text_table,
+    wants_json,
+)
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK, OperationError, UsageError
+from npa_sop_tui.safe_text import safe_text
 
 T = TypeVar("T")
 
@@ -31,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
     p = commands.add_parser("plan", help="plan every selected target (changes nothing)")
     _common(p, concurrency=True)
+    _project_prefix(p)
     p.set_defaults(handler=cmd_plan)
 
     p = commands.add_parser("deploy", help="deploy every selected target")
@@ -46,6 +55,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--allow-destructive",
         action="store_true",
         help="apply plans that delete or replace resources",
+    )
+    _project_prefix(p)
+    add_switch(
+        p,
+        "preflight",
+        off=("--no-preflight", "skip each target's cloud preflight (quotas, reservations)"),
+        on=("--preflight", "check each target's quotas and reservations first (default)"),
+        default=True,
+    )
+    add_switch(
+        p,
+        "create_projects",
+        off=("--no-create-projects", "never create a project (this tool never does)"),
+        on=(
+            "--create-projects",
+            "the existing npa's default; this tool creates no project either way: a "
+            "project without project_id is refused",
+        ),
+        default=True,
     )
     p.set_defaults(handler=cmd_deploy)
 
@@ -82,6 +110,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--yes", "-y", "--force", action="store_true", help="do not ask for confirmation"
     )
     p.set_defaults(handler=cmd_destroy, fail_fast=False)
+
+
+def _project_prefix(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project-prefix",
+        metavar="PREFIX",
+        help="the project name prefix reported for each project (else the file's)",
+    )
 
 
 def _common(p: argparse.ArgumentParser, *, concurrency: bool) -> None:
@@ -170,6 +206,8 @@ def _options(args: argparse.Namespace) -> Any:
         allow_destructive=bool(getattr(args, "allow_destructive", False)),
         timeout_minutes=args.timeout,
         profile=args.profile,
+        preflight=bool(getattr(args, "preflight", True)),
+        project_prefix=getattr(args, "project_prefix", None),
     )
 
 
@@ -181,7 +219,7 @@ def _printer(args: argparse.Namespace) -> Callable[[Any, Any], None] | None:
     def show(target: Any, event: Event) -> None:
         if is_milestone(event):
             for line in describe(event).splitlines():
-                sys.stderr.write(f"[{target.key}] {line}\n")
+                say(f"[{target.key}] {safe_text(line)}", err=True)
             sys.stderr.flush()
 
     return show
@@ -230,20 +268,14 @@ def _print_report(report: Any) -> None:
     for t in report.targets:
         message = t.message.splitlines()[0] if t.message else ""
         rows.append((t.key, t.status, t.kube_context or "-", message[:100]))
-    _table(rows)
+    print(text_table(rows))
     print(
         f"fleet {report.fleet} {report.operation}: {report.succeeded} succeeded, "
         f"{report.failed} failed, {report.not_run} not run"
     )
     for t in report.targets:
         if t.status in ("failed", "destroy-incomplete") and t.message:
-            print(f"\n{t.key}: {t.message}")
-
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+            say(f"\n{t.key}: {t.message}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -312,9 +344,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                     r.subnet_id or "-",
                 )
             )
-        _table(rows)
+        print(text_table(rows))
         print(f"fleet {table.fleet}: {table.summary}")
         for r in table.targets:
             if r.message and (r.live_state == "status-error" or r.cluster_state != "deployed"):
-                print(f"{r.key}: {r.message.splitlines()[0]}")
+                say(f"{r.key}: {safe_text(r.message.splitlines()[0])}")
     return EXIT_OK if table.ok else EXIT_FAILED

@@ -36,7 +36,9 @@ FORCED = "forcing Terraform to stop; state may need repair"
 
 
 def _to_stderr(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    from npa_sop_tui.safe_text import safe_text
+
+    sys.stderr.write(safe_text(message, keep_newlines=True) + "\n")
     sys.stderr.flush()
 
 

@@ -1,4 +1,4 @@
-"""`npa soperator plan | deploy | destroy | list`: the headless lifecycle commands.
+"""`npa soperator plan | deploy | destroy`: the headless lifecycle commands.
 
 Text mode draws live progress on stderr and a summary on stdout; `--output json` writes ONE
 JSON document on stdout (progress stays on stderr); `--output ndjson` streams the lifecycle
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -24,10 +23,12 @@ from npa_sop_tui.cli.common import (
     emit_json,
     open_environment,
     result_document,
+    say,
     wants_json,
     wants_ndjson,
 )
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.safe_text import safe_text
 
 T = TypeVar("T")
 
@@ -40,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "Changes nothing.",
     )
     _spec_args(p)
+    p.add_argument(
+        "--static",
+        action="store_true",
+        help="the existing npa's plan: from the spec alone (sizes, pools, capacity modes), "
+        "no identity, no Terraform, nothing read from the cloud",
+    )
     cloud_cmds.add_lifecycle_flags(p, command="plan")
     p.set_defaults(handler=cmd_plan)
 
@@ -64,26 +71,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "destroy",
         help="tear a cluster down (terraform destroy)",
         description="Destroy a cluster from the inventory. Asks you to type its name unless "
-        "--yes. Exit 1 and the list of what remains if teardown is incomplete.",
+        "--yes; without a terminal the answer is read from stdin (y, yes or the name; as "
+        "npa's `echo y | npa soperator destroy`). Exit 1 and the list of what remains if "
+        "teardown is incomplete, or when not confirmed.",
     )
     p.add_argument("--name", "-n", required=True, help="cluster name (see `npa soperator list`)")
     p.add_argument(
         "--yes", "-y", "--force", action="store_true", help="do not ask for confirmation"
     )
+    p.add_argument(
+        "--terraform-dir",
+        metavar="DIR",
+        help="the recipe checkout to run the destroy with (default: the one it was deployed with)",
+    )
+    add_recipe_ref_flag(p)
     _common_args(p)
     cloud_cmds.add_lifecycle_flags(p, command="destroy")
     p.set_defaults(handler=cmd_destroy)
-
-    p = subparsers.add_parser(
-        "list",
-        help="clusters in the inventory (this machine's, or the team's state bucket)",
-        description="List clusters with region, context and the last operation: what, when, "
-        "its result and who ran it. With a state bucket (state.backend: s3), the team's.",
-    )
-    p.add_argument("--sandbox", action="store_true", help="list the sandbox's clusters")
-    add_state_bucket_flag(p)
-    add_output_flag(p)
-    p.set_defaults(handler=cmd_list)
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
@@ -211,19 +215,24 @@ def _load(args: argparse.Namespace, capacity: dict[str, str] | None = None) -> A
     loaded = load_spec(args.spec, capacity=capacity)
     if not wants_json(args):
         for finding in loaded.findings:
-            sys.stderr.write(finding.render() + "\n")
+            say(finding.render(), err=True)
     return loaded.spec
 
 
 def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    stdin, stdout = sys.stdin, sys.stdout  # None when closed (`<&-`)
+    return stdin is not None and stdout is not None and stdin.isatty() and stdout.isatty()
 
 
 def _ask(prompt: str) -> str:
-    """Ask on stderr, so stdout stays machine-readable (`--output json` in a terminal)."""
+    """Ask on stderr, so stdout stays machine-readable (`--output json` in a terminal). A
+    closed or unreadable stdin (`<&-`, a daemon) is no answer, never a traceback."""
     sys.stderr.write(prompt)
     sys.stderr.flush()
-    return sys.stdin.readline()
+    try:
+        return sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):
+        return ""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,6 +242,8 @@ def _ask(prompt: str) -> str:
 def cmd_plan(args: argparse.Namespace) -> int:
     from npa_sop_tui.lifecycle import api as lifecycle
 
+    if args.static:
+        return _static_plan(args)
     spec = _load(args, capacity_flag(args))
     options = _options(args)
     result = _run(
@@ -247,13 +258,39 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def _static_plan(args: argparse.Namespace) -> int:
+    """npa's provider-free plan (its `npa soperator plan`): JSON as npa prints it, or its
+    text lines."""
+    from npa_sop_tui.lifecycle.contract_fields import plan_fields
+    from npa_sop_tui.lifecycle.steps import check_spec
+
+    capacity = capacity_flag(args)
+    spec = _load(args, capacity)
+    check_spec(spec)  # the cluster rules, as npa's plan runs spec.validate()
+    plan = plan_fields(spec, capacity)
+    if wants_json(args):
+        emit_json({**plan, "backend": "soperator"})
+        return 0
+    plane = plan["control_plane"]
+    print(f"Soperator plan for {plan['name']!r} ({plan['region']}):")
+    print(f"  system autoscaling: {plane['system_min_size']}..{plane['system_max_size']}")
+    for worker in plan["workers"]:
+        print(
+            f"  worker {worker['name']}: size={worker['size']} preset={worker['preset']} "
+            f"capacity={worker['capacity_mode']}"
+        )
+    if plan["reservation_preflight"] == "required":
+        print("  reserved capacity: a provider preflight runs before deploy")
+    return 0
+
+
 def _print_preflight(report: Any) -> None:
     if report is None:
         return
     from npa_sop_tui.cloud.preflight import PreflightReport
     from npa_sop_tui.cloud.report_text import render_text
 
-    print(render_text(PreflightReport.model_validate(report)))
+    say(render_text(PreflightReport.model_validate(report)))
 
 
 def _print_plan(changes: Any, name: str) -> None:
@@ -261,15 +298,16 @@ def _print_plan(changes: Any, name: str) -> None:
         f"Plan for {name!r}: {changes.add} to add, {changes.change} to change, "
         f"{changes.remove} to destroy"
     )
+    # modules and addresses are Terraform's text: each shown on its own line, never obeyed
     for module, actions in sorted(changes.by_module.items()):
         counts = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
-        print(f"  {module}: {counts}")
+        print(f"  {safe_text(module)}: {safe_text(counts)}")
     for pool in changes.pools:
-        print(f"  {pool.describe()}")
+        print(f"  {safe_text(pool.describe())}")
     if changes.destructive:
         print("  deletes or replaces:")
         for addr in changes.destructive:
-            print(f"    - {addr}")
+            print(f"    - {safe_text(addr)}")
 
 
 def cmd_deploy(args: argparse.Namespace) -> int:
@@ -311,36 +349,47 @@ def cmd_deploy(args: argparse.Namespace) -> int:
         f"Deployed {result.name!r} in {result.duration:.0f}s: {result.resources} resources; "
         f"kube context {result.kube_context}"
     )
-    for key, value in sorted(result.outputs.items()):
-        print(f"  {key}: {value}")
+    for key, value in sorted(result.outputs.items()):  # Terraform's outputs: one line each
+        print(f"  {safe_text(key)}: {safe_text(value)}")
     return 0
 
 
+def _confirm_by_name(name: str, region: str | None) -> None:
+    where = f" in {region}" if region else ""
+    answer = _ask(
+        f"This destroys cluster {name!r}{where} and everything in it.\n"
+        f"Type the cluster name to confirm: "
+    )
+    if answer.strip() != name:  # the user's input was wrong: exit 2, like bad flags
+        raise UsageError(
+            "the name did not match; nothing destroyed",
+            hint=f"type {name!r} exactly, or pass --yes from a script",
+        )
+
+
 def cmd_destroy(args: argparse.Namespace) -> int:
-    from npa_sop_tui.home import inventory
     from npa_sop_tui.home.paths import check_cluster_name
     from npa_sop_tui.lifecycle import api as lifecycle
 
     options = _options(args)
-    entry = inventory.require(
-        check_cluster_name(args.name), store=options.environment.state_store()
+    from npa_sop_tui.lifecycle.adopt import require_cluster
+
+    # one the existing npa deployed is adopted here, before the question
+    entry = require_cluster(
+        check_cluster_name(args.name), store=options.environment.state_store(), options=options
     )
     if not args.yes and not args.source_preflight_only:
         if not _interactive():
-            raise UsageError(
-                f"refusing to destroy {args.name!r} without confirmation (not a terminal)",
-                hint="pass --yes to destroy from a script",
-            )
-        where = f" in {entry.region}" if entry.region else ""
-        answer = _ask(
-            f"This destroys cluster {args.name!r}{where} and everything in it.\n"
-            f"Type the cluster name to confirm: "
-        )
-        if answer.strip() != args.name:  # the user's input was wrong: exit 2, like bad flags
-            raise UsageError(
-                "the name did not match; nothing destroyed",
-                hint=f"type {args.name!r} exactly, or pass --yes from a script",
-            )
+            # as npa: the answer comes from stdin (`echo y | npa soperator destroy --name N`)
+            answer = _ask(f"Destroy soperator cluster {args.name!r}? [y/N] ").strip()
+            sys.stderr.write("\n")  # the answer came from a pipe: nothing ended the line
+            if answer.lower() not in ("y", "yes") and answer != args.name:
+                raise OperationError(
+                    f"not confirmed; {args.name!r} was not destroyed",
+                    hint="answer y on stdin, or pass --yes to destroy from a script",
+                )
+        else:
+            _confirm_by_name(args.name, entry.region)
     result = _run(
         lambda sink: _closing(
             options, lifecycle.destroy(args.name, options=options, on_event=sink)
@@ -354,50 +403,4 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         print(f"Recipe source OK for {result.name!r}; nothing changed.")
         return 0
     print(f"Destroyed {result.name!r}: {result.destroyed} resources removed.")
-    return 0
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    from npa_sop_tui.home import inventory
-
-    store = open_environment(args).state_store()
-    # A damaged record must not make a cluster silently vanish from the list: name it.
-    entries, damaged = inventory.scan(store=store)
-    if wants_json(args):
-        emit_json(
-            {
-                "store": store.describe(),
-                "clusters": [e.model_dump(mode="json") for e in entries],
-                "damaged": [{"path": str(d.path), "problems": d.problems} for d in damaged],
-            }
-        )
-        return 0
-    for problem in damaged:
-        sys.stderr.write(f"warning: {problem.message}\n")
-    if not entries:
-        print(f"No clusters in the inventory ({store.describe()}).")
-        return 0
-    rows = [("NAME", "STATE", "REGION", "CONTEXT", "LAST OPERATION", "RESULT", "WHEN", "BY")]
-    for e in entries:
-        last = e.last_operation
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started)) if last else "-"
-        by = f"{last.user}@{last.host}" if last is not None and last.user else "-"
-        rows.append(
-            (
-                e.name,
-                e.state,
-                e.region or "-",
-                e.kube_context,
-                last.kind if last else "-",
-                last.result if last else "-",
-                when,
-                by,
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-    unsettled = [e for e in entries if e.state in ("interrupted", "failed", "destroy-incomplete")]
-    for e in unsettled:
-        print(f"next for {e.name}: {inventory.next_step(e)}")
     return 0

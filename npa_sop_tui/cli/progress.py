@@ -4,6 +4,8 @@ A terminal gets a live panel: the phase, a bar of resources done/planned, and th
 flight with their elapsed time. Anything else (a pipe, a CI log) gets one plain line per phase
 and per finished or failed resource. Diagnostics are kept and printed in full at the end.
 Every line is worded by `events.describe`; this module only chooses what to show and how.
+What Terraform, the cloud or a cluster said goes in as `Text` of its `safe_text` (`_shown`):
+never markup, no control reaching the terminal.
 """
 
 from __future__ import annotations
@@ -32,8 +34,16 @@ from npa_sop_tui.events import (
     describe,
     level_of,
 )
+from npa_sop_tui.safe_text import safe_text
 
 MAX_IN_FLIGHT_SHOWN = 8
+
+
+def _shown(text: str, style: str = "") -> Text:
+    """Event text as Rich text: lines kept, every control shown (`safe_text`), no markup."""
+    return Text(safe_text(text, keep_newlines=True), style=style)
+
+
 MAX_DIAGNOSTICS_KEPT = 50
 
 
@@ -88,7 +98,7 @@ class TextProgress:
         self.print_diagnostics()
 
     def note(self, text: str) -> None:
-        self.console.print(Text(text, style="yellow"))
+        self.console.print(_shown(text, style="yellow"))
 
     # -- the event sink --------------------------------------------------------------------
 
@@ -137,10 +147,10 @@ class TextProgress:
     # -- drawing ---------------------------------------------------------------------------
 
     def _line(self, text: str, style: str | None = None) -> None:
-        self.console.print(Text(text, style=style or ""), highlight=False)
+        self.console.print(_shown(text, style=style or ""), highlight=False)
 
     def _render(self) -> Group:
-        parts: list[Any] = [Text(f"{self.phase_label}", style="bold")]
+        parts: list[Any] = [Text(safe_text(self.phase_label), style="bold")]
         if self.planned:
             parts.append(self._bar.get_renderable())
         if self.in_flight:
@@ -148,21 +158,21 @@ class TextProgress:
             now = time.monotonic()
             items = sorted(self.in_flight.items(), key=lambda kv: kv[1])
             for addr, started in items[:MAX_IN_FLIGHT_SHOWN]:
-                table.add_row(Text("⟳ " + addr, style="cyan"), f"{now - started:4.0f}s")
+                table.add_row(Text("⟳ " + safe_text(addr), style="cyan"), f"{now - started:4.0f}s")
             if len(items) > MAX_IN_FLIGHT_SHOWN:
                 table.add_row(Text(f"… {len(items) - MAX_IN_FLIGHT_SHOWN} more"), "")
             parts.append(table)
         elif self.last_log:
-            parts.append(Text(self.last_log[:200], style="dim"))
+            parts.append(Text(safe_text(self.last_log, limit=200), style="dim"))
         return Group(*parts)
 
     def print_diagnostics(self) -> None:
         for diag in self.diagnostics:
             style = "red" if diag.severity == "error" else "yellow"
             head, _, detail = describe(diag).partition("\n")
-            self.console.print(Text(head, style=f"bold {style}"), highlight=False)
+            self.console.print(_shown(head, style=f"bold {style}"), highlight=False)
             if detail:
-                self.console.print(Text(detail), highlight=False)
+                self.console.print(_shown(detail), highlight=False)
 
 
 def _indent(text: str) -> str:

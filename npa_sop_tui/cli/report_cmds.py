@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from npa_sop_tui.cli.common import say
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.safe_text import safe_text
 
 STATUS_TIMEOUT = 30.0
 
@@ -55,7 +57,7 @@ def handle_report(args: argparse.Namespace) -> int:
             f"--out {out}: not a file in an existing folder", hint="give a path like ./demo.html"
         )
     entry = inventory.require(name)
-    records = [op for op in entry.operations if op.log]
+    records = [op for op in entry.operations if op.log_file]
     if args.operation:
         records = [op for op in records if op.id == args.operation]
     if not records:
@@ -65,10 +67,12 @@ def handle_report(args: argparse.Namespace) -> int:
             hint=f"`npa soperator list` shows {name}'s operations; deploy it first",
         )
     record = records[-1]
+    log = record.log_file
+    assert log is not None  # kept above: a log inside this npa home
     builder = TimelineBuilder()
     gpu_checks: list[GpuCheckReported] = []
     try:
-        for event in read_events(Path(str(record.log))):
+        for event in read_events(log):
             builder.add(event)
             if isinstance(event, GpuCheckReported):
                 gpu_checks.append(event)
@@ -89,7 +93,7 @@ def handle_report(args: argparse.Namespace) -> int:
     )
     atomic_write_text(out, render_report(data))
     state, sentence = verdict_of(data)
-    print(f"{out}: {name}, {record.kind} {record.id}: {state.upper()} ({sentence})")
+    say(f"{out}: {name}, {record.kind} {record.id}: {state.upper()} ({safe_text(sentence)})")
     return 0
 
 

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, say, wants_json
+from npa_sop_tui.safe_text import safe_text
 
 OUTPUT_TAIL = 16384  # bytes of output a --output json document carries
 
@@ -91,19 +92,33 @@ def _session(args: argparse.Namespace, work: Any) -> int:
 
 
 class _Sink:
-    """Job output to stdout as bytes (text mode), or the tail kept for the JSON document."""
+    """Job output to stdout (text mode), or the tail kept for the JSON document.
+
+    The job's bytes go on as they are into a pipe or a file (they are its data); to a
+    terminal, every control in them is shown, never obeyed (`safe_text`, line feeds kept):
+    a job must not set the viewer's title, clipboard or screen."""
 
     def __init__(self, keep: bool) -> None:
+        import codecs
+
         self.keep = keep
         self.tail = bytearray()
         self.out = sys.stdout.buffer
+        self.terminal = sys.stdout.isatty()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def __call__(self, chunk: bytes) -> None:
         self.tail += chunk
         del self.tail[:-OUTPUT_TAIL]
-        if not self.keep:
-            self.out.write(chunk)
-            self.out.flush()
+        if self.keep:
+            return
+        if self.terminal:
+            from npa_sop_tui.safe_text import safe_text
+
+            text = safe_text(self._decoder.decode(chunk), keep_newlines=True)
+            chunk = text.encode("utf-8")
+        self.out.write(chunk)
+        self.out.flush()
 
     def text(self) -> str:
         return bytes(self.tail).decode("utf-8", errors="replace")
@@ -266,8 +281,8 @@ def _list_templates(args: argparse.Namespace) -> int:
     if wants_json(args):
         emit_json({"ok": True, "templates": [t.to_json() for t in templates]})
         return 0
-    for t in templates:
-        print(f"{t.name:16} {t.summary}  [{t.path}]")
+    for t in templates:  # a template in the home is a file anyone may have written
+        say(f"{safe_text(t.name):16} {safe_text(t.summary)}  [{safe_text(t.path)}]")
     return 0
 
 

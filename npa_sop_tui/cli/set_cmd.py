@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, say, wants_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -120,7 +120,7 @@ def _edit(
             )
         else:
             for finding in exc.findings:
-                sys.stderr.write(finding.render() + "\n")
+                say(finding.render(), err=True)
             sys.stderr.write(
                 f"{args.spec}: not written: the result would be invalid "
                 f"({summary_line(exc.findings)}); line numbers are those of the changed file\n"

@@ -12,7 +12,7 @@ import argparse
 import sys
 from typing import Any
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, say, text_table, wants_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -79,9 +79,9 @@ def _run(args: argparse.Namespace, work: Any, *, with_kube: bool = False) -> int
     environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox:
-        from npa_sop_tui.home import inventory
+        from npa_sop_tui.lifecycle.adopt import require_cluster
 
-        inventory.require(settings.name)
+        require_cluster(settings.name)
     policy = HostKeyPolicy.accept_new() if args.accept_new_host_key else HostKeyPolicy()
 
     async def main() -> int:
@@ -131,12 +131,7 @@ def _confirm(args: argparse.Namespace, question: str) -> None:
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
-    return "\n".join(lines)
+    return text_table([header, *rows])
 
 
 def _dump(items: list[Any]) -> list[dict[str, Any]]:
@@ -188,22 +183,25 @@ def cmd_nodes(args: argparse.Namespace) -> int:
 
 
 def _node_text(d: Any) -> str:
-    lines = [f"{d.name}  {d.state}"]
+    """`scontrol show node` as lines; every value is what Slurm or Kubernetes said, each
+    shown on its own line whatever it holds (`safe_text`)."""
+    from npa_sop_tui.safe_text import safe_text as s
+
+    lines = [f"{s(d.name)}  {s(d.state)}"]
     if d.reason:
         who = f" (by {d.reason_by} at {d.reason_time})" if d.reason_by else ""
-        lines.append(f"  reason:     {d.reason}{who}")
-    lines.append(f"  partitions: {','.join(d.partitions) or '-'}")
+        lines.append(f"  reason:     {s(d.reason + who)}")
+    lines.append(f"  partitions: {s(','.join(d.partitions) or '-')}")
     lines.append(f"  cpus:       {d.cpus_allocated or 0}/{d.cpus or '?'} allocated")
     if d.memory_mb:
         lines.append(f"  memory:     {d.memory_mb} MB")
-    lines.append(
-        f"  gres:       {d.gres or '-'}" + (f" (used {d.gres_used})" if d.gres_used else "")
-    )
+    used = f" (used {d.gres_used})" if d.gres_used else ""
+    lines.append(f"  gres:       {s((d.gres or '-') + used)}")
     pod = f"{d.k8s_pod} on {d.k8s_node}" if d.k8s_pod and d.k8s_node else d.k8s_pod or "-"
-    lines.append(f"  k8s pod:    {pod}")
-    lines.append(f"  node group: {d.node_group or '-'}")
+    lines.append(f"  k8s pod:    {s(pod)}")
+    lines.append(f"  node group: {s(d.node_group or '-')}")
     jobs = ", ".join(f"{j.id} {j.name} ({j.user})" for j in d.jobs) or "none"
-    lines.append(f"  jobs:       {jobs}")
+    lines.append(f"  jobs:       {s(jobs)}")
     return "\n".join(lines)
 
 
@@ -214,7 +212,7 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             if wants_json(args):
                 emit_json({"ok": True, "name": args.name, **history.model_dump(mode="json")})
             elif not history.available:
-                print(history.note)
+                say(history.note)
             else:
                 rows = [
                     [
@@ -310,7 +308,7 @@ def _action(args: argparse.Namespace, verb: str, question: str, act: Any) -> int
         if wants_json(args):
             emit_json(doc)
         else:
-            print(result.pop("message"))
+            say(result.pop("message"))
         return 0
 
     return _run(args, work)

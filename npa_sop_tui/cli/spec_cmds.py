@@ -16,6 +16,7 @@ from npa_sop_tui.cli.common import (
     capacity_flag,
     emit_json,
     open_environment,
+    say,
     wants_json,
 )
 
@@ -88,7 +89,7 @@ def _capacity_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _err(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    say(line, err=True)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -136,7 +137,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         )
         return 0
     for finding in loaded.findings:
-        print(finding.render())
+        say(finding.render())
     print(
         f"{args.spec}: ok ({summary_line(loaded.findings)}) — cluster {spec.name}, "
         f"{len(spec.workers)} pool(s), {spec.worker_count} worker(s), sizing tier "
@@ -216,14 +217,14 @@ def cmd_render(args: argparse.Namespace) -> int:
         if target is None:
             import json
 
-            doc["tfvars"] = json.loads(rendered.redact(rendered.tfvars_json()))
+            doc["tfvars"] = json.loads(rendered.redacted_json())
         emit_json(doc)
         return 0
-    info = print if target else _err  # keep stdout pure JSON when the tfvars go there
+    info = say if target else _err  # keep stdout pure JSON when the tfvars go there
     for finding in loaded.findings:
         info(finding.render())
     if target is None:
-        sys.stdout.write(rendered.redact(rendered.tfvars_json()))
+        sys.stdout.write(rendered.redacted_json())
     else:
         info(f"wrote {target} (mode 0600)")
     if missing is not None:

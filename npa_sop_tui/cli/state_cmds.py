@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
@@ -12,10 +11,13 @@ from npa_sop_tui.cli.common import (
     add_output_flag,
     add_state_bucket_flag,
     emit_json,
+    identifier_arg,
     open_environment,
+    say,
     wants_json,
 )
 from npa_sop_tui.errors import OperationError, UsageError
+from npa_sop_tui.safe_text import safe_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -36,7 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "An existing bucket is kept (versioning is turned on if it was off).",
     )
     p.add_argument("--bucket", required=True, metavar="NAME", help="bucket name")
-    p.add_argument("--project", metavar="ID", help="project to create it in (default project_id)")
+    p.add_argument(
+        "--project",
+        metavar="ID",
+        type=identifier_arg("project"),
+        help="project ID (or npa project alias) to create it in (default project_id)",
+    )
     p.add_argument(
         "--profile",
         metavar="NAME",
@@ -119,7 +126,7 @@ def cmd_unlock(args: argparse.Namespace) -> int:
                 hint="pass --yes to unlock from a script",
             )
         answer = _ask(
-            f"Cluster {name!r} is locked by {_holder_text(holder)}.\n"
+            f"Cluster {name!r} is locked by {safe_text(_holder_text(holder))}.\n"
             "Breaking it lets another operation start while that one may still be running.\n"
             "Type the cluster name to break the lock: "
         )
@@ -132,7 +139,7 @@ def cmd_unlock(args: argparse.Namespace) -> int:
     if wants_json(args):
         emit_json({"ok": True, "name": name, "broken": broken})
         return 0
-    print(f"Broke the lock on {name!r}: it was held by {_holder_text(broken)}.")
+    say(f"Broke the lock on {name!r}: it was held by {safe_text(_holder_text(broken))}.")
     print(
         "If that operation is still running somewhere, stop it: its Terraform state may be "
         "written by two runs."
@@ -163,7 +170,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
     def note(text: str) -> None:
         if not wants_json(args):
-            sys.stderr.write(f"{text}\n")
+            say(text, err=True)
 
     async def run() -> Any:
         try:
@@ -204,7 +211,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             hint="3-63 lowercase letters, digits, dots and dashes",
         )
     settings = open_environment(args).settings
-    project = args.project or settings["project_id"]
+    project = settings["project_id"]  # --project (an ID or an npa alias) is in the settings
     if not project:
         raise UsageError(
             "no project to create the bucket in",
@@ -216,34 +223,42 @@ def cmd_init(args: argparse.Namespace) -> int:
     )
     region = settings["state.region"] or settings["region"]
     endpoint = settings["state.endpoint"]
-    from npa_sop_tui.state.conditional import named_bucket, probe_conditional_writes
+    from npa_sop_tui.state import bucket_checks
+    from npa_sop_tui.state.conditional import named_bucket
 
     bucket = named_bucket(args.bucket, settings)
-    # Team locking rests on it: refuse before advising the bucket.
-    probe_conditional_writes(bucket, str(bucket.location.prefix))
+    if ready.versioning_switched:
+        bucket_checks.remember(bucket, versioning_changed_at=time.time())
+    # While a versioning change applies, the caveat is said every time and no test object is
+    # written; afterwards team locking's conditional writes are probed (refused: exit 2).
+    settles = bucket_checks.versioning_settles_at(bucket)
+    if settles is None:
+        bucket_checks.probe_and_remember(bucket)
+    else:
+        ready = dataclasses.replace(ready, note=bucket_checks.settling_note(settles))
     if ready.versioning_switched:
         from npa_sop_tui.state.versioning_wait import wait_for_versioning
 
         def progress(line: str) -> None:
-            print(line, file=sys.stderr, flush=True)
+            say(line, err=True)
 
-        if wait_for_versioning(bucket, timeout, progress):
-            ready = dataclasses.replace(ready, note="")
-        else:
+        if not wait_for_versioning(bucket, timeout, progress):
             ready = dataclasses.replace(ready, versioning="pending")
     if endpoint and region and endpoint == default_endpoint(region):
         endpoint = None
     lines = config_lines(args.bucket, region, endpoint)
+    checked = "enforced" if settles is None else "not checked yet"
     if wants_json(args):
-        doc = {**ready.__dict__, "conditional_writes": "enforced"}
+        doc = {**ready.__dict__, "conditional_writes": checked}
         emit_json({"ok": True, "bucket": doc, "config": lines})
         return 0
     what = "Created" if ready.created else "Found"
-    print(f"{what} bucket {ready.name!r} ({ready.id}) with versioning {ready.versioning}.")
+    say(f"{what} bucket {ready.name!r} ({ready.id}) with versioning {ready.versioning}.")
     if ready.note:
         late = ready.versioning == "pending"
-        print(ready.note + (f" It had not applied after {timeout:g}s." if late else ""))
-    print("The bucket enforces conditional writes (If-None-Match, If-Match): locks are safe.")
+        say(ready.note + (f" It had not applied after {timeout:g}s." if late else ""))
+    if settles is None:
+        print("The bucket enforces conditional writes (If-None-Match, If-Match): locks are safe.")
     print("Add to the npa config (~/.npa/config.yaml) of everyone on the team:\n")
     print(lines)
     print(

@@ -116,9 +116,11 @@ def handle_status(args: argparse.Namespace) -> int:
     environment = connection_environment(args)
     settings = build_settings(args, environment)
     if environment.is_sandbox:
-        from npa_sop_tui.home import inventory
+        from npa_sop_tui.lifecycle.adopt import require_cluster
 
-        inventory.require(settings.name)  # a clear "no such sandbox cluster" before any server
+        # a clear "no such sandbox cluster" before any server; one the existing npa deployed
+        # in this home is adopted first (its spec is what the sandbox's cluster is built from)
+        require_cluster(settings.name)
     try:
         import asyncio
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from npa_sop_tui.cli.common import add_output_flag, emit_json, wants_json
+from npa_sop_tui.cli.common import add_output_flag, emit_json, say, wants_json
 from npa_sop_tui.errors import EXIT_FAILED, EXIT_OK
+from npa_sop_tui.safe_text import safe_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if is_milestone(event):
             step = loaded.file.steps[index].name or f"step-{index + 1}"
             for line in describe(event).splitlines():
-                sys.stderr.write(f"[{step}] {line}\n")
+                say(f"[{step}] {safe_text(line)}", err=True)
 
     from npa_sop_tui.cli.interrupts import run_interruptible
 
@@ -70,7 +70,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 detail = str(step.error.get("message", ""))
             elif step.status == "ok" and step.output:
                 detail = str(step.output.get("name", ""))
-            print(f"{step.name}: {step.tool} {step.status} {detail}".rstrip())
+            say(f"{step.name}: {step.tool} {step.status} {safe_text(detail)}".rstrip())
         verdict = "checked" if result.dry_run else ("ok" if result.ok else "failed")
         print(f"workflow {result.name}: {verdict}")
     return EXIT_OK if result.ok else EXIT_FAILED

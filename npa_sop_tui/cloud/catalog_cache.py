@@ -16,8 +16,15 @@ from npa_sop_tui.cloud.model import PlatformOffer, PresetOffer
 
 
 def cache_path(region: str) -> Path:
+    """The cache file of `region`; `UsageError` when `region` is not a region name, whoever
+    passed it (it becomes part of the file's name: `../x` must never name another file)."""
+    from npa_sop_tui.errors import UsageError
     from npa_sop_tui.home.paths import npa_home
+    from npa_sop_tui.spec.identity import region_problem
 
+    problem = region_problem("region", region)
+    if problem is not None:
+        raise UsageError(problem, hint="regions look like eu-north1 (`nebius` lists them)")
     return npa_home() / "catalog" / f"platforms-{region}.json"
 
 
@@ -38,9 +45,10 @@ def write_cache(region: str, offers: list[PlatformOffer], *, source: str) -> Pat
 def cached_platforms(region: str | None) -> list[PlatformOffer] | None:
     """The refreshed list for `region`, or None when there is none (or it is unreadable)."""
     from npa_sop_tui.home.files import read_trusted
+    from npa_sop_tui.spec.identity import region_problem
 
-    if not region:
-        return None
+    if not region or region_problem("region", region) is not None:
+        return None  # no cache can be named by it (the region's own check says why)
     # used only when nobody else could have written it (owner, mode, 0700 folder, no links)
     raw = read_trusted(cache_path(region), limit=4 * 1024 * 1024)
     if raw is None:

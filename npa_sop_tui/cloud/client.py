@@ -25,6 +25,7 @@ from npa_sop_tui.cloud.connection import (  # re-exported: settings, errors, SDK
 from npa_sop_tui.cloud.model import (
     CapacityAllowance,
     CapacityBlockGroup,
+    CloudResource,
     Filesystem,
     Mk8sCluster,
     NodeGroup,
@@ -68,7 +69,9 @@ class CloudClient(Protocol):
     capacity block groups and resource advice the tenant, capacity allowances and subnets the
     project,
     platforms the project, mk8s the project (IAM container) or the cluster for node groups.
-    `get`-style methods return None when the resource does not exist.
+    `get`-style methods return None when the resource does not exist (a bucket already
+    scheduled for deletion counts as gone). The SDK client also keeps `notes`: listings cut
+    at their page limit.
     """
 
     async def whoami(self) -> WhoAmI: ...
@@ -94,6 +97,12 @@ class CloudClient(Protocol):
     async def node_groups(self, cluster_id: str) -> list[NodeGroup]: ...
 
     async def filesystem(self, filesystem_id: str) -> Filesystem | None: ...
+
+    async def allocation(self, allocation_id: str) -> CloudResource | None: ...
+
+    async def gpu_cluster(self, gpu_cluster_id: str) -> CloudResource | None: ...
+
+    async def bucket(self, bucket_id: str) -> CloudResource | None: ...
 
     async def estimate_hourly(
         self, requests: list[PriceRequest], project_id: str | None = None

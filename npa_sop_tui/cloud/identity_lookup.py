@@ -8,7 +8,9 @@ recipe's `.envrc` do:
   network; none is an error.
 
 Runs the reads on their own event loop in a helper thread (callers are synchronous and may
-sit inside a loop), bounded by the cloud timeout.
+sit inside a loop), each bounded by the client's cloud timeout. A read that fails or times out
+is an error naming what was looked up, where and why (the client's message), never a silent
+"not set": the user learns whether to fix the network or set the value.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import concurrent.futures
 from typing import TYPE_CHECKING, Any
 
+from npa_sop_tui.cloud.connection import CloudError
 from npa_sop_tui.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,17 +42,41 @@ def from_profile(identity: Identity, profile: str | None) -> Identity:
     return identity
 
 
+def needs_cloud(identity: Identity, *, subnet: bool = True) -> bool:
+    """Whether the cloud can add anything: a project is known and the tenant (or, with
+    `subnet`, the subnet) is not."""
+    if not identity.project_id:
+        return False
+    return not identity.tenant_id or (subnet and not identity.subnet_id)
+
+
+def _failed(what: str, project: str, exc: CloudError) -> CloudError:
+    fix = (
+        f"or set {what} (NPA_{what.upper()}, the npa config or the spec) so npa need not look it up"
+    )
+    return type(exc)(
+        f"looking up the {what.replace('_id', '')} of project {project} failed: {exc.message}",
+        hint=f"{exc.hint}; {fix}" if exc.hint else fix,
+    )
+
+
 async def _lookup(identity: Identity, client: Any, subnet: bool) -> dict[str, str]:
     project = identity.project_id
     assert project
     found: dict[str, str] = {}
     try:
         if not identity.tenant_id:
-            tenant = await client.project_tenant(project)
+            try:
+                tenant = await client.project_tenant(project)
+            except CloudError as exc:
+                raise _failed("tenant_id", project, exc) from None
             if tenant:
                 found["tenant_id"] = tenant
         if subnet and not identity.subnet_id:
-            subnets = await client.subnets(project)
+            try:
+                subnets = await client.subnets(project)
+            except CloudError as exc:
+                raise _failed("subnet_id", project, exc) from None
             if not subnets:
                 raise UsageError(
                     f"no VPC subnet found in project {project}",
@@ -72,7 +99,7 @@ async def _lookup(identity: Identity, client: Any, subnet: bool) -> dict[str, st
 def from_cloud(identity: Identity, client: Any, *, subnet: bool = True) -> Identity:
     """Fill the tenant (and, with `subnet`, the subnet) from the project through `client`
     (closed afterwards)."""
-    if not identity.project_id or (identity.tenant_id and (identity.subnet_id or not subnet)):
+    if not needs_cloud(identity, subnet=subnet):
         return identity
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="npa-identity") as pool:
         found = pool.submit(lambda: asyncio.run(_lookup(identity, client, subnet))).result()

@@ -126,6 +126,17 @@ class Filesystem:
 
 
 @dataclass(frozen=True)
+class CloudResource:
+    """Something else a cluster's Terraform state owned (destroy verification): a VPC
+    allocation, a GPU cluster, a bucket."""
+
+    kind: str  # "VPC allocation", "GPU cluster", "bucket"
+    id: str
+    name: str
+    state: str  # the service's state, lower-case ("allocated", "active"; "" when it has none)
+
+
+@dataclass(frozen=True)
 class PriceRequest:
     """One instance shape to price; `count` instances of it."""
 

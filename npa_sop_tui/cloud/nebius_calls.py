@@ -7,13 +7,19 @@ thread; its requests can be awaited from any loop, Textual's included.
 
 Every call is bounded twice: the SDK's own `timeout=` (the gRPC deadline) and an
 `asyncio.wait_for` around it, so neither a silent server nor a stuck resolver can hang a
-caller. Credentials are handed to the SDK as the user keeps them (token in the environment,
-a service-account file, the CLI profile); nothing is copied anywhere.
+caller. A failure says what failed where: the call, the address the SDK sends it to, the gRPC
+status, and which credentials signed in (never the credentials themselves). Credentials are
+handed to the SDK as the user keeps them (token in the environment, a service-account file,
+the CLI profile); nothing is copied anywhere.
+
+A listing reads at most `MAX_PAGES` pages; one that had more says so in `notes` (preflight
+shows them as warnings) instead of passing a cut list off as the whole.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -27,6 +33,14 @@ PAGE_SIZE = 200
 
 class _NotFound(Exception):
     pass
+
+
+class ServiceMissing(CloudError):
+    """The address answered UNIMPLEMENTED: it does not serve this service or method."""
+
+
+def _today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
 
 
 def _request_kwargs(budget: float) -> dict[str, Any]:
@@ -56,6 +70,8 @@ class NebiusCalls:
         self.calls = 0  # made so far (tests, benchmarks)
         self._sign: Any = None  # the cloud.signin SignIn in use, once connected
         self._answered = False  # a call has come back: sign-in worked
+        self.notes: list[str] = []  # listings cut at MAX_PAGES (shown as warnings)
+        self.today: Callable[[], dt.date] = _today  # service sunsets are judged by it (tests)
 
     # --- connection --------------------------------------------------------------------
 
@@ -88,73 +104,112 @@ class NebiusCalls:
 
     # --- calls ---------------------------------------------------------------------------
 
+    def address(self, service: Any) -> str:
+        """Where the SDK sends calls of `service` (a generated client class): the endpoint
+        npa was given, else the service's address under the profile's endpoint or the
+        SDK's default domain (as `nebius.aio.channel.Channel` resolves routes)."""
+        from npa_sop_tui.cloud.signin import service_address
+
+        return service_address(service, self.settings.endpoint, self._sign)
+
+    def _where(self, what: str, service: Any) -> str:
+        return f"{what} at {self.address(service)}" if service is not None else what
+
     async def _call(
         self,
         what: str,
         make: Callable[[Any, dict[str, Any]], Awaitable[T]],
         deadline: float | None = None,
+        *,
+        service: Any = None,
     ) -> T:
+        """One bounded request; `service` (the client class `make` uses) names its address
+        in errors."""
         sdk = await self._get()
         from nebius.aio.service_error import RequestError
 
+        where = self._where(what, service)
         budget = self.settings.timeout if deadline is None else deadline - time.monotonic()
         if budget <= 0:
-            raise CloudTimeout(f"{what}: no answer within {self.settings.timeout:g}s")
+            raise self._timeout(where)
         self.calls += 1
         try:
             answer = await asyncio.wait_for(make(sdk, _request_kwargs(budget)), budget + 1)
         except TimeoutError:
-            raise self._timeout(what) from None
+            raise self._timeout(where) from None
         except RequestError as exc:
-            raise self._failure(what, exc) from None
+            raise self._failure(where, exc) from None
         except Exception as exc:  # the SDK's sign-in errors are of several types
             from npa_sop_tui.cloud.signin import refused
 
             failed = refused(exc, self._sign)
             if failed is None:
-                raise CloudError(f"{what} failed: {type(exc).__name__}: {exc}") from None
+                raise CloudError(
+                    f"{where} failed: {type(exc).__name__}: {exc}{self._signed_in()}"
+                ) from None
             raise failed from None
         self._answered = True
         return answer
 
-    def _timeout(self, what: str) -> CloudError:
-        message = f"{what}: no answer within {self.settings.timeout:g}s"
-        if not self._answered and self._sign is not None:
-            return CloudTimeout(message, hint=f"signing in used the {self._sign.source}; check "
-                                "the network, then the credentials")  # fmt: skip
+    def _signed_in(self) -> str:
+        return f" (credentials: {self._sign.source})" if self._sign is not None else ""
+
+    def _timeout(self, where: str) -> CloudError:
+        message = f"{where}: no answer within {self.settings.timeout:g}s{self._signed_in()}"
+        if not self._answered:
+            return CloudTimeout(message, hint="check the network and the address (and "
+                                "NPA_NEBIUS_ENDPOINT if set), then the credentials; "
+                                "--cloud-timeout sets the bound")  # fmt: skip
         return CloudTimeout(message)
 
-    def _failure(self, what: str, exc: Exception) -> Exception:
+    def _failure(self, where: str, exc: Exception) -> Exception:
         from npa_sop_tui.cloud.signin import refused, request_failure
 
         name, message = request_failure(exc)
         if name == "NOT_FOUND":
             return _NotFound()
         if name == "DEADLINE_EXCEEDED":
-            return self._timeout(what)
+            return self._timeout(where)
         failed = refused(exc, self._sign)
         if failed is not None:
             return failed
+        text = f"{where} failed: {name}: {message}{self._signed_in()}"
+        if name == "UNIMPLEMENTED":
+            return ServiceMissing(text, hint="the address does not serve this service; check "
+                                  "NPA_NEBIUS_ENDPOINT or the profile's endpoint")  # fmt: skip
         hint = None
         if name == "PERMISSION_DENIED":
             hint = "check that the profile or token can read this tenant/project"
-        return CloudError(f"{what} failed: {name}: {message}", hint=hint)
+        elif name == "UNAVAILABLE":
+            hint = "check the network and the address (and NPA_NEBIUS_ENDPOINT if set)"
+        return CloudError(text, hint=hint)
 
     async def _pages(
-        self, what: str, fetch: Callable[[Any, str, dict[str, Any]], Awaitable[Any]]
+        self,
+        what: str,
+        fetch: Callable[[Any, str, dict[str, Any]], Awaitable[Any]],
+        service: Any = None,
     ) -> list[Any]:
-        """Every item of a paged listing, all pages within one timeout."""
+        """The items of a paged listing, all pages within one timeout; at most `MAX_PAGES`
+        pages (a longer listing is noted in `notes`)."""
         deadline = time.monotonic() + self.settings.timeout
         items: list[Any] = []
         token = ""
         for _ in range(MAX_PAGES):
             page = await self._call(
-                what, lambda sdk, kw, tok=token: fetch(sdk, tok, kw), deadline=deadline
+                what,
+                lambda sdk, kw, tok=token: fetch(sdk, tok, kw),
+                deadline=deadline,
+                service=service,
             )
             items.extend(page.items)
             token = page.next_page_token
             if not token:
-                break
+                return items
+        self.notes.append(
+            f"{self._where(what, service)}: the listing stopped after {MAX_PAGES} pages "
+            f"({len(items)} items); the rest was not read"
+        )
         return items
 
     async def _list(self, what: str, service: Any, request: Any, parent_id: str) -> list[Any]:
@@ -164,13 +219,13 @@ class NebiusCalls:
             req = request(parent_id=parent_id, page_size=PAGE_SIZE, page_token=token)
             return service(sdk).list(req, **kw)
 
-        return await self._pages(what, fetch)
+        return await self._pages(what, fetch, service)
 
     async def _get_or_none(self, what: str, service: Any, request: Any, item_id: str) -> Any:
         """`service`'s Get of `item_id` (`request`: its request class); None when it is gone."""
         try:
             return await self._call(
-                what, lambda sdk, kw: service(sdk).get(request(id=item_id), **kw)
+                what, lambda sdk, kw: service(sdk).get(request(id=item_id), **kw), service=service
             )
         except _NotFound:
             return None

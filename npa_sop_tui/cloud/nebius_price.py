@@ -5,12 +5,18 @@ is an `Any` packing the create request of one resource in the project (`metadata
 `compute.v1.CreateInstanceRequest` for an instance of the platform and preset (preemptible
 when asked), `CreateDiskRequest` / `CreateFilesystemRequest` for a disk or filesystem of its
 size and type. The cost of one, times the request's count, is the request's hourly price.
-Every cost must be per hour (its `aggregation_unit`); anything else is refused rather than
-summed into a wrong total.
+
+The answer's costs are matched to the requests by resource and unit, never by position: each
+packed request carries a name of its own (`metadata.name`, `npa-price-<n>`) that its costs
+name again, and only costs per hour count. Billing may answer more than asked (a cost per
+month, or per a non-time unit such as a GiB): those are left out, with a debug note. A request
+without an hourly cost is an error rather than a wrong total. An answer that names no
+resource at all is matched in order, when its hourly costs are exactly one a request.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -18,7 +24,14 @@ from typing import Any
 from npa_sop_tui.cloud.connection import CloudError
 from npa_sop_tui.cloud.model import PriceQuote, PriceRequest
 
-Call = Callable[[str, Callable[[Any, dict[str, Any]], Awaitable[Any]]], Awaitable[Any]]
+Call = Callable[..., Awaitable[Any]]  # the client's `_call(what, make, *, service=…)`
+HOUR = "hour"
+log = logging.getLogger(__name__)
+
+
+def price_name(index: int) -> str:
+    """The name request `index` is priced under (echoed by its costs)."""
+    return f"npa-price-{index}"
 
 
 def _decimal(text: str) -> Decimal | None:
@@ -28,12 +41,12 @@ def _decimal(text: str) -> Decimal | None:
         return None
 
 
-def _packed(r: PriceRequest, project_id: str | None) -> Any:
+def _packed(r: PriceRequest, project_id: str | None, name: str) -> Any:
     from nebius.api.nebius.common.v1 import ResourceMetadata
     from nebius.api.nebius.compute import v1 as compute
     from nebius.base.protos.dynamic import REGISTRY
 
-    meta = ResourceMetadata(parent_id=project_id or "")
+    meta = ResourceMetadata(parent_id=project_id or "", name=name)
     if r.kind == "disk":
         disk = compute.DiskSpec(size_gibibytes=r.size_gib,
                                 type=compute.DiskSpec.DiskType[r.storage_type])  # fmt: skip
@@ -67,7 +80,8 @@ async def estimate_hourly(
 
     if not requests:
         return PriceQuote()
-    specs = [ResourceSpec(spec=_packed(r, project_id)) for r in requests]
+    specs = [ResourceSpec(spec=_packed(r, project_id, price_name(i))) for i, r in
+             enumerate(requests)]  # fmt: skip
     hour = FilterAggregationUnit.FilterAggregationUnitValue.FILTER_AGGREGATION_UNIT_HOUR
     request = EstimateBatchRequest(
         resource_specs=specs,
@@ -77,29 +91,59 @@ async def estimate_hourly(
     resp = await call(
         "price estimate (billing CalculatorService.EstimateBatch)",
         lambda sdk, kw: CalculatorServiceClient(sdk).estimate_batch(request, **kw),
+        service=CalculatorServiceClient,
     )
-    if len(resp.resource_costs) != len(requests):
-        raise CloudError(
-            f"price estimate answered {len(resp.resource_costs)} costs for "
-            f"{len(requests)} resources"
-        )
+    per_one = hourly_costs(requests, list(resp.resource_costs))
     hourly: dict[str, Decimal] = {}
-    for r, cost in zip(requests, resp.resource_costs, strict=True):
-        unit = cost.aggregation_unit.unit if cost.aggregation_unit is not None else ""
-        if unit.lower() != "hour":
-            raise CloudError(
-                f"price estimate for {_what(r)} is per {unit or '(no unit)'}, not per hour"
-            )
-        per_instance = None
-        if cost.general is not None:
-            per_instance = _decimal(cost.general.total.cost)
-        elif cost.fixed_instance is not None:
-            per_instance = _decimal(cost.fixed_instance.per_instance.cost)
-        if per_instance is None:
-            raise CloudError(f"price estimate has no cost for {_what(r)}")
-        hourly[r.key] = hourly.get(r.key, Decimal(0)) + per_instance * r.count
+    for r, cost in zip(requests, per_one, strict=True):
+        hourly[r.key] = hourly.get(r.key, Decimal(0)) + cost * r.count
     return PriceQuote(
         hourly=hourly,
         total_hourly=sum(hourly.values(), Decimal(0)),
         currency=resp.currency or "usd",
     )
+
+
+def _unit(cost: Any) -> str:
+    return str(cost.aggregation_unit.unit if cost.aggregation_unit is not None else "")
+
+
+def _amount(cost: Any) -> Decimal | None:
+    if cost.general is not None:
+        return _decimal(cost.general.total.cost)
+    if cost.fixed_instance is not None:
+        return _decimal(cost.fixed_instance.per_instance.cost)
+    return None
+
+
+def _named(cost: Any) -> str:
+    meta = cost.metadata
+    return str(meta.name) if meta is not None else ""
+
+
+def hourly_costs(requests: list[PriceRequest], costs: list[Any]) -> list[Decimal]:
+    """The hourly cost of one of each request, from the answer's `ResourceCost`s matched by
+    resource name and unit (see the module's docstring)."""
+    names = {price_name(i): i for i in range(len(requests))}
+    hourly = [c for c in costs if _unit(c).lower() == HOUR]
+    for extra in (c for c in costs if _unit(c).lower() != HOUR):
+        log.debug("price estimate: left out a cost per %s for %s", _unit(extra) or "(no unit)",
+                  _named(extra) or "an unnamed resource")  # fmt: skip
+    found: dict[int, Any] = {}
+    if any(_named(c) for c in costs):
+        for cost in hourly:
+            index = names.get(_named(cost))
+            if index is None:
+                log.debug("price estimate: left out an hourly cost for %r (not asked)",
+                          _named(cost))  # fmt: skip
+            elif index not in found:
+                found[index] = cost
+    elif len(hourly) == len(requests):  # an answer that names no resource: in order
+        found = dict(enumerate(hourly))
+    out: list[Decimal] = []
+    for index, r in enumerate(requests):
+        amount = _amount(found[index]) if index in found else None
+        if amount is None:
+            raise CloudError(f"price estimate has no hourly cost for {_what(r)}")
+        out.append(amount)
+    return out

@@ -1,11 +1,13 @@
 """Reads of identity and resources: who am I, projects, subnets, platforms, mk8s clusters
-and node groups, filesystems (SDK `nebius` 0.6.29)."""
+and node groups, filesystems, and what else a cluster may leave behind — VPC allocations, GPU
+clusters, buckets (SDK `nebius` 0.6.29)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from npa_sop_tui.cloud.model import (
+    CloudResource,
     Filesystem,
     Mk8sCluster,
     NodeGroup,
@@ -24,6 +26,7 @@ class ResourceReads(NebiusCalls):
         resp = await self._call(
             "who am I (iam ProfileService.Get)",
             lambda sdk, kw: ProfileServiceClient(sdk).get(GetProfileRequest(), **kw),
+            service=ProfileServiceClient,
         )
         if resp.user_profile is not None:
             return WhoAmI("user", resp.user_profile.id)
@@ -33,16 +36,11 @@ class ResourceReads(NebiusCalls):
         return WhoAmI("anonymous", "")
 
     async def project_tenant(self, project_id: str) -> str | None:
-        """The tenant a project belongs to (IAM ProjectService.Get: its parent), None when
-        there is no such project."""
-        from nebius.api.nebius.iam.v1 import GetProjectRequest, ProjectServiceClient
+        """The tenant a project belongs to (IAM v2 ProjectService.Get: its parent), None
+        when there is no such project (iam_projects.py)."""
+        from npa_sop_tui.cloud.iam_projects import project_tenant
 
-        item = await self._get_or_none(
-            f"project {project_id}", ProjectServiceClient, GetProjectRequest, project_id
-        )
-        if item is None:
-            return None
-        return str(item.metadata.parent_id) or None
+        return await project_tenant(self, project_id)
 
     async def subnets(self, project_id: str) -> list[Subnet]:
         from nebius.api.nebius.vpc.v1 import ListSubnetsRequest, SubnetServiceClient
@@ -144,3 +142,37 @@ class ResourceReads(NebiusCalls):
             parent_id=item.metadata.parent_id,
             state=_enum(item.status.state),
         )
+
+    async def _resource(
+        self, kind: str, service: Any, request: Any, item_id: str, *, gone: tuple[str, ...] = ()
+    ) -> CloudResource | None:
+        item = await self._get_or_none(f"{kind} {item_id}", service, request, item_id)
+        if item is None:
+            return None
+        status = getattr(item, "status", None)
+        state = _enum(getattr(status, "state", ""), "STATE_") if status is not None else ""
+        if state in gone:
+            return None
+        return CloudResource(kind, item.metadata.id, item.metadata.name, state)
+
+    async def allocation(self, allocation_id: str) -> CloudResource | None:
+        from nebius.api.nebius.vpc.v1 import AllocationServiceClient, GetAllocationRequest
+
+        return await self._resource(
+            "VPC allocation", AllocationServiceClient, GetAllocationRequest, allocation_id
+        )
+
+    async def gpu_cluster(self, gpu_cluster_id: str) -> CloudResource | None:
+        from nebius.api.nebius.compute.v1 import GetGpuClusterRequest, GpuClusterServiceClient
+
+        return await self._resource(
+            "GPU cluster", GpuClusterServiceClient, GetGpuClusterRequest, gpu_cluster_id
+        )
+
+    async def bucket(self, bucket_id: str) -> CloudResource | None:
+        from nebius.api.nebius.storage.v1 import BucketServiceClient, GetBucketRequest
+
+        return await self._resource(
+            "bucket", BucketServiceClient, GetBucketRequest, bucket_id,
+            gone=("scheduled_for_deletion",),
+        )  # fmt: skip

@@ -2,8 +2,10 @@
 
 Quota names are Nebius's (`nebius quotas quota-allowance list`): instance count, non-GPU
 vCPU, GPUs per GPU model (`compute.instance.gpu.h100`), disk count and size per disk type,
-filesystem count and size, GPU clusters, mk8s clusters. Sizes are in bytes, as the service
-counts them. GPUs of reserved pools come from their capacity block group, not from the
+filesystem count and size, GPU clusters, mk8s clusters, and VPC allocations (every address
+a node is given is one, and the recipe reserves one more, `nebius_vpc_v1_allocation`, for the
+login entry's static address, public as npa renders the recipe). Sizes are in bytes, as the
+service counts them. GPUs of reserved pools come from their capacity block group, not from the
 ordinary GPU quota, so they are left out of it.
 """
 
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.spec.model import SoperatorSpec
 
 GIB = 1024**3
+ALLOCATIONS = "vpc.allocation.count"
 
 
 def gpu_quota_name(platform: str) -> str:
@@ -76,6 +79,7 @@ def quota_needs(
         n = group.count
         label = f"{group.name} ×{n}"
         add("compute.instance.count", n, "count", label)
+        add(ALLOCATIONS, n, "count", label)
         preset = cat.preset(group.platform, group.preset)
         if group.gpus_per_node == 0 and preset is not None:
             add("compute.instance.non-gpu.vcpu", n * preset.vcpu, "vcpu", label)
@@ -90,6 +94,7 @@ def quota_needs(
         add(disk_quota_name(BOOT_DISK_TYPE), n * group.boot_disk_gib * GIB, "bytes", label)
         for disk_type, gib in group.extra_disks:
             add(disk_quota_name(disk_type), n * gib * GIB, "bytes", f"{group.name} image cache")
+    add(ALLOCATIONS, 1, "count", "the login's static address (nebius_vpc_v1_allocation)")
     add("compute.gpucluster.count", len(fabrics), "count", ", ".join(sorted(fabrics)))
     for fs in footprint.filesystems(spec):
         add("compute.filesystem.count", 1, "count", fs.role)

@@ -4,7 +4,8 @@
 concurrently (each read bounded by the client's timeout) and reports:
 
 - one row per quota the spec needs: `resource, needed, limit, usage, verdict` where the
-  verdict is `ok`, `short by N` or `unknown` (no answer, or the quota is not advertised);
+  verdict is `ok`, `short by N` or `unknown` with its reason (quota_check.py); unknowns the
+  operation may not go on without are the report's `undecided()`;
 - the platforms and presets the project's region offers (live; the cached or packaged
   catalog when the cloud does not answer), and whether each pool's shape is among them;
 - for reserved pools: the group resolved to an ID (never shown), active, in the pool's
@@ -14,21 +15,21 @@ concurrently (each read bounded by the client's timeout) and reports:
 - the hourly price per pool and in total.
 
 Reserved capacity fails closed: anything wrong or unverifiable there is a `Problem` and the
-caller refuses to go on. Everything else is a warning.
+caller refuses to go on. Quotas the cloud did not answer for, or whose limit or unit cannot
+judge the spec, stop the caller too unless it allows unknowns. Everything else is a warning,
+a listing cut at its page limit included.
 """
 
 from __future__ import annotations
 
 import asyncio
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from npa_sop_tui.cloud.allowances import check_allowances
 from npa_sop_tui.cloud.client import CloudClient, CloudCredentialsMissing, CloudError
-from npa_sop_tui.cloud.model import PlatformOffer, Quota, ResourceAdvice
-from npa_sop_tui.cloud.needs import GIB, Need, price_requests, quota_needs
+from npa_sop_tui.cloud.model import PlatformOffer, ResourceAdvice
+from npa_sop_tui.cloud.needs import price_requests, quota_needs
 from npa_sop_tui.cloud.preflight_report import (  # re-exported: the report's documents
-    UNUSABLE,
     AvailabilityRow,
     PlatformsSeen,
     PoolShape,
@@ -36,8 +37,8 @@ from npa_sop_tui.cloud.preflight_report import (  # re-exported: the report's do
     Price,
     PriceRow,
     Problem,
-    QuotaRow,
 )
+from npa_sop_tui.cloud.quota_check import quota_rows  # re-exported: the rows' rules
 from npa_sop_tui.cloud.reservations import check_reservations
 
 if TYPE_CHECKING:
@@ -50,77 +51,6 @@ class PreflightOutcome:
     def __init__(self, report: PreflightReport, capacity: dict[str, str]) -> None:
         self.report = report
         self.capacity = capacity
-
-
-def _amount(value: int, unit: str) -> str:
-    if unit == "bytes":
-        gib = Decimal(value) / GIB
-        return f"{gib.normalize():f} GiB" if gib == gib.to_integral() else f"{gib:.1f} GiB"
-    return str(value)
-
-
-def quota_rows(
-    needs: list[Need],
-    quotas: list[Quota] | None,
-    *,
-    existing: bool = False,
-    project: list[Quota] | None = None,
-    region: str | None = None,
-    level: Literal["tenant", "project"] = "tenant",
-) -> tuple[list[QuotaRow], list[str]]:
-    """Rows for each need at each level read: the deciding allowance (`quotas`, at `level`:
-    the tenant's, or the project's when no tenant is known; None: the read failed, all
-    unknown) and the project's own under a tenant (`project`; a quota the project does not
-    list has no separate cap there). Allowances are keyed by name and region (an allowance
-    without a region counts everywhere).
-
-    For a cluster that already exists, its own resources are part of `usage`, so the need is
-    compared with the limit alone. A frozen, deleted or still provisioning allowance is a
-    failed row whatever its numbers.
-    """
-    rows: list[QuotaRow] = []
-    warnings: list[str] = []
-    levels: list[tuple[Literal["tenant", "project"], list[Quota] | None]] = [(level, quotas)]
-    if project is not None:
-        levels.append(("project", project))
-    for index, (at, listed) in enumerate(levels):
-        found = {
-            q.name: q for q in listed or [] if region is None or not q.region or q.region == region
-        }
-        for need in needs:
-            q = found.get(need.resource)
-            if q is None:
-                if index == 0:  # the deciding level: unknown; the project's: no separate cap
-                    rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=None,
-                                         usage=None, verdict="unknown", unit=need.unit,
-                                         level=at, region=region))  # fmt: skip
-                continue
-            verdict = _verdict(need, q, existing)
-            where = f"{at} quota {need.resource}" + (f" in {q.region}" if q.region else "")
-            if verdict in UNUSABLE:
-                warnings.append(f"{where} is {verdict}: nothing new can use it")
-            elif verdict.startswith("short"):
-                warnings.append(
-                    f"{where} is {verdict}: the spec needs {_amount(need.amount, need.unit)} "
-                    f"({need.why}); limit {_amount(q.limit or 0, need.unit)}, in use "
-                    f"{_amount(q.usage or 0, need.unit)}"
-                )
-            rows.append(QuotaRow(resource=need.resource, needed=need.amount, limit=q.limit,
-                                 usage=q.usage, verdict=verdict, unit=need.unit, level=at,
-                                 region=q.region or region))  # fmt: skip
-    return rows, warnings
-
-
-def _verdict(need: Need, q: Quota, existing: bool) -> str:
-    if q.state in UNUSABLE:
-        return q.state
-    if q.limit is None:
-        return "ok"
-    if q.usage is None and not existing:
-        return "unknown"
-    free = q.limit if existing else q.limit - (q.usage or 0)
-    short = need.amount - free
-    return "ok" if short <= 0 else f"short by {_amount(short, need.unit)}"
 
 
 def _platforms(
@@ -279,5 +209,7 @@ async def run_preflight(
             total=str(price.total_hourly),
             daily=str(price.total_daily),
         )
-    report.warnings = [*short, *scarce, *warnings]
+    notes = getattr(client, "notes", None)  # listings cut at their page limit (SDK client)
+    cut = list(notes) if isinstance(notes, list) else []
+    report.warnings = [*short, *scarce, *warnings, *cut]
     return PreflightOutcome(report, capacity)

@@ -18,19 +18,31 @@ class _Model(BaseModel):
 class QuotaRow(_Model):
     resource: str
     needed: int
-    limit: int | None
+    limit: int | None  # in the need's unit (an allowance in GiB is shown in bytes)
     usage: int | None
     verdict: str  # ok | short by N | unknown | frozen | deleted | provisioning
     unit: str
     level: Literal["tenant", "project"] = "tenant"  # whose allowance this is
     region: str | None = None
+    # why a verdict is unknown: no answer, limit hidden, unit, not listed, usage unknown
+    reason: str | None = None
 
     @property
     def failed(self) -> bool:
         return self.verdict.startswith("short") or self.verdict in UNUSABLE
 
+    @property
+    def undecided(self) -> bool:
+        """Unknown for a reason that stops an operation unless unknowns are allowed."""
+        return self.verdict == "unknown" and self.reason in UNDECIDED
+
 
 UNUSABLE = ("frozen", "deleted", "provisioning")  # quota states nothing new can use
+# Unknowns that stop a preflight (unless --allow-unknown), and their exit codes: the cloud
+# did not answer (1: try again), or it answered in a way that cannot judge the spec (2: ask
+# for the permission, check the unit by hand). A quota that is not listed, or whose usage the
+# service could not say, stays a plain unknown row.
+UNDECIDED = {"no answer": 1, "limit hidden": 2, "unit": 2}
 
 
 class PoolShape(_Model):
@@ -113,6 +125,16 @@ class PreflightReport(_Model):
     @property
     def blocked(self) -> bool:
         return bool(self.problems)
+
+    def undecided(self) -> list[QuotaRow]:
+        """The quota rows an operation may not go on without (see `UNDECIDED`)."""
+        return [r for r in self.rows if r.undecided]
+
+    def undecided_exit(self) -> int:
+        """1 when the cloud did not answer for one of them, 2 when none is short of an
+        answer but some cannot be judged; 0 when there are none."""
+        codes = [UNDECIDED[r.reason] for r in self.undecided() if r.reason]
+        return min(codes) if codes else 0
 
     def summary(self) -> str:
         short = [r for r in self.rows if r.failed]

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from npa_sop_tui.cloud.needs import GIB
 from npa_sop_tui.cloud.preflight_report import PreflightReport
+from npa_sop_tui.safe_text import safe_text
 
 
 def _amount(value: int | None, unit: str) -> str:
@@ -18,6 +19,8 @@ def _amount(value: int | None, unit: str) -> str:
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    # names and states are the cloud's text: each cell one line, every control shown
+    rows = [tuple(safe_text(cell) for cell in row) for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
             for r in rows]  # fmt: skip
@@ -58,10 +61,13 @@ def render_text(report: PreflightReport) -> str:
         p = report.platforms
         note = {"live": "from the cloud", "cache": "cached (npa soperator catalog refresh)",
                 "catalog": "packaged catalog: the cloud did not answer"}[p.source]  # fmt: skip
-        out.append(f"Platforms offered ({note}): {', '.join(sorted(p.offered)) or 'none'}")
+        offered = safe_text(", ".join(sorted(p.offered)) or "none")
+        out.append(f"Platforms offered ({note}): {offered}")
         for shape in p.pools:
             mark = {True: "offered", False: "NOT offered", None: "unknown"}[shape.offered]
-            out.append(f"  pool {shape.pool}: {shape.platform}/{shape.preset} {mark}")
+            out.append(
+                f"  pool {shape.pool}: {safe_text(f'{shape.platform}/{shape.preset}')} {mark}"
+            )
     if report.reservations:
         rows = [("POOL", "GROUP", "STATE", "GPUS NEEDED", "GPUS FREE", "NODES FREE", "VERDICT")]
         rows += [
@@ -95,3 +101,17 @@ def render_text(report: PreflightReport) -> str:
     for problem in report.problems:
         out.append(f"error: {problem.message}\n  hint: {problem.hint}")
     return "\n".join(out)
+
+
+def undecided_text(report: PreflightReport) -> str:
+    """Why an operation stops on the quotas preflight could not judge, and what to do."""
+    rows = report.undecided()
+    listed = ", ".join(f"{r.level} {r.resource} ({r.reason})" for r in rows)
+    if report.undecided_exit() == 1:
+        fix = "run it again when the cloud answers (--cloud-timeout sets how long a read may take)"
+    else:
+        fix = "get the access the warnings name, or check those quotas by hand"
+    return (
+        f"error: preflight cannot judge {len(rows)} quota(s) of {report.name!r}: {listed}\n"
+        f"  hint: {fix}; --allow-unknown goes on without them"
+    )

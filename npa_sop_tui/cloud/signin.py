@@ -263,20 +263,47 @@ def sdk_endpoint(endpoint: str | None) -> dict[str, Any]:
     return kwargs
 
 
+def service_address(service: Any, endpoint: str | None, sign: SignIn | None) -> str:
+    """The address calls of `service` (a generated client class) go to: the `endpoint`
+    npa was given (one `host:port`, or the map's entry), else `<api service>.<domain>` with
+    the profile's endpoint or the SDK's default domain, as the SDK routes them."""
+    from nebius.base.constants import DOMAIN
+    from nebius.base.resolver import Conventional
+
+    name = str(getattr(service, "__service_name__", "") or "")
+    conventional = Conventional().resolve(name).removesuffix(".{domain}") if name else ""
+    if endpoint:
+        if "=" not in endpoint:
+            return endpoint
+        return parse_endpoint(endpoint).get(conventional, f"{conventional} (not in {ENDPOINT_ENV})")
+    domain = ""
+    reader = sign.kwargs.get("config_reader") if sign is not None else None
+    if reader is not None:
+        try:
+            domain = str(reader.endpoint() or "")
+        except Exception:  # a profile without an endpoint: the SDK's default
+            domain = ""
+    api = str(getattr(service, "__api_service_name__", "") or conventional)
+    return f"{api}.{domain or DOMAIN}"
+
+
 _quieted: list[bool] = []
 
 
 def quiet_sdk() -> dict[str, Any]:
-    """Keep the SDK's log records and its event loop's stray errors off stderr: they go to
-    the `--debug` log when logging is set up, nowhere otherwise. Returns the SDK argument
-    that routes its loop's errors to its logger."""
+    """Keep the SDK's log records (its deprecation notes included) and its event loop's stray
+    errors off stderr: they go to the `--debug` log when logging is set up, nowhere
+    otherwise. Returns the SDK argument that routes its loop's errors to its logger."""
     import logging
 
     logger = logging.getLogger("nebius")
     if not _quieted:
-        # A handler on the SDK's logger keeps Python's last-resort stderr handler away;
-        # records still propagate to the `--debug` file handler when there is one.
+        # A handler on the SDK's loggers keeps Python's last-resort stderr handler away;
+        # records still propagate to the `--debug` file handler when there is one. The SDK
+        # reports deprecated services, messages and fields on a logger of its own,
+        # `deprecation` (`nebius/base/protos/direct.py`): those go the same way.
         logger.addHandler(logging.NullHandler())
+        logging.getLogger("deprecation").addHandler(logging.NullHandler())
         _quieted.append(True)
 
     def loop_errors(_loop: Any, context: dict[str, Any]) -> None:

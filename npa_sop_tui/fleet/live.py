@@ -6,7 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.fleet.status import BAD_STATES, FleetStatusTable, TargetStatusRow
+from npa_sop_tui.fleet.status import (
+    BAD_STATES,
+    FleetStatusTable,
+    TargetStatusRow,
+    with_aggregate,
+)
 
 if TYPE_CHECKING:
     from npa_sop_tui.status.model import ClusterStatus
@@ -19,6 +24,10 @@ async def _snapshot(name: str, *, sandbox: bool, timeout: float) -> ClusterStatu
 
     environment = open_environment(sandbox=sandbox)
     try:
+        if sandbox:  # built from its spec: a cluster the existing npa deployed is adopted
+            from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
+            await arequire_cluster(name, store=environment.state_store())
         settings = environment.status_settings(name)
         return await environment.status_once(settings, initial_timeout=timeout)
     finally:
@@ -65,7 +74,7 @@ async def add_live_status(
         live[row.live_state or "unknown"] = live.get(row.live_state or "unknown", 0) + 1
     if live:
         table.summary += "; live: " + ", ".join(f"{n} {s}" for s, n in sorted(live.items()))
-    return table
+    return with_aggregate(table)
 
 
 def run_live(table: FleetStatusTable, *, sandbox: bool, timeout: float) -> Any:

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 if TYPE_CHECKING:
     from npa_sop_tui.spec.model import SoperatorSpec
@@ -25,6 +26,17 @@ Backend = Literal["soperator", "mk8s"]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _identifier(value: str | None, info: ValidationInfo) -> str | None:
+    """A region, a Nebius ID or a profile name of its shape (`spec.identity`), checked as
+    the fleet file is read: the finding names its line before the value is used."""
+    from npa_sop_tui.spec.identity import identifier_problem
+
+    problem = identifier_problem(info.field_name or "", value) if value is not None else None
+    if problem is not None:
+        raise PydanticCustomError("identifier", problem)
+    return value
 
 
 class FleetDefaults(_Strict):
@@ -52,6 +64,8 @@ class FleetProject(_Strict):
     )
     clusters: list[FleetCluster] | None = None
 
+    _identifiers = field_validator("project_id", "region", "subnet_id")(_identifier)
+
 
 class FleetFile(_Strict):
     api_version: Literal["npa.fleet/v0.0.1"] = Field(alias="apiVersion")
@@ -63,6 +77,8 @@ class FleetFile(_Strict):
     profile: str | None = None
     defaults: FleetDefaults = Field(default_factory=FleetDefaults)
     projects: list[FleetProject] = Field(min_length=1)
+
+    _identifiers = field_validator("tenant_id", "region", "profile")(_identifier)
 
 
 @dataclass

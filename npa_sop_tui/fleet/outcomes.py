@@ -66,6 +66,10 @@ class FleetReport(BaseModel):
     clusters: list[dict[str, Any]] = Field(default_factory=list)
     deployed: int = 0
     backend_counts: dict[str, int] = Field(default_factory=dict)
+    # npa's plan document (fleet plan only): aggregate.plan_projects
+    project_count: int | None = None
+    cluster_count: int | None = None
+    projects: list[dict[str, Any]] | None = None
 
 
 def target_outcome(

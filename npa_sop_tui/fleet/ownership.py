@@ -79,7 +79,8 @@ def require_soperator(targets: Sequence[FleetTarget], operation: str) -> None:
 
 def target_identity(target: FleetTarget, settings: Settings, subnet_id: str | None) -> Any:
     """Identity from the fleet envelope; settings fill tenant/region only (never project)."""
-    from npa_sop_tui.home.config import IDENTITY_PREFIX, Identity
+    from npa_sop_tui.home.config import Identity
+    from npa_sop_tui.spec.identity import identity_shape_problems
 
     values = {
         "tenant_id": target.tenant_id or settings["tenant_id"],
@@ -95,11 +96,7 @@ def target_identity(target: FleetTarget, settings: Settings, subnet_id: str | No
         "subnet_id": f"projects[{target.project_index}].subnet_id",
     }
     problems = [f"{k} is not set: add {where[k]}" for k, v in values.items() if not v]
-    problems += [
-        f"{k} {values[k]!r} must start with {prefix!r}"
-        for k, prefix in IDENTITY_PREFIX.items()
-        if values.get(k) and not str(values[k]).startswith(prefix)
-    ]
+    problems += [message for _, message in identity_shape_problems(values)]
     if problems:
         raise UsageError(
             f"{target.key}: identity is incomplete:\n  " + "\n  ".join(problems),

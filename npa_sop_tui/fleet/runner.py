@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.events import Event
 from npa_sop_tui.fleet import network as net
-from npa_sop_tui.fleet.aggregate import aggregate, cluster_entry
+from npa_sop_tui.fleet.aggregate import aggregate, cluster_entry, plan_projects
 from npa_sop_tui.fleet.loader import LoadedFleet
 from npa_sop_tui.fleet.model import FleetTarget
 from npa_sop_tui.fleet.outcomes import (
@@ -66,6 +66,8 @@ class FleetRunOptions:
     network_provider: net.NetworkProvider | None = None
     timeout_minutes: float | None = None  # --timeout: each Terraform plan/apply (None: 90)
     profile: str | None = None  # --profile: Nebius CLI profile (else the fleet file's)
+    preflight: bool = True  # --preflight/--no-preflight: each target's cloud preflight
+    project_prefix: str | None = None  # --project-prefix: else the fleet file's
 
 
 class FleetRunner:
@@ -106,6 +108,8 @@ class FleetRunner:
         profile = self.options.profile or self.loaded.file.profile
         if profile:
             extra["profile"] = profile
+        if not self.options.preflight:
+            extra["preflight"] = False
         return LifecycleOptions(
             environment=self.environment,
             terraform_dir=self.options.terraform_dir,
@@ -157,10 +161,23 @@ class FleetRunner:
         )
         save_state(state)
 
+    def _checked(self, check: Callable[[FleetTarget], Any]) -> dict[str, NpaError]:
+        """`check` of every target before any runs. A bad fleet file (a name another
+        cluster holds) refuses the whole command; a target whose cluster record is damaged
+        becomes that target's own failure, and the others run."""
+        refused: dict[str, NpaError] = {}
+        for target in self.targets:
+            try:
+                check(target)
+            except inventory.InventoryDamaged as exc:
+                refused[target.key] = exc
+        return refused
+
     async def _run_all(
         self,
         operation: Operation,
         work: Callable[[FleetTarget], Any],
+        refused: dict[str, NpaError] | None = None,
     ) -> FleetReport:
         # Shared setup once, before targets run side by side (the sandbox's offline plugin
         # mirror is written by the first caller; concurrent first calls would race on it).
@@ -183,6 +200,8 @@ class FleetRunner:
                     return
                 started = time.time()
                 try:
+                    if refused and target.key in refused:
+                        raise refused[target.key]  # its own failure, recorded like any other
                     outcome = await work(target)
                 except asyncio.CancelledError:
                     outcomes[target.key] = target_outcome(
@@ -235,6 +254,17 @@ class FleetRunner:
             cluster_entry(t, o, str(target_dir(t)))
             for t, o in zip(self.targets, ordered, strict=True)
         ]
+        prefix = self.options.project_prefix
+        planned = (
+            plan_projects(
+                self.loaded,
+                self.targets,
+                clusters,
+                self.loaded.file.project_prefix if prefix is None else prefix,
+            )
+            if operation == "plan"
+            else {}
+        )
         return FleetReport(
             fleet=self.loaded.name,
             operation=operation,
@@ -246,7 +276,8 @@ class FleetRunner:
             not_run=not_run,
             targets=ordered,
             networks=networks,
-            **aggregate(self.loaded, clusters),
+            **aggregate(self.loaded, clusters, prefix),
+            **planned,
         )
 
     # -- operations ----------------------------------------------------------------------
@@ -291,8 +322,8 @@ class FleetRunner:
         require_soperator(self.targets, "deploy")
         settings = self.environment.settings
         provider = self._provider()
+        refused = self._checked(check_owned)  # per target: its own failure, if any
         for target in self.targets:  # everything checkable, before anything runs
-            check_owned(target)
             target_identity(
                 target,
                 settings,
@@ -332,14 +363,13 @@ class FleetRunner:
                     subnet_id=subnet,
                 )
 
-            return await self._run_all("deploy", work)
+            return await self._run_all("deploy", work, refused)
 
     async def destroy(self) -> FleetReport:
         from npa_sop_tui.lifecycle import api as lifecycle
 
         require_soperator(self.targets, "destroy")
-        for target in self.targets:
-            check_owned(target)
+        refused = self._checked(check_owned)
         provider = self._provider()
         with fleet_lock(self.loaded.name, "destroy"):
 
@@ -361,7 +391,7 @@ class FleetRunner:
                     result=result.model_dump(mode="json"),
                 )
 
-            report = await self._run_all("destroy", work)
+            report = await self._run_all("destroy", work, refused)
             # Reclaim a project's network once no cluster of the fleet is deployed in it:
             # the inventory decides, over every target the fleet ever ran there (its state
             # records and target folders), including targets since removed from the file.

@@ -1,6 +1,8 @@
 """The fleet's own inventory: `npa_home()/fleet/<fleet>/fleet-state.json`.
 
-One row per target with what the fleet last did to it. The cluster's own inventory
+One row per target with what the fleet last did to it. When the existing npa's aggregate
+already has that name, ours is kept beside it (`fleet-state.npa-sop.json`) and npa's is
+only read (fleet/npa_records.py). The cluster's own inventory
 (`~/.npa/soperator/<name>/`) stays the lifecycle's; this file only ties targets to their
 project, network and last fleet operation so `npa fleet status` can show the whole fleet.
 A fleet-wide flock keeps two fleet commands from interleaving their writes.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -19,11 +22,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.fleet.npa_records import is_npa_state
 from npa_sop_tui.fleet.records import damage, fleet_root
 from npa_sop_tui.home.files import open_private
 from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
 
 STATE_FILE = "fleet-state.json"
+# Ours, when the existing npa's aggregate has the name above (fleet/npa_records.py).
+BESIDE_NPA = "fleet-state.npa-sop.json"
 
 TargetState = Literal[
     "planned",
@@ -63,7 +69,17 @@ class FleetState(BaseModel):
 
 
 def state_path(fleet: str) -> Path:
-    return fleet_root(fleet) / STATE_FILE
+    """Our records: `fleet-state.json`, or beside it when that one is the existing npa's."""
+    path = fleet_root(fleet) / STATE_FILE
+    try:
+        head = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return path  # missing (ours from now on) or unreadable (load_state says so)
+    try:
+        doc = json.loads(head)
+    except ValueError:
+        return path
+    return path.with_name(BESIDE_NPA) if is_npa_state(doc) else path
 
 
 def load_state(fleet: str) -> FleetState:

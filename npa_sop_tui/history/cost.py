@@ -68,8 +68,8 @@ def cost_so_far(name: str, *, store: StateStore | None = None) -> CostSoFar | No
     up_since = deploys[0].ended or deploys[0].started
     # the price quoted by the deploy that last changed it; an earlier quote if it has none
     for op in reversed(deploys):
-        if op.log:
-            quote = quoted_hourly(Path(op.log))
+        if op.log_file:
+            quote = quoted_hourly(op.log_file)
             if quote is not None:
                 return CostSoFar(quote[0], quote[1], since=up_since)
     return None

@@ -17,16 +17,18 @@ def operation_log_path(name: str, operation_id: str | None = None) -> Path | Non
     entry = inventory.get(name)
     if entry is None:
         return None
-    records = [op for op in entry.operations if op.log]
+    records = [op for op in entry.operations if op.log_file]
     if operation_id is not None:
         records = [op for op in records if op.id == operation_id]
-    return Path(str(records[-1].log)) if records else None
+    return records[-1].log_file if records else None
 
 
 def read_events(path: Path) -> Iterator[Event]:
     """The events of a log, in order; lines that are not events (a torn last line of a
     run still writing, or a newer npa's kinds) are skipped."""
-    with path.open(encoding="utf-8") as handle:
+    from npa_sop_tui.home.bounded_read import open_regular
+
+    with open_regular(path) as handle:  # a FIFO planted there is refused, never waited on
         for raw in handle:
             try:
                 yield parse_event(json.loads(raw))

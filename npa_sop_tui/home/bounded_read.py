@@ -18,6 +18,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import TextIO
 
 _CHUNK = 64 * 1024
 
@@ -32,7 +33,8 @@ class Unreadable(Exception):
         self.missing = missing
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, for a message ("a named pipe (FIFO)")."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -56,13 +58,20 @@ def limit_text(limit: int) -> str:
 
 
 def read_regular_bytes(
-    path: str | os.PathLike[str], *, limit: int, what: str = "file", subject: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    what: str = "file",
+    subject: str | None = None,
+    own: bool = False,
 ) -> bytes:
     """The bytes of the regular file at `path` (symlinks followed), at most `limit` of them.
 
     Raises `Unreadable` for a missing file, a folder, a device, a FIFO, a socket, a file
     larger than `limit` and any OS error, each with a sentence saying which. `what` names
-    the file ("spec file"), `subject` its content in the size message ("spec").
+    the file ("spec file"), `subject` its content in the size message ("spec"). With `own`,
+    a file of another user, or one that others may write, is refused too: what it says
+    would steer npa (a config's `terraform_bin` runs as the user).
     """
     path = Path(path)
     subject = subject or what
@@ -85,9 +94,11 @@ def read_regular_bytes(
         if not stat.S_ISREG(info.st_mode):
             folder = stat.S_ISDIR(info.st_mode)
             raise Unreadable(
-                f"is {_kind(info.st_mode)}, not a {what}",
+                f"is {kind_of(info.st_mode)}, not a {what}",
                 hint=None if folder else f"pass the path of a regular {what}",
             )
+        if own:
+            _refuse_foreign(info, what, path)
         if info.st_size > limit:
             raise Unreadable(f"{subject} is larger than {limit_text(limit)}", hint=_TOO_BIG_HINT)
         # A regular file never blocks; the flag only mattered for the open above.
@@ -114,11 +125,73 @@ def read_regular_bytes(
 _TOO_BIG_HINT = "is this the right file?"
 
 
+def not_only_yours(info: os.stat_result) -> str | None:
+    """Why a file or folder with this status is not the user's alone to write, else None:
+    another owner, or write permission for others, or for a group with anyone else in it
+    (a group of the user's own, as a `umask 002` system makes, is the user alone)."""
+    me = os.geteuid()
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid != me:
+        return f"belongs to uid {info.st_uid}, not to you (uid {me})"
+    if mode & 0o002 or (mode & 0o020 and not _own_group(info.st_gid)):
+        return f"is writable by others (mode {mode:o})"
+    return None
+
+
+def _own_group(gid: int) -> bool:
+    """Whether group `gid` is the user's own: their primary group, with no other member."""
+    import grp
+    import pwd
+
+    if gid != os.getegid():
+        return False
+    try:
+        members = set(grp.getgrgid(gid).gr_mem)
+        name = pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return False
+    return members <= {name}
+
+
+def _refuse_foreign(info: os.stat_result, what: str, path: Path) -> None:
+    why = not_only_yours(info)
+    if why is None:
+        return
+    me = os.geteuid()
+    raise Unreadable(
+        f"the {what} {why}; npa uses only a {what} that nobody else can write (what it "
+        "names runs as you)",
+        hint=f"if it is yours: `chown {me} {path}` and `chmod go-w {path}`; otherwise copy "
+        "what you need into a file of your own",
+    )
+
+
+def open_regular(path: str | os.PathLike[str]) -> TextIO:
+    """`open(path, encoding="utf-8")` for a file read line by line (a log that may be
+    large): a FIFO, device or folder is refused at once, as an `OSError` naming what it is,
+    instead of blocking or never ending."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"{kind_of(info.st_mode)}, not a regular file", str(path))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, encoding="utf-8", errors="replace")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_regular_text(
-    path: str | os.PathLike[str], *, limit: int, what: str = "file", subject: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    what: str = "file",
+    subject: str | None = None,
+    own: bool = False,
 ) -> str:
     """`read_regular_bytes` decoded as UTF-8 (`Unreadable` naming the first bad byte)."""
-    raw = read_regular_bytes(path, limit=limit, what=what, subject=subject)
+    raw = read_regular_bytes(path, limit=limit, what=what, subject=subject, own=own)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -7,12 +7,16 @@ at run time, never written to cluster.yaml, and errors never echo them.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 
 from npa_sop_tui.errors import UsageError
 
 CAPACITY_ENV = "NPA_CAPACITY_BLOCK_GROUPS"
 CAPACITY_ID_PREFIX = "capacityblockgroup-"
+CAPACITY_ID = re.compile(rf"{CAPACITY_ID_PREFIX}[A-Za-z0-9]+")
+"""The only shape of capacity ID npa accepts: one its secret redaction also masks wherever it
+turns up (redact.py's pattern is the same; a test holds them together)."""
 
 
 def parse_capacity_assignments(
@@ -48,6 +52,12 @@ def parse_capacity_assignments(
                 f"{source}: capacity block group for pool {pool!r} is not an ID "
                 f"(IDs start with {CAPACITY_ID_PREFIX!r})",
                 hint="names must be resolved to an ID first",
+            )
+        if not CAPACITY_ID.fullmatch(ident):  # the ID is never echoed: it is a secret
+            raise UsageError(
+                f"{source}: capacity block group for pool {pool!r} is not an ID: after "
+                f"{CAPACITY_ID_PREFIX!r} an ID has only letters and digits",
+                hint="copy the ID as Nebius shows it (capacityblockgroup-…)",
             )
         if pool in out and out[pool] != ident:
             raise UsageError(f"two different capacity block groups given for pool {pool!r}")

@@ -2,7 +2,8 @@
 
 A missing file means all defaults. Identity (region, tenant, project, subnet) resolves in
 this order: the spec, then the environment (`NPA_REGION`, `NPA_TENANT_ID`, `NPA_PROJECT_ID`,
-`NPA_SUBNET_ID`), then this config file.
+`NPA_SUBNET_ID`), then this config file: our top-level keys, then the existing npa's project
+section (`projects.<alias>`, see npa_config.py), which shares the file.
 """
 
 from __future__ import annotations
@@ -10,17 +11,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home import paths
+from npa_sop_tui.home.npa_config import NpaProject
 from npa_sop_tui.spec.findings import Finding, summary_line
-from npa_sop_tui.spec.identity import IDENTITY_PREFIX as IDENTITY_PREFIX
-from npa_sop_tui.spec.identity import identity_shape_problems
+from npa_sop_tui.spec.identity import identifier_problem, identity_shape_problems
 from npa_sop_tui.spec.yaml_positions import YamlProblem, load_yaml_mapping
 
 DEFAULT_STATUS_INTERVAL = 10.0
 """Seconds between status refreshes, whatever the front door."""
+STATUS_INTERVAL_RANGE = (1.0, 3600.0)
+"""The refresh interval a person may set (flag, environment, config.yaml), in seconds: each
+refresh runs sinfo over SSH, so a shorter one only loads the login node (and a tiny or
+`nan` one would spin); the dashboard's fastest choice is the lower bound."""
+LEASE_SECONDS_RANGE = (2.0, 3600.0)
+"""How long a state-bucket lock lease may be, in seconds."""
 
 IDENTITY_ENV = {
     "region": "NPA_REGION",
@@ -32,6 +40,15 @@ IDENTITY_ENV = {
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _identifier(value: str | None, info: ValidationInfo) -> str | None:
+    """A field that names a Nebius ID or a region holds one (`spec.identity`): checked as
+    the file is read, so the finding names its line, before the value reaches a path."""
+    problem = identifier_problem(info.field_name or "", value) if value is not None else None
+    if problem is not None:
+        raise PydanticCustomError("identifier", problem)
+    return value
 
 
 class RecipeSource(_Model):
@@ -61,7 +78,12 @@ class LoginConfig(_Model):
 
 
 class StatusConfig(_Model):
-    interval_seconds: float = Field(default=DEFAULT_STATUS_INTERVAL, gt=0, le=3600)
+    interval_seconds: float = Field(
+        default=DEFAULT_STATUS_INTERVAL,
+        ge=STATUS_INTERVAL_RANGE[0],
+        le=STATUS_INTERVAL_RANGE[1],
+        allow_inf_nan=False,
+    )
 
     @field_validator("interval_seconds", mode="before")
     @classmethod
@@ -84,12 +106,16 @@ class StateConfig(_Model):
         default=None, description="S3 endpoint; default https://storage.<region>.nebius.cloud"
     )
     region: str | None = Field(default=None, description="the bucket's region; default `region`")
-    lease_seconds: float = Field(default=120.0, ge=2, le=3600)
+    lease_seconds: float = Field(
+        default=120.0, ge=LEASE_SECONDS_RANGE[0], le=LEASE_SECONDS_RANGE[1], allow_inf_nan=False
+    )
     service_account_id: str | None = Field(
         default=None,
         description="service account whose Object Storage key npa mints when no AWS_* "
         "keys are set; default: the one the Nebius credentials sign in as",
     )
+
+    _identifiers = field_validator("region", "service_account_id")(_identifier)
 
     @field_validator("lease_seconds", mode="before")
     @classmethod
@@ -111,6 +137,18 @@ class NpaConfig(_Model):
     status: StatusConfig = Field(default_factory=StatusConfig)
     tui: TuiConfig = Field(default_factory=TuiConfig)
     state: StateConfig = Field(default_factory=StateConfig)
+    # The existing npa's sections of the same file (home/npa_config.py reads them for
+    # identity; the rest are accepted as npa wrote them and never written back).
+    projects: dict[str, NpaProject] = Field(default_factory=dict)
+    default_project: str | None = None
+    default_workbench: str | None = None
+    workbenches: dict[str, Any] = Field(default_factory=dict)
+    workbench: dict[str, Any] | None = None
+    skypilot: dict[str, Any] | None = None
+    container_registry: str | None = None
+    workflows: dict[str, Any] | None = None
+
+    _identifiers = field_validator("region", "tenant_id", "project_id", "subnet_id")(_identifier)
 
 
 class IdentityError(UsageError):
@@ -146,8 +184,11 @@ def load_config(path: str | Path | None = None) -> NpaConfig:
     from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
     from npa_sop_tui.spec.yaml_positions import MAX_BYTES
 
-    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read
-        text = read_regular_text(cfg_path, limit=MAX_BYTES, what="config file", subject="config")
+    try:  # a regular file of at most 1 MiB: a device or FIFO is refused before any read,
+        # and so is a config another account wrote or could write (its terraform_bin runs)
+        text = read_regular_text(
+            cfg_path, limit=MAX_BYTES, what="config file", subject="config", own=True
+        )
     except Unreadable as exc:
         if exc.missing:
             return NpaConfig()
@@ -200,3 +241,21 @@ def require_identity(identity: Identity, config_file: Path | None = None) -> Ide
             "or use the sandbox, which needs none",
         )
     return identity
+
+
+def seconds_in(raw: str, name: str, bounds: tuple[float, float]) -> float:
+    """`raw` as a number of seconds within `bounds`; `UsageError` naming `name` (a flag or
+    a variable) otherwise, `nan` and `inf` included."""
+    import math
+
+    low, high = bounds
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{name} {raw!r} is not a number of seconds") from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise UsageError(
+            f"{name} {raw!r} must be between {low:g} and {high:g} seconds",
+            hint=f"for example {name} 10" if name.startswith("-") else f"for example {name}=10",
+        )
+    return value

@@ -3,7 +3,8 @@
 The app remembers choices made on screen (the theme picked in the command palette) in the
 same file people edit by hand, so the edit is a round trip through ruamel.yaml: comments,
 key order and flow style (`tui: { theme: null }`) survive. The write is atomic; a file that
-is not a YAML mapping is left alone and reported.
+is not a YAML mapping is left alone and reported, and so is a file the existing npa wrote too
+(its `projects:` and friends): npa's files are never rewritten without the user.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.fsutil import atomic_write_text
+
+# Keys only the existing npa writes (home/npa_config.py reads them): a file holding one is
+# npa's as much as ours.
+NPA_WRITTEN_KEYS = ("projects", "default_project", "default_workbench", "workbenches", "workbench")
 
 
 def set_config_value(path: Path, keys: Sequence[str], value: Any) -> None:
@@ -50,6 +55,13 @@ def set_config_value(path: Path, keys: Sequence[str], value: Any) -> None:
         data = CommentedMap()
     if not isinstance(data, dict):
         raise UsageError(f"{path}: cannot save {'.'.join(keys)}: the file is not a mapping")
+    shared = [key for key in NPA_WRITTEN_KEYS if key in data]
+    if shared:  # the existing npa's file too: never rewritten without the user
+        raise UsageError(
+            f"{path}: cannot save {'.'.join(keys)}: the file also holds the existing npa's "
+            f"settings ({', '.join(shared)}), and npa-sop-tui does not rewrite them",
+            hint=f"to keep it, set {'.'.join(keys)} to {value!r} in the file yourself",
+        )
     node: Any = data
     for key in keys[:-1]:
         child = node.get(key)

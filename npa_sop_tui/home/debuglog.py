@@ -8,6 +8,7 @@ goes through the same redaction as event logs before it is written.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
@@ -58,11 +59,46 @@ class _DebugLogHandler(logging.handlers.RotatingFileHandler):
     Opened through `home_files` (0600, `O_NOFOLLOW`): a planted `logs/npa-debug.log` symlink
     is refused, never appended to or chmodded. Rotation renames the links themselves."""
 
+    stopped: OSError | None = None
+    """Why the log stopped taking lines (a full disk, a quota, a folder gone), if it did."""
+
     def _open(self) -> Any:
         from npa_sop_tui.home.files import open_private
 
         fd = open_private(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         return os.fdopen(fd, "a", encoding=self.encoding)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.stopped is None:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """A line the disk would not take stops the log, said once in one line: the command
+        goes on and ends as it would have (logging's own handling prints a traceback for
+        every line, and the failed flush at the end would fail a command that succeeded)."""
+        error = sys.exc_info()[1]
+        if not isinstance(error, OSError):
+            super().handleError(record)
+            return
+        self.stopped = error
+        with contextlib.suppress(OSError):
+            sys.stderr.write(
+                f"debug log: stopped: {error.strerror or error} ({self.baseFilename}); "
+                "the command goes on without it\n"
+            )
+        self._drop_stream()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:  # the last buffered lines did not fit: the file is closed anyway
+            self._drop_stream()
+
+    def _drop_stream(self) -> None:
+        stream, self.stream = self.stream, None  # type: ignore[assignment]
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
 
 
 def start(argv: Sequence[str], *, program: str = "npa") -> Path | None:
@@ -76,6 +112,9 @@ def start(argv: Sequence[str], *, program: str = "npa") -> Path | None:
         handler = _DebugLogHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     except UsageError as exc:  # a read-only home, a planted symlink
         sys.stderr.write(f"debug log: not written: {exc.render()}\n")
+        return None
+    except OSError as exc:  # a full disk, a quota
+        sys.stderr.write(f"debug log: not written: {exc.strerror or exc} ({logs_dir()})\n")
         return None
     handler.setFormatter(
         logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
@@ -98,7 +137,8 @@ def start(argv: Sequence[str], *, program: str = "npa") -> Path | None:
         platform.platform(terse=True),
         paths.npa_home(),
     )
-    sys.stderr.write(f"debug log: {path}\n")
+    if handler.stopped is None:  # else it said already why it is not written
+        sys.stderr.write(f"debug log: {path}\n")
     return path
 
 

@@ -17,6 +17,7 @@ still name the locked inode; if not, the new file is locked instead.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import time
@@ -54,13 +55,35 @@ def edit_target(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 
+class CannotEdit(UsageError):
+    """The path cannot be opened as a file to edit (a socket, a symlink loop, a name too
+    long, no permission …); nothing was read or written."""
+
+    def __init__(self, path: Path, error: OSError) -> None:
+        super().__init__(
+            f"{path}: cannot open it to edit: {error.strerror or error}",
+            hint=_EDIT_HINTS.get(error.errno or 0, "pass the path of a spec file you can read"),
+        )
+
+
+_EDIT_HINTS = {
+    errno.ENXIO: "it is a socket or a device, not a file: pass the path of a spec file",
+    errno.ELOOP: "it is a symlink that leads back to itself: fix the link, or pass the file",
+    errno.ENAMETOOLONG: "the name is longer than the filesystem allows: check the path",
+    errno.EACCES: "you may not read it: check its permissions",
+}
+
+
 def _lock_current(target: Path, deadline: float) -> int | None:
-    """An open descriptor of the file now at `target`, flocked; None when it does not exist."""
+    """An open descriptor of the file now at `target`, flocked; None when it does not exist;
+    `CannotEdit` when it cannot be opened as a file."""
     while True:
         try:
             fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
         except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise CannotEdit(target, exc) from None
         try:
             while True:
                 try:

@@ -19,6 +19,7 @@ import errno
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,10 +32,9 @@ from npa_sop_tui.home.files import (
     ensure_dir,
     private_mode,
     read_only,
-    tighten_tree,
 )
 
-__all__ = ["PRIVATE_DIR_MODE", "SECRET_MODE", "ensure_dir", "tighten_tree"]  # re-exported
+__all__ = ["PRIVATE_DIR_MODE", "SECRET_MODE", "ensure_dir"]  # re-exported
 
 RESERVE_NAME = "reserve"
 RESERVE_BYTES = 2 * 1024 * 1024
@@ -79,22 +79,30 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def _existing(path: Path) -> Path:
-    path = Path(path)
-    while not path.exists() and path != path.parent:
-        path = path.parent
-    return path
+def _holding_folder(path: Path) -> Path:
+    """The folder a write of `path` lands in: `path` itself when it is a folder, else the
+    nearest existing folder above it. Not the path's own target: a file there may be a
+    link to another disk, or a mount of one, while the new file is made beside it."""
+    path = Path(os.path.abspath(path))
+    if path.is_dir() and not path.is_symlink():
+        return path
+    folder = path.parent
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    return folder
 
 
 def free_bytes(path: Path | str) -> int | None:
+    """Free bytes on the disk a write of `path` lands on (None when it cannot be told)."""
     try:
-        return shutil.disk_usage(_existing(Path(path))).free
+        return shutil.disk_usage(_holding_folder(Path(path))).free
     except OSError:
         return None
 
 
 def _mount_of(path: Path) -> str:
-    probe = _existing(path).resolve()
+    """Where the disk a write of `path` lands on is mounted (the mount named in messages)."""
+    probe = _holding_folder(path).resolve()
     with contextlib.suppress(OSError):
         while not os.path.ismount(probe) and probe != probe.parent:
             probe = probe.parent
@@ -175,6 +183,36 @@ def _write_once(
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+# ---------------------------------------------------------------------------------------------
+# Copies (a recipe into an installation folder, the stand-in recipe into the home)
+
+
+def copy_file(source: Path, dest: Path) -> None:
+    """`source`'s bytes at `dest` by an atomic replace: a symlink or hard link at `dest` is
+    replaced, never written through, and under the home the copy is private (0600, or 0700
+    for an executable) whatever the source's mode."""
+    source, dest = Path(source), Path(dest)
+    if dest.is_dir() and not dest.is_symlink():
+        raise UsageError(
+            f"{dest} is a folder where the recipe has a file",
+            hint=f"remove it (`rm -r {dest}`); npa copies the recipe's file there",
+        )
+    atomic_write_bytes(dest, source.read_bytes(), mode=stat.S_IMODE(source.stat().st_mode))
+
+
+def copy_tree(source: Path, dest: Path) -> None:
+    """`cp -r source/. dest` through `copy_file` and `ensure_dir` (folders npa creates under
+    the home are 0700; a symlinked folder on the way under the home is refused)."""
+    source, dest = Path(source), Path(dest)
+    ensure_dir(dest)
+    for folder, dirs, files in os.walk(source, followlinks=True):  # as `cp -r` reads
+        here = dest / Path(folder).relative_to(source)
+        for name in sorted(dirs):
+            ensure_dir(here / name)
+        for name in sorted(files):
+            copy_file(Path(folder) / name, here / name)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -267,7 +305,7 @@ def ensure_reserve(folder: Path) -> Path | None:
 def release_reserve(near: Path | str) -> bool:
     """Give up the reserve on the disk holding `near`; True if space was freed."""
     try:
-        dev = _existing(Path(near)).stat().st_dev
+        dev = _holding_folder(Path(near)).stat().st_dev
     except OSError:
         return False
     path = _reserves.pop(dev, None)

@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 
 from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.home.inventory_records import (  # the documents, re-exported for every reader
+    ADOPTED_VARIABLES,
     INVENTORY_FILE,
     MAX_OPERATIONS,
     SPEC_FILE,
+    Adoption,
     ClusterState,
     EventLog,
     InventoryDamaged,
@@ -156,9 +158,11 @@ def scan(*, store: StateStore | None = None) -> tuple[list[InventoryEntry], list
 
 
 __all__ = [
+    "ADOPTED_VARIABLES",
     "INVENTORY_FILE",
     "MAX_OPERATIONS",
     "SPEC_FILE",
+    "Adoption",
     "ClusterState",
     "EventLog",
     "InventoryDamaged",

@@ -8,20 +8,32 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.files import open_private
-from npa_sop_tui.home.paths import cluster_dir
+from npa_sop_tui.home.paths import CLUSTER_NAME_RE, cluster_dir
 
 INVENTORY_FILE = "inventory.json"
 SPEC_FILE = "spec.yaml"
+ADOPTED_VARIABLES = "adopted-variables.json"  # an adopted cluster's variables as deployed
 MAX_OPERATIONS = 200  # older records are dropped; their NDJSON logs stay on disk
+KUBE_CONTEXT_RE = re.compile(r"[^\s\x00-\x1f\x7f-\x9f]{1,253}")
+"""A kube context's name: any word of kubeconfig's (npa's own are nebius-<name>-slurm)."""
 
 ClusterState = Literal[
     "planned",
@@ -50,6 +62,14 @@ class OperationRecord(BaseModel):
     user: str | None = None  # who ran it (login name) and where: shown to the team
     host: str | None = None
 
+    @property
+    def log_file(self) -> Path | None:
+        """The recorded log, if it may be read: inside this npa home (a record is data: a
+        copied home or a crafted file could name any file on the machine)."""
+        from npa_sop_tui.home.recorded_paths import trusted
+
+        return trusted(self.log)
+
 
 class RecipeInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -58,6 +78,25 @@ class RecipeInfo(BaseModel):
     path: str
     ref: str | None = None
     version: str | None = None
+
+
+class Adoption(BaseModel):
+    """A cluster this product did not deploy, taken over where it is (lifecycle/adopt.py):
+    Terraform keeps running in its own installation folder (`InventoryEntry.install_dir`),
+    with its own state; the variables it was deployed with are kept beside the record
+    (`ADOPTED_VARIABLES`) and every render starts from them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    origin: Literal["npa", "recipe"]  # the existing npa's, or made with the recipe directly
+    adopted: float = Field(default_factory=time.time)
+    # What the cluster is pinned to: a spec or --project that disagrees is refused.
+    identity: dict[str, str] = Field(default_factory=dict)
+    # The TF_VAR_* it runs with beside the identity (o11y tenant and profile).
+    env: dict[str, str] = Field(default_factory=dict)
+    kept: list[str] = Field(default_factory=list)  # spec paths kept as deployed
+    fleet: str | None = None  # an `npa fleet` target: its fleet and project key
+    project_key: str | None = None
 
 
 class InventoryEntry(BaseModel):
@@ -75,6 +114,18 @@ class InventoryEntry(BaseModel):
     # The last deploy's post-deploy result: status, validation, gpu_creation_checks.
     validation: dict[str, object] | None = None
     operations: list[OperationRecord] = Field(default_factory=list)
+    adoption: Adoption | None = None
+
+    # A record is a file anyone with the home (or the team's bucket) may have written: its
+    # identifiers are checked as it is read, and one of another shape makes it damaged
+    # (`list` names it) before the value reaches a path, a kube lookup or a line.
+    @field_validator("name", "region", "kube_context")
+    @classmethod
+    def _identifier(cls, value: str | None, info: ValidationInfo) -> str | None:
+        problem = None if value is None else _identifier_problem(info.field_name or "", value)
+        if problem is not None:
+            raise PydanticCustomError("identifier", problem)
+        return value
 
     @property
     def last_operation(self) -> OperationRecord | None:
@@ -90,6 +141,19 @@ class InventoryEntry(BaseModel):
             self.operations.append(op)
         del self.operations[:-MAX_OPERATIONS]
         self.updated = time.time()
+
+
+def _identifier_problem(field: str, value: str) -> str | None:
+    """Why `value` cannot be the record's `field` (None when it can)."""
+    if field == "region":
+        from npa_sop_tui.spec.identity import region_problem
+
+        return region_problem(field, value)
+    pattern, shape = {
+        "name": (CLUSTER_NAME_RE, "a cluster name (lowercase letters, digits, -)"),
+        "kube_context": (KUBE_CONTEXT_RE, "a kube context name (one word, no controls)"),
+    }[field]
+    return None if pattern.fullmatch(value) else f"{value!r} is not {shape}"
 
 
 def operations_dir(name: str) -> Path:

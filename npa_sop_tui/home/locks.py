@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 
 from npa_sop_tui.errors import UsageError
-from npa_sop_tui.home.files import HomeSymlink, open_private
+from npa_sop_tui.home.files import HomeRefused, open_private
 from npa_sop_tui.home.paths import cluster_dir
 
 
@@ -241,7 +241,7 @@ def is_locked(name: str) -> bool:
     path = cluster_dir(name) / ".lock"
     try:
         fd = open_private(path, os.O_RDONLY)
-    except (FileNotFoundError, HomeSymlink):
+    except (FileNotFoundError, HomeRefused):
         return False
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -60,8 +60,23 @@ def soperator_root() -> Path:
 CLUSTER_NAME_RE = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
+# Other folders under `soperator_root()`: the recipe cache, and the existing npa's recipe
+# clones (`nebius-solutions-library[-<ref>]`, home/npa_installs.py). A cluster of that name
+# would write its records into them.
+RESERVED_NAMES = ("recipes",)
+RESERVED_PREFIX = "nebius-solutions-library"
+
+
 def check_cluster_name(name: str, *, flag: str = "--name") -> str:
     """`name` if it can be a cluster name, else `UsageError` naming `flag`."""
+    if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIX):
+        from npa_sop_tui.errors import UsageError
+
+        raise UsageError(
+            f"{flag} {name!r} cannot be a cluster name: {soperator_root() / name} is the "
+            "folder of " + ("the recipe cache" if name in RESERVED_NAMES else "a recipe clone"),
+            hint="pick another cluster name",
+        )
     if not CLUSTER_NAME_RE.fullmatch(name):
         from npa_sop_tui.errors import UsageError
 

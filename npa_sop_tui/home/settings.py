@@ -19,7 +19,15 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.capacity import CAPACITY_ENV
-from npa_sop_tui.home.config import IDENTITY_ENV, Identity, NpaConfig, load_config
+from npa_sop_tui.home.config import (
+    IDENTITY_ENV,
+    LEASE_SECONDS_RANGE,
+    STATUS_INTERVAL_RANGE,
+    Identity,
+    NpaConfig,
+    load_config,
+    seconds_in,
+)
 
 NEBIUS_PROFILE_ENV = "NEBIUS_PROFILE"
 """The Nebius CLI's own variable for its profile; npa reads it as the `profile` setting."""
@@ -53,14 +61,12 @@ class Resolved:
         return self.value
 
 
-def _positive_float(raw: str, name: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"{name}={raw!r} is not a number of seconds") from None
-    if not 0 < value <= 3600:
-        raise UsageError(f"{name}={raw!r} must be between 0 and 3600 seconds")
-    return value
+def _status_interval(raw: str, name: str) -> float:
+    return seconds_in(raw, name, STATUS_INTERVAL_RANGE)
+
+
+def _lease_seconds(raw: str, name: str) -> float:
+    return seconds_in(raw, name, LEASE_SECONDS_RANGE)
 
 
 def _capacity(raw: str, name: str) -> dict[str, str]:
@@ -78,13 +84,16 @@ class _Key:
     default: Any = None
     parse_env: Callable[[str, str], Any] | None = None
     secret: bool = False
+    identifier: bool = False
+    """A region, a Nebius ID or a profile name: a value of another shape is refused as it
+    is read, naming where it came from (`spec.identity`; config.yaml checks its own)."""
 
 
 _KEYS: dict[str, _Key] = {
-    "region": _Key(("region",), IDENTITY_ENV["region"]),
-    "tenant_id": _Key(("tenant_id",), IDENTITY_ENV["tenant_id"]),
-    "project_id": _Key(("project_id",), IDENTITY_ENV["project_id"]),
-    "subnet_id": _Key(("subnet_id",), IDENTITY_ENV["subnet_id"]),
+    "region": _Key(("region",), IDENTITY_ENV["region"], identifier=True),
+    "tenant_id": _Key(("tenant_id",), IDENTITY_ENV["tenant_id"], identifier=True),
+    "project_id": _Key(("project_id",), IDENTITY_ENV["project_id"], identifier=True),
+    "subnet_id": _Key(("subnet_id",), IDENTITY_ENV["subnet_id"], identifier=True),
     "ssh_public_key_path": _Key(("ssh_public_key_path",)),
     "ssh_private_key_path": _Key(("ssh_private_key_path",)),
     "recipe.url": _Key(("recipe", "url")),
@@ -97,7 +106,7 @@ _KEYS: dict[str, _Key] = {
     "login.port": _Key(("login", "port")),
     "login.user": _Key(("login", "user")),
     "status.interval_seconds": _Key(
-        ("status", "interval_seconds"), STATUS_INTERVAL_ENV, parse_env=_positive_float
+        ("status", "interval_seconds"), STATUS_INTERVAL_ENV, parse_env=_status_interval
     ),
     "tui.theme": _Key(("tui", "theme")),
     "capacity": _Key(None, CAPACITY_ENV, default={}, parse_env=_capacity, secret=True),
@@ -106,16 +115,24 @@ _KEYS: dict[str, _Key] = {
     "state.bucket": _Key(("state", "bucket"), STATE_ENV["state.bucket"]),
     "state.prefix": _Key(("state", "prefix"), STATE_ENV["state.prefix"]),
     "state.endpoint": _Key(("state", "endpoint"), STATE_ENV["state.endpoint"]),
-    "state.region": _Key(("state", "region"), STATE_ENV["state.region"]),
+    "state.region": _Key(("state", "region"), STATE_ENV["state.region"], identifier=True),
     "state.lease_seconds": _Key(
-        ("state", "lease_seconds"), STATE_ENV["state.lease_seconds"], parse_env=_positive_float
+        ("state", "lease_seconds"), STATE_ENV["state.lease_seconds"], parse_env=_lease_seconds
     ),
     "state.service_account_id": _Key(
-        ("state", "service_account_id"), STATE_ENV["state.service_account_id"]
+        ("state", "service_account_id"), STATE_ENV["state.service_account_id"], identifier=True
     ),
-    "profile": _Key(None, NEBIUS_PROFILE_ENV),  # the Nebius CLI profile (--profile, NEBIUS_PROFILE)
+    # the Nebius CLI profile (--profile, NEBIUS_PROFILE)
+    "profile": _Key(None, NEBIUS_PROFILE_ENV, identifier=True),
     "root_login_key_file": _Key(None),
+    # `--project`: a project ID (project-…), or the alias of one of the existing npa's
+    # `projects:` sections, whose identity then wins over the environment and our keys.
+    "project": _Key(None),
+    # `--cloud-timeout`: seconds each cloud call may take, minting the bucket's key included
+    "cloud_timeout": _Key(None),
 }
+# Identity read from the existing npa's project section (home/npa_config.py).
+_NPA_IDENTITY = ("region", "tenant_id", "project_id")
 
 
 @dataclass(frozen=True)
@@ -170,6 +187,8 @@ class Settings:
             if key not in _KEYS:
                 raise KeyError(key)
             values[key] = Resolved(value, "caller", _KEYS[key].secret)
+        if overrides.get("project") is not None:
+            _apply_project(values, self.config, self.config_file, set(overrides))
         return Settings(values, self.config, self.config_file)
 
     def rows(self) -> list[dict[str, Any]]:
@@ -214,7 +233,41 @@ def resolve_settings(
     values: dict[str, Resolved] = {}
     for key, spec in _KEYS.items():
         values[key] = _resolve_one(key, spec, flags, env, config, config_file)
+    _apply_project(values, config, config_file, set(flags))
     return Settings(values, config, config_file)
+
+
+def _apply_project(
+    values: dict[str, Resolved], config: NpaConfig, config_file: Path | None, given: set[str]
+) -> None:
+    """The existing npa's project section in the identity values (one resolver for both
+    shapes of the file): a `--project` alias wins over the environment and our own keys
+    (not over a value given directly), and without one npa's default section fills what
+    nothing else set. `--project project-…` is the project ID itself."""
+    from npa_sop_tui.home import npa_config
+
+    chosen = values["project"].value
+    project_id = chosen is not None and str(chosen).startswith(npa_config.PROJECT_ID_PREFIX)
+    if project_id and not npa_config.is_alias(config, str(chosen)):
+        if "project_id" not in given:
+            values["project_id"] = Resolved(chosen, f"{values['project'].source} --project")
+        given = given | {"project_id"}
+        chosen = None  # as npa: the rest from the default section
+    section = npa_config.chosen_section(config, str(chosen) if chosen is not None else None)
+    if section is None:
+        reason = npa_config.ambiguity(config)
+        if reason:
+            values["project"] = Resolved(None, f"not chosen: {reason}")
+        return
+    source = npa_config.describe(section, config_file)
+    if values["project"].value is None and section.alias is not None:
+        values["project"] = Resolved(section.alias, source)
+    for key in _NPA_IDENTITY:
+        value = section.values.get(key)
+        if value is None or key in given:
+            continue
+        if chosen is not None or values[key].source == "default":
+            values[key] = Resolved(value, source)
 
 
 def _resolve_one(
@@ -226,12 +279,14 @@ def _resolve_one(
     config_file: Path | None,
 ) -> Resolved:
     if key in flags:
-        return Resolved(flags[key], "flag", spec.secret)
+        return Resolved(
+            _checked(key, spec, flags[key], FLAG_NAMES.get(key, key)), "flag", spec.secret
+        )
     if spec.env is not None:
         raw = (env.get(spec.env) or "").strip()
         if raw:
             value = spec.parse_env(raw, spec.env) if spec.parse_env else raw
-            return Resolved(value, f"env {spec.env}", spec.secret)
+            return Resolved(_checked(key, spec, value, spec.env), f"env {spec.env}", spec.secret)
     if spec.config is not None:
         value, explicit = _from_config(config, spec.config)
         if explicit:
@@ -239,3 +294,23 @@ def _resolve_one(
             return Resolved(value, where, spec.secret)
         return Resolved(value, "default", spec.secret)
     return Resolved(spec.default, "default", spec.secret)
+
+
+FLAG_NAMES = {"profile": "--profile"}
+"""The flag that sets a setting, where its name differs from the key (for messages)."""
+
+
+def _checked(key: str, spec: _Key, value: Any, where: str) -> Any:
+    """`value` of setting `key` given by `where` (a flag or a variable), if it has its
+    shape; else `UsageError` naming `where` and the shape expected."""
+    if not spec.identifier or value in (None, ""):
+        return value
+    from npa_sop_tui.spec.identity import identifier_problem
+
+    problem = identifier_problem(key, value)
+    if problem is not None:
+        raise UsageError(
+            f"{where}: {problem}",
+            hint=f"fix {where} (copy the value as Nebius or the Nebius CLI shows it), or unset it",
+        )
+    return value

@@ -53,8 +53,19 @@ def user_folder() -> Path:
     return npa_home() / USER_FOLDER
 
 
+MAX_TEMPLATE_BYTES = 256 * 1024  # a batch script; more is not one
+
+
 def _read(path: Path, edited: bool) -> Template:
-    text = path.read_text(encoding="utf-8")
+    from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
+
+    try:  # a FIFO, /dev/zero or a sparse giant in job-templates/ is refused at once
+        text = read_regular_text(path, limit=MAX_TEMPLATE_BYTES, what="job template")
+    except Unreadable as exc:
+        raise UsageError(
+            f"{path}: {exc.reason}",
+            hint=exc.hint or f"remove it or make it a regular batch script in {path.parent}",
+        ) from None
     meta = {"summary": "", "nodes": "1", "gpus": "0"}
     for line in text.splitlines():
         match = _META.match(line)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 
 from npa_sop_tui.errors import OperationError
-from npa_sop_tui.home import inventory
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle.deploy import deploy
 from npa_sop_tui.lifecycle.destroy import destroy
@@ -37,27 +36,34 @@ __all__ = [
 
 
 def list_clusters() -> list[InventoryEntry]:
-    """Clusters in the inventory (with region, context, last operation and result)."""
-    return inventory.list_clusters()
+    """Clusters in the inventory (with region, context, last operation and result), then the
+    ones the existing npa deployed in this home that are not adopted yet (their `adoption`
+    says so with `adopted == 0`; any operation on them adopts them)."""
+    from npa_sop_tui.lifecycle.adopt import listed
+
+    listing = listed()
+    return [*listing.entries, *listing.found]
 
 
 async def cluster_resources(name: str, options: LifecycleOptions | None = None) -> list[str]:
     """The resource addresses in a cluster's Terraform state, as Terraform lists them."""
-    from pathlib import Path
-
+    from npa_sop_tui.home import recorded_paths as recorded
     from npa_sop_tui.lifecycle import steps
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
 
     options = options or LifecycleOptions()
     environment = steps.environment_of(options)
     store = environment.state_store()
-    entry = inventory.require(name, store=store)
+    entry = await arequire_cluster(name, store=store, options=options)
     if not entry.install_dir:
         return []
-    if not Path(entry.install_dir).is_dir() and store.shared:
+    install_dir = recorded.install_dir(entry, environment.settings, shared=store.shared)
+    if (install_dir is None or not install_dir.is_dir()) and store.shared:
         # deployed from another machine: read the state in the team's bucket
         return store.resource_addresses(name) or []
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    recipe = await environment.recipe(Path(recorded) if recorded else None)
+    if install_dir is None:
+        return []
+    recipe = await environment.recipe(recorded.recipe_dir(entry, environment.settings))
     setup = await environment.terraform(recipe)
     from npa_sop_tui.terraform.runner import TerraformRunner
 
@@ -65,7 +71,7 @@ async def cluster_resources(name: str, options: LifecycleOptions | None = None) 
     runner = TerraformRunner(
         setup.binary.path, operation_id="query", on_event=lambda e: None, env={**setup.env, **keys}
     )
-    code, out, err = await runner.capture(["state", "list"], cwd=Path(entry.install_dir))
+    code, out, err = await runner.capture(["state", "list"], cwd=install_dir)
     if code != 0:
         if "No state file" in err:
             return []

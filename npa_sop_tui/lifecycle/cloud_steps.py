@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npa_sop_tui.errors import UsageError
+from npa_sop_tui.errors import NpaError, UsageError
 from npa_sop_tui.events import Diagnostic, PreflightReported
 
 if TYPE_CHECKING:
@@ -37,6 +37,23 @@ class PreflightBlocked(UsageError):
             hint="fix the reservations above and run it again; --no-preflight skips the "
             "check (Terraform would then fail part-way)",
         )
+        self.report = report
+
+    def json_extra(self) -> dict[str, Any]:
+        return {"preflight": self.report.model_dump(mode="json")}
+
+
+class PreflightUndecided(NpaError):
+    """Quotas preflight could not judge (see `PreflightReport.undecided`): exit 1 when the
+    cloud did not answer, 2 when its answer cannot judge the spec; --allow-unknown goes on."""
+
+    def __init__(self, report: PreflightReport) -> None:
+        from npa_sop_tui.cloud.report_text import undecided_text
+
+        text = undecided_text(report).removeprefix("error: ")
+        message, _, hint = text.partition("\n  hint: ")
+        super().__init__(message, hint=hint)
+        self.exit_code = report.undecided_exit()
         self.report = report
 
     def json_extra(self) -> dict[str, Any]:
@@ -142,15 +159,20 @@ async def preflight(
         )
     report = outcome.report
     op.redactor.add(*outcome.capacity.values())  # resolved IDs are as secret as given ones
+    undecided = bool(report.undecided()) and not getattr(options, "allow_unknown", False)
     op.emit(
         PreflightReported(
-            operation_id=op.id, report=report.model_dump(mode="json"), blocked=report.blocked
+            operation_id=op.id,
+            report=report.model_dump(mode="json"),
+            blocked=report.blocked or undecided,  # the operation stops here
         )
     )
     for warning in report.warnings:
         op.emit(Diagnostic(operation_id=op.id, severity="warning", summary=warning))
     if report.blocked:
         raise PreflightBlocked(report)
+    if undecided:
+        raise PreflightUndecided(report)
     return outcome.capacity, report
 
 
@@ -163,12 +185,25 @@ class Owned:
 
     cluster_ids: list[str] = field(default_factory=list)
     filesystem_ids: list[str] = field(default_factory=list)
+    allocation_ids: list[str] = field(default_factory=list)
+    gpu_cluster_ids: list[str] = field(default_factory=list)
+    bucket_ids: list[str] = field(default_factory=list)
+
+
+# The recipe's resource types whose IDs destroy verification checks, and where they go.
+_OWNED = {
+    "nebius_mk8s_v1_cluster": "cluster_ids",
+    "nebius_compute_v1_filesystem": "filesystem_ids",
+    "nebius_vpc_v1_allocation": "allocation_ids",
+    "nebius_compute_v1_gpu_cluster": "gpu_cluster_ids",
+    "nebius_storage_v1_bucket": "bucket_ids",
+}
 
 
 def owned_resources(store: Any, name: str, install_dir: Path) -> Owned:
-    """The mk8s cluster and filesystem IDs in the cluster's Terraform state, read through
-    its state store (the local file, or the team's bucket with the S3 backend), before
-    destroy removes them from it."""
+    """The IDs of the Nebius resources in the cluster's Terraform state (mk8s cluster,
+    filesystems, VPC allocations, GPU clusters, buckets), read through its state store (the
+    local file, or the team's bucket with the S3 backend), before destroy removes them."""
     from npa_sop_tui.terraform.state import instances
 
     owned = Owned()
@@ -180,10 +215,9 @@ def owned_resources(store: Any, name: str, install_dir: Path) -> Owned:
         if res.get("mode") != "managed":
             continue
         rid = (inst.get("attributes") or {}).get("id")
-        if res.get("type") == "nebius_mk8s_v1_cluster" and rid:
-            owned.cluster_ids.append(rid)
-        elif res.get("type") == "nebius_compute_v1_filesystem" and rid:
-            owned.filesystem_ids.append(rid)
+        field_name = _OWNED.get(str(res.get("type")))
+        if field_name and isinstance(rid, str) and rid:
+            getattr(owned, field_name).append(rid)
     return owned
 
 
@@ -210,6 +244,9 @@ async def verify_destroyed(
                 name=name,
                 cluster_ids=owned.cluster_ids,
                 filesystem_ids=owned.filesystem_ids,
+                allocation_ids=owned.allocation_ids,
+                gpu_cluster_ids=owned.gpu_cluster_ids,
+                bucket_ids=owned.bucket_ids,
             )
     except (CloudError, UsageError) as exc:
         op.emit(
@@ -221,7 +258,7 @@ async def verify_destroyed(
         )
         return []
     if not remaining:
-        op.note("Nebius confirms: the mk8s cluster and its filesystems are gone")
+        op.note("Nebius confirms: the mk8s cluster and everything else it owned are gone")
     return remaining
 
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 from npa_sop_tui.errors import NpaError
 from npa_sop_tui.events import Outputs
 from npa_sop_tui.home.inventory import InventoryEntry
-from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle import adopted_steps, steps
 from npa_sop_tui.lifecycle.contract_fields import deploy_fields
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DeployResult, LifecycleOptions, StateCaptureFailed
-from npa_sop_tui.recipe.source import Installation
+from npa_sop_tui.recipe.installation import Installation
 from npa_sop_tui.redact import Redactor
 
 if TYPE_CHECKING:
@@ -39,14 +39,18 @@ async def deploy(
         from npa_sop_tui.lifecycle.source_check import source_preflight
 
         return await source_preflight(spec, options)
+    from npa_sop_tui.lifecycle.adopt import adopt_if_npa
+
+    await adopt_if_npa(spec.name, store=steps.store_of(options), options=options)
     steps.identity_preflight(spec, options)
     redactor = Redactor(options.capacity.values())
     with operation("deploy", spec.name, on_event, redactor, steps.store_of(options)) as op:
-        ctx, install, rendered = await steps.prepare(op, spec, options)
+        ctx, install, rendered = await adopted_steps.prepare_any(op, spec, options)
         entry = op.entry or InventoryEntry(name=spec.name, kube_context=kube_context(spec.name))
         entry.region = rendered.env.get("TF_VAR_region", spec.region)
         entry.kube_context = rendered.kube_context
-        entry.recipe = ctx.recipe_info()
+        if entry.adoption is None:  # an adopted cluster keeps where it came from
+            entry.recipe = ctx.recipe_info()
         entry.install_dir = str(install.dir)
         entry.state = "deploying"
         op.entry = entry

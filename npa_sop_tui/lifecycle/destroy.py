@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.events import PlanSummary
-from npa_sop_tui.home import inventory
+from npa_sop_tui.home import recorded_paths as recorded
 from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.lifecycle import steps
 from npa_sop_tui.lifecycle.operation import Operation, Sink, operation
 from npa_sop_tui.lifecycle.results import DestroyIncomplete, DestroyResult, LifecycleOptions
-from npa_sop_tui.recipe import source
-from npa_sop_tui.recipe.source import Installation
+from npa_sop_tui.recipe import installation
+from npa_sop_tui.recipe.installation import Installation
 from npa_sop_tui.redact import Redactor
 from npa_sop_tui.state.backend import explain_failure
 
@@ -29,11 +29,19 @@ async def destroy(
     options: LifecycleOptions | None = None,
     on_event: Sink | None = None,
 ) -> DestroyResult:
+    from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
     options = options or LifecycleOptions()
     store = steps.store_of(options)
-    entry = inventory.require(name, store=store)
-    recorded_dir = Path(entry.install_dir) if entry.install_dir else None
+    entry = await arequire_cluster(name, store=store, options=options)
+    settings = steps.environment_of(options).settings
+    # a record's paths are data: used inside this home, or where the settings point
+    recorded_dir = recorded.install_dir(entry, settings, shared=store.shared)
+    if options.project:
+        _check_project(entry, recorded_dir, options)
     here = recorded_dir is not None and recorded_dir.is_dir()
+    if here:
+        recorded.recipe_dir(entry, settings)  # refused here, before the lock and the log
     if not here and not store.shared:
         raise UsageError(
             f"cluster {name!r} has no installation folder ({entry.install_dir or 'none recorded'})",
@@ -45,7 +53,12 @@ async def destroy(
         return await source_preflight_destroy(entry, recorded_dir if here else None, options)
     redactor = Redactor(options.capacity.values())
     with operation("destroy", name, on_event, redactor, store) as op:
-        if here:
+        if here and entry.adoption is not None:
+            from npa_sop_tui.lifecycle import adopted_steps
+
+            assert recorded_dir is not None
+            ctx, install = await adopted_steps.existing(op, entry, recorded_dir, options)
+        elif here:
             assert recorded_dir is not None
             ctx, install = await _existing(op, name, recorded_dir, entry, options)
         else:
@@ -82,7 +95,7 @@ async def destroy(
             raise DestroyIncomplete(name, leftovers, "still present in Nebius after destroy")
         op.entry.state = "destroyed"
         op.entry.outputs = {}
-        shutil.rmtree(install_dir / ".npa-plan", ignore_errors=True)
+        shutil.rmtree(install.files_dir / ".npa-plan", ignore_errors=True)
         op.message = f"destroyed {name!r}: {len(before)} resources removed"
         return DestroyResult(
             operation_id=op.id,
@@ -99,16 +112,38 @@ async def _existing(
 ) -> tuple[steps.Context, Installation]:
     environment = steps.environment_of(options)
     # The recipe the cluster was deployed with, unless told otherwise.
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    terraform_dir = environment.settings.terraform_dir or recorded
+    terraform_dir = recorded.recipe_dir(entry, environment.settings)
     ctx = await steps.context_for(op, environment, options, terraform_dir=terraform_dir)
-    install = source.existing_installation(ctx.recipe, install_dir, name)
+    install = installation.existing_installation(ctx.recipe, install_dir, name)
     ctx.env = {**install.read_env(), **ctx.env}
     ctx.mask_environment()
     steps.use_state_backend(ctx, install)
     op.observe(await environment.observer(name, None))
     ctx.announce(install_dir)
     return ctx, install
+
+
+def _check_project(
+    entry: InventoryEntry, install_dir: Path | None, options: LifecycleOptions
+) -> None:
+    """npa's `destroy --project`: the cluster's recorded project decides; a different one
+    named here is refused, never followed."""
+    environment = steps.environment_of(options)
+    if entry.adoption is not None:
+        from npa_sop_tui.lifecycle.adopted_steps import checked_identity
+
+        checked_identity(entry, None, environment.settings, options.project)
+        return
+    recorded = None
+    if install_dir is not None:
+        recorded = installation.recorded_env(install_dir).get("TF_VAR_iam_project_id")
+    wanted = environment.settings["project_id"]
+    if recorded and wanted and wanted != recorded:
+        raise UsageError(
+            f"project {options.project!r} does not match the persisted project_id for "
+            f"existing installation {entry.name!r}; refusing to destroy",
+            hint=f"its project is {recorded!r}; drop --project",
+        )
 
 
 def _deployed_spec(store: StateStore, name: str) -> SoperatorSpec:

@@ -4,7 +4,8 @@
   out, Terraform is stopped the way Ctrl-C stops it (SIGINT, then it finishes what it is
   doing and saves state) and the error says which resources were still in progress.
 - `--project` is the project ID to deploy into; it overrides the environment and the config
-  file, and must agree with a `project_id` the spec sets.
+  file, and must agree with a `project_id` the spec sets. As in npa it may instead name a
+  project alias of config.yaml (`projects.<alias>`), whose region, tenant and project win.
 - `--source-preflight-only` is handled by the operations: resolve and check the recipe, then
   stop, having changed nothing.
 """
@@ -75,12 +76,22 @@ def with_project(identity: Any, spec: Any, project: str | None) -> Any:
     """`identity` with `--project` applied (or unchanged when it is not given)."""
     if not project:
         return identity
+    from npa_sop_tui.spec.identity import identifier_problem
+
     project = project.strip()
-    if not project.startswith("project-"):
+    # whoever passed it (a flag, the SDK, an agent's tool call): an ID or an alias's shape
+    problem = identifier_problem("project", project)
+    if problem is None and project.startswith("project-"):
+        problem = identifier_problem("project_id", project)
+    if problem is not None:
         raise UsageError(
-            f"--project {project!r} is not a project ID",
-            hint="project IDs start with 'project-' (see `nebius iam project list`)",
+            f"--project {project!r}: {problem}",
+            hint="project IDs look like project-e00… (see `nebius iam project list`)",
         )
+    if not project.startswith("project-"):
+        # The alias of one of the existing npa's `projects:` sections: the settings read its
+        # identity (home/settings.py), and refuse an alias that is not there.
+        return identity
     if spec is not None and spec.project_id and spec.project_id != project:
         raise UsageError(
             f"--project {project} disagrees with the spec's project_id {spec.project_id}",
@@ -105,10 +116,31 @@ NPA_KEYWORDS = {
 }
 
 
-def with_npa_flags(options: Any, flags: dict[str, Any]) -> Any:
-    """`options` with the existing npa's keywords applied; an unknown keyword is an error."""
+# npa's apply request also carries its backend's separate reserved-capacity preflight
+# (`provider_*`, used only by `SoperatorBackend.preflight`, which its fleet calls); its deploy
+# reads none of them. They are accepted for the same code to run: this deploy's own cloud
+# preflight (quotas, reservations, price) runs unless `preflight=False`.
+NPA_PREFLIGHT_KEYWORDS = frozenset(
+    {
+        "provider_preflight",
+        "provider_nebius_bin",
+        "provider_tenant_id",
+        "provider_project_id",
+        "provider_region",
+        "provider_install_dir",
+        "provider_work_root",
+        "provider_env",
+    }
+)
+
+
+def with_npa_flags(options: Any, flags: dict[str, Any], *, apply: bool = True) -> Any:
+    """`options` with the existing npa's keywords applied (those of its apply request when
+    `apply`, else of its destroy request); an unknown keyword is an error."""
     import dataclasses
 
+    if apply:
+        flags = {k: v for k, v in flags.items() if k not in NPA_PREFLIGHT_KEYWORDS}
     unknown = sorted(set(flags) - set(NPA_KEYWORDS))
     if unknown:
         raise UsageError(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from npa_sop_tui.lifecycle import steps
+from npa_sop_tui.lifecycle import adopted_steps, steps
 from npa_sop_tui.lifecycle.contract_fields import plan_fields
 from npa_sop_tui.lifecycle.operation import Sink, operation
 from npa_sop_tui.lifecycle.results import LifecycleOptions, PlanResult
@@ -22,10 +22,13 @@ async def plan(
 ) -> PlanResult:
     options = options or LifecycleOptions()
     steps.check_spec(spec)
+    from npa_sop_tui.lifecycle.adopt import adopt_if_npa
+
+    await adopt_if_npa(spec.name, store=steps.store_of(options), options=options)
     steps.identity_preflight(spec, options)
     redactor = Redactor(options.capacity.values())
     with operation("plan", spec.name, on_event, redactor, steps.store_of(options)) as op:
-        ctx, install, rendered = await steps.prepare(op, spec, options)
+        ctx, install, rendered = await adopted_steps.prepare_any(op, spec, options)
         await steps.init(ctx, install)
         plan_file, changes = await steps.plan(ctx, install, "plan", "Planning all changes", [])
         plan_file.unlink(missing_ok=True)

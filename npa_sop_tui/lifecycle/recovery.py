@@ -79,7 +79,10 @@ def begin(lock: Lock, name: str, store: StateStore | None = None) -> list[str]:
 def _tidy(name: str, store: StateStore | None) -> list[str]:
     notes: list[str] = []
     entry = inventory.get(name, store=store)
-    install_dir = Path(entry.install_dir) if entry is not None and entry.install_dir else None
+    from npa_sop_tui.home.recorded_paths import trusted
+
+    # housekeeping only inside this home: a record's path is data (a copy, a crafted file)
+    install_dir = trusted(entry.install_dir) if entry is not None else None
     folders = [npa_home(), cluster_dir(name)]
     if install_dir is not None:
         folders += [install_dir, supervision.run_dir(install_dir)]
@@ -239,9 +242,14 @@ def _newer_of_same_lineage(dump: Path, state: Path) -> bool:
 
 
 def translate_error(exc: BaseException, install_dir: Path | None = None) -> BaseException:
-    """A raw "no space left" (ours or Terraform's) becomes one `DiskFull`; others unchanged."""
+    """A raw "no space left" (ours or Terraform's) becomes one `DiskFull`; others unchanged.
+
+    The disk measured is the one the failed write was on: a path Terraform names relative
+    to its folder (`terraform.tfstate`) is taken in the folder it ran in (`install_dir`, or
+    the one the failure records), never in this process's working folder."""
     if isinstance(exc, DiskFull):
         return exc
+    install_dir = install_dir or getattr(exc, "install_dir", None)
     if is_disk_full(exc):
         assert isinstance(exc, OSError)
         where = Path(exc.filename) if exc.filename else (install_dir or npa_home())

@@ -41,6 +41,7 @@ class LifecycleOptions:
     profile: str | None = None  # Nebius CLI profile (--profile)
     cloud_timeout: float | None = None  # seconds per cloud read; None: 120
     preflight: bool = True  # --no-preflight
+    allow_unknown: bool = False  # --allow-unknown: go on past quotas preflight cannot judge
     project: str | None = None  # --project: the project ID to deploy into
     timeout_minutes: float | None = 90  # --timeout: each Terraform plan or apply
     source_preflight_only: bool = False  # resolve and check the recipe, then stop
@@ -56,28 +57,53 @@ class LifecycleOptions:
             "root_login_key_file": self.root_login_key_file,
             "recipe.ref": self.recipe_ref,
             "profile": self.profile,  # also mints the state bucket's key (state/credentials)
+            "project": self.project,  # an ID, or the alias of an npa `projects:` section
+            "cloud_timeout": self.cloud_timeout,  # also bounds minting the bucket's key
         }
         if self.capacity:
             flags["capacity"] = dict(self.capacity)
         return {key: value for key, value in flags.items() if value is not None}
 
 
-class _Result(BaseModel):
+class DictAccess:
+    """npa's SDK returned dictionaries; typed results read like them too: `result["status"]`,
+    `result.get(...)`, `"region" in result`, `result.keys()`/`items()` and so `dict(result)`
+    (whose `json.dumps` is npa's document). Values are as `model_dump(mode="json")` gives."""
+
+    def _document(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")  # type: ignore[attr-defined,no-any-return]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:  # type: ignore[attr-defined]
+            raise KeyError(key)
+        return self.model_dump(mode="json", include={key})[key]  # type: ignore[attr-defined]
+
+    def __contains__(self, key: object) -> bool:
+        return key in type(self).model_fields  # type: ignore[attr-defined]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> list[str]:
+        return list(type(self).model_fields)  # type: ignore[attr-defined]
+
+    def values(self) -> list[Any]:
+        return list(self._document().values())
+
+    def items(self) -> list[tuple[str, Any]]:
+        return list(self._document().items())
+
+
+class _Result(DictAccess, BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     operation_id: str
     name: str
     duration: float
     log: str | None = None
-
-    def __getitem__(self, key: str) -> Any:
-        """`result["status"]`: npa's SDK returned dictionaries; their readers keep working."""
-        if key not in type(self).model_fields:
-            raise KeyError(key)
-        return self.model_dump(mode="json", include={key})[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in type(self).model_fields else default
 
 
 class PlanResult(_Result):
@@ -158,12 +184,16 @@ class TerraformFailed(OperationError):
         )
         self.diagnostics = [d.model_dump(mode="json") for d in run.errors]
         self.no_space, self.errored_state = run.no_space, run.errored_state  # recovery.py
+        self.install_dir = install_dir  # where Terraform ran: its relative paths start there
 
     def json_extra(self) -> dict[str, Any]:
         return {"diagnostics": self.diagnostics}
 
 
 class DestroyIncomplete(OperationError):
+    """Not everything went; its JSON carries npa's result fields (`status:
+    "destroy-incomplete"`, `errors`) beside ours (`remaining`)."""
+
     def __init__(self, name: str, remaining: list[str], reason: str) -> None:
         shown = "\n".join(f"  - {a}" for a in remaining[:50]) or "  (state could not be read)"
         super().__init__(
@@ -172,9 +202,16 @@ class DestroyIncomplete(OperationError):
             hint=f"fix the cause and destroy {name!r} again",
         )
         self.remaining = remaining
+        self.name = name
 
     def json_extra(self) -> dict[str, Any]:
-        return {"remaining": self.remaining}
+        return {
+            "name": self.name,
+            "status": "destroy-incomplete",
+            "errors": [self.message],
+            "remaining": self.remaining,
+            "backend": "soperator",
+        }
 
 
 class StateCaptureFailed(OperationError, RuntimeError):

@@ -18,7 +18,7 @@ async def source_preflight(spec: SoperatorSpec, options: Any) -> Any:
     from npa_sop_tui.home.inventory import RecipeInfo
     from npa_sop_tui.lifecycle.results import DeployResult
     from npa_sop_tui.lifecycle.steps import environment_of
-    from npa_sop_tui.recipe import source
+    from npa_sop_tui.recipe import installation
     from npa_sop_tui.recipe.compat import check_recipe_for_spec
     from npa_sop_tui.spec.model import kube_context
 
@@ -33,7 +33,7 @@ async def source_preflight(spec: SoperatorSpec, options: Any) -> Any:
         duration=time.time() - started,
         kube_context=kube_context(spec.name),
         outputs={},
-        install_dir=str(source.installation_dir(recipe, spec.name)),
+        install_dir=str(installation.installation_dir(recipe, spec.name)),
         recipe=RecipeInfo(
             origin=recipe.origin, path=str(recipe.root), ref=recipe.ref, version=recipe.version
         ),
@@ -51,16 +51,16 @@ async def source_preflight_destroy(entry: Any, install_dir: Path | None, options
 
     from npa_sop_tui.lifecycle.results import DestroyResult
     from npa_sop_tui.lifecycle.steps import environment_of
-    from npa_sop_tui.recipe import source
+    from npa_sop_tui.recipe import installation
 
     started = time.time()
+    from npa_sop_tui.home.recorded_paths import recipe_dir
+
     environment = environment_of(options)
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    where = environment.settings.terraform_dir or recorded
-    recipe = await environment.recipe(Path(where) if where else None)
+    recipe = await environment.recipe(recipe_dir(entry, environment.settings))
     await environment.terraform(recipe)
     if install_dir is not None:  # else the state is in the team's bucket, built at destroy
-        source.existing_installation(recipe, install_dir, entry.name)
+        installation.existing_installation(recipe, install_dir, entry.name)
     return DestroyResult(
         operation_id="source-preflight",
         name=entry.name,

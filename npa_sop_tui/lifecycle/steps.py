@@ -23,7 +23,8 @@ from npa_sop_tui.lifecycle import recovery
 from npa_sop_tui.lifecycle.operation import Operation
 from npa_sop_tui.lifecycle.results import DestructivePlanError, LifecycleOptions, TerraformFailed
 from npa_sop_tui.recipe.compat import check_recipe_for_spec
-from npa_sop_tui.recipe.source import Installation, Recipe
+from npa_sop_tui.recipe.installation import Installation
+from npa_sop_tui.recipe.source import Recipe
 from npa_sop_tui.redact import sensitive_variables
 from npa_sop_tui.state import backend as state_backend
 from npa_sop_tui.terraform.plan_reading import PlanChanges, summarize_plan
@@ -134,7 +135,7 @@ def check_spec(spec: SoperatorSpec) -> None:
         raise SpecError(findings, source=f"spec {spec.name!r}")
 
 
-def _capacity(spec: SoperatorSpec, capacity: dict[str, str]) -> dict[str, str]:
+def capacity_of(spec: SoperatorSpec, capacity: dict[str, str]) -> dict[str, str]:
     pools = {w.name for w in spec.workers}
     unknown = sorted(set(capacity) - pools)
     if unknown:
@@ -149,8 +150,14 @@ def identity_preflight(spec: SoperatorSpec, options: LifecycleOptions) -> None:
     """Say what identity is missing before the operation takes the lock or writes its log,
     so a mistake in the input leaves nothing behind (where the environment can tell without
     resolving the recipe; otherwise `prepare` checks once it is resolved)."""
-    if options.identity is None:
-        environment_of(options).identity_before_recipe(spec)
+    if options.identity is not None:
+        return
+    from npa_sop_tui.home import inventory
+
+    entry = inventory.get(spec.name, store=store_of(options))
+    if entry is not None and entry.adoption is not None:
+        return  # pinned where it was deployed (adopted_steps.checked_identity)
+    environment_of(options).identity_before_recipe(spec, cloud_timeout=options.cloud_timeout)
 
 
 async def prepare(
@@ -159,8 +166,7 @@ async def prepare(
     """Everything up to a ready installation folder (no Terraform run yet)."""
     from npa_sop_tui.home import inventory
     from npa_sop_tui.home.paths import cluster_dir
-    from npa_sop_tui.recipe import source
-    from npa_sop_tui.recipe.render import render
+    from npa_sop_tui.recipe import installation
 
     environment = environment_of(options)
     if options.preflight and options.cloud is None:
@@ -173,13 +179,47 @@ async def prepare(
     # The recipe must ship the spec's version and allow this Terraform (exit 2 otherwise);
     # its commit decides the variables' contract.
     recipe_ref = check_recipe_for_spec(ctx.recipe, spec, ctx.binary)
-    from npa_sop_tui.lifecycle import cloud_steps
     from npa_sop_tui.lifecycle.flags import with_project
 
-    identity = options.identity or environment.identity(spec, ctx.recipe)
+    identity = options.identity or await asyncio.to_thread(
+        environment.identity, spec, ctx.recipe, cloud_timeout=options.cloud_timeout
+    )  # a lookup waits on the cloud: never on the event loop (the app's)
     identity = with_project(identity, spec, options.project)
-    capacity = _capacity(spec, environment.settings.capacity)
-    if op.kind in ("plan", "deploy"):  # a destroy rebuilding its installation needs none
+    capacity, rendered = await render_for(op, spec, identity, options, ctx, recipe_ref)
+    op.redactor.add(*rendered.secrets, *capacity.values())
+    ctx.env = {**rendered.env, **ctx.env}
+    ctx.mask_environment()
+    target = installation.installation_dir(ctx.recipe, spec.name)
+    op.rollback.keep(
+        target / "terraform.tfvars.json",
+        target / ".npa-env.json",
+        cluster_dir(spec.name) / inventory.SPEC_FILE,
+    )
+    install = await asyncio.to_thread(
+        installation.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
+    )
+    use_state_backend(ctx, install)
+    op.observe(await environment.observer(spec.name, spec))
+    ctx.announce(install.dir)
+    return ctx, install, rendered
+
+
+async def render_for(
+    op: Operation,
+    spec: SoperatorSpec,
+    identity: Any,
+    options: LifecycleOptions,
+    ctx: Context,
+    recipe_ref: str | None,
+) -> tuple[dict[str, str], Rendered]:
+    """The run-time capacity (resolved by the cloud preflight of a plan or deploy; a destroy
+    rebuilding its installation needs none) and the variables rendered with it."""
+    from npa_sop_tui.lifecycle import cloud_steps
+    from npa_sop_tui.recipe.render import render
+
+    environment = ctx.environment
+    capacity = capacity_of(spec, environment.settings.capacity)
+    if op.kind in ("plan", "deploy"):
         capacity, op.preflight = await cloud_steps.preflight(
             op, spec, identity, capacity, options, environment, ctx.recipe
         )
@@ -194,22 +234,7 @@ async def prepare(
         root_login_key=key,
         validate=op.kind != "destroy",  # the spec as deployed, under the rules of its day
     )
-    op.redactor.add(*rendered.secrets, *capacity.values())
-    ctx.env = {**rendered.env, **ctx.env}
-    ctx.mask_environment()
-    target = source.installation_dir(ctx.recipe, spec.name)
-    op.rollback.keep(
-        target / "terraform.tfvars.json",
-        target / ".npa-env.json",
-        cluster_dir(spec.name) / inventory.SPEC_FILE,
-    )
-    install = await asyncio.to_thread(
-        source.prepare_installation, ctx.recipe, spec.name, rendered.tfvars, rendered.env
-    )
-    use_state_backend(ctx, install)
-    op.observe(await environment.observer(spec.name, spec))
-    ctx.announce(install.dir)
-    return ctx, install, rendered
+    return capacity, rendered
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,9 +242,12 @@ async def prepare(
 
 
 def use_state_backend(ctx: Context, install: Installation) -> None:
-    """Point the installation's Terraform at the configured state backend (local or s3)."""
+    """Point the installation's Terraform at the configured state backend (local or s3);
+    an adopted installation keeps the backend it was set up with (its own, or the team's
+    bucket `state migrate` moved it to), and gets the bucket's key like any other."""
     store = ctx.op.store
-    state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
+    if not install.adopted:
+        state_backend.configure_installation(install.dir, store, install.name, ctx.binary.version)
     if store.shared:  # Terraform reads the same access key from its environment
         minted = store.terraform_env()  # a key minted from the Nebius profile, if that is it
         ctx.env.update(minted)
@@ -231,6 +259,8 @@ async def init(ctx: Context, install: Installation) -> None:
     ctx.op.phase("init", "Preparing Terraform (init)")
     if not ctx.op.store.shared:  # a local state cut short by a full disk (recovery.py)
         recovery.restore_state_file(install.dir, ctx.op.warn)
+    if install.adopted:
+        return await _init_adopted(ctx, install)
     backend_args = state_backend.init_args(install.dir, ctx.op.store, install.name)
     from npa_sop_tui.terraform import init_seed, plugin_cache
 
@@ -266,11 +296,21 @@ async def init(ctx: Context, install: Installation) -> None:
         await recovery.push_errored_state(ctx.runner().capture, install.dir, ctx.op.warn)
 
 
+async def _init_adopted(ctx: Context, install: Installation) -> None:
+    """An adopted installation's init: plain `terraform init` with its own backend and
+    lock file (no shared provider cache linked into its `.terraform`, no record of ours)."""
+    run = await ctx.runner().run(
+        ["init", "-input=false", "-no-color"], cwd=install.dir, json_ui=False
+    )
+    if not run.ok:
+        raise TerraformFailed(f"init (adopted installation {install.dir})", run, install.dir)
+
+
 def _plan_dir(install: Installation) -> Path:
     from npa_sop_tui.home.files import ensure_dir
 
     # 0700 (through the home's owner): saved plans hold variable values, secrets included
-    return ensure_dir(install.dir / ".npa-plan")
+    return ensure_dir(install.files_dir / ".npa-plan")
 
 
 def _parallelism(ctx: Context) -> list[str]:
@@ -282,7 +322,7 @@ async def plan(
 ) -> tuple[Path, PlanChanges]:
     ctx.op.phase(phase, label)
     plan_file = _plan_dir(install) / f"{phase.replace(':', '-')}.tfplan"
-    args = ["plan", "-input=false", "-json", f"-out={plan_file}"]
+    args = ["plan", "-input=false", "-json", f"-out={plan_file}", *install.var_file_args()]
     args += [f"-target={t}" for t in targets]
     runner = ctx.runner()
     run = await within(
@@ -323,6 +363,7 @@ async def apply(
 
 async def destroy(ctx: Context, install: Installation) -> RunResult:
     args = ["destroy", "-input=false", "-json", "-auto-approve", *_parallelism(ctx)]
+    args += install.var_file_args()
     return await within(ctx, ctx.runner().run(args, cwd=install.dir), "destroy")
 
 

@@ -118,7 +118,7 @@ async def run_gate(
     spec: Any, shell: SlurmShell, *, timeout: float, emit: Emit
 ) -> tuple[Validation, list[GpuCreationCheck]]:
     """Run the gate; `(validation, per-pool checks)`. Never raises for a failed check."""
-    pools = [p for p in spec.workers if p.is_gpu]
+    pools = [p for p in spec.workers if p.is_gpu()]
     checks = [
         GpuCreationCheck(pool=p.name, gpus_per_node=p.gpus_per_node, status="NOT_RUN")
         for p in pools

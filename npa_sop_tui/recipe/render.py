@@ -49,6 +49,9 @@ O11Y_PROFILE = "soperator-telemetry"
 O11Y_PROFILE_ENV = "NEBIUS_OLLY_PROFILE"
 
 
+REDACTED = "<redacted>"
+
+
 @dataclass
 class Rendered:
     """What Terraform needs for one cluster. `.secrets` are values logs must redact."""
@@ -70,8 +73,23 @@ class Rendered:
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
-            text = text.replace(secret, "<redacted>")
+            text = text.replace(secret, REDACTED)
         return text
+
+    def redacted_json(self) -> str:
+        """`tfvars_json()` with every secret masked in the data itself, before it is encoded:
+        JSON writes a non-ASCII ID as `\\u00e9…`, which a search of the encoded text for the
+        ID no longer finds."""
+        return json.dumps(self._masked(self.tfvars), indent=2, sort_keys=True) + "\n"
+
+    def _masked(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact(str(k)): self._masked(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._masked(v) for v in value]
+        return value
 
     def write(self, out_dir: str | Path) -> Path:
         """Write `terraform.tfvars.json` atomically with mode 0600 (it may hold reservation

@@ -196,7 +196,7 @@ def _worker(
 
 def ordered_pools(spec: SoperatorSpec) -> list[WorkerPoolSpec]:
     """GPU pools first: the recipe takes the Slurm CUDA version from workers[0]."""
-    return [p for p in spec.workers if p.is_gpu] + [p for p in spec.workers if not p.is_gpu]
+    return [p for p in spec.workers if p.is_gpu()] + [p for p in spec.workers if not p.is_gpu()]
 
 
 def partitions() -> list[dict[str, Any]]:

@@ -5,16 +5,12 @@ Sources, first match wins: `--terraform-dir` (a nebius-solutions-library checkou
 `recipe.ref` cached under `~/.npa/soperator/recipes/<ref[:12]>`. Any git URL works, so tests
 clone a local repository built from the stand-in.
 
-Each cluster gets `installations/<name>` beside `installations/example`, as the recipe's README
-asks. When the recipe folder is not ours to write (read-only, or the packaged stand-in) the
-installation goes to `~/.npa/soperator/<name>/install/` with the same relative layout, so the
-example's `../../modules` sources still resolve.
+Each cluster's installation folder (where Terraform runs) is recipe/installation.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -26,19 +22,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from npa_sop_tui.errors import OperationError, UsageError
-from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text, ensure_dir, tighten_tree
-from npa_sop_tui.home.paths import cluster_dir, npa_home, soperator_root
+from npa_sop_tui.home.fsutil import ensure_dir
+from npa_sop_tui.home.paths import soperator_root
 from npa_sop_tui.recipe.compat import recipe_version
 from npa_sop_tui.recipe.table import DEFAULT_RECIPE_REF
 
 DEFAULT_RECIPE_URL = "https://github.com/nebius/nebius-solutions-library.git"
 EXAMPLE = Path("installations") / "example"
 STANDIN_MARKER = ".npa-standin"
-EU_API_ENDPOINT = "api.eu.nebius.cloud:443"  # what the recipe's terraform.tf hard-codes
-GLOBAL_API_ENDPOINT = "api.nebius.cloud:443"
-# Files of the example that never belong in a cluster's installation.
-_SKIP = {"terraform.tfvars", ".terraform", ".terraform.lock.hcl", ".envrc", "login.sh"}
-_SKIP_PREFIX = ("terraform.tfstate", "terraform_backend_override")
 
 Origin = Literal["terraform-dir", "config", "git", "sandbox"]
 
@@ -227,130 +218,3 @@ def clone_recipe(url: str, ref: str) -> Path:
 def _resolves_to(repo: Path, ref: str, head: str) -> bool:
     done = _git(["rev-parse", f"{ref}^{{commit}}"], cwd=repo)
     return done.returncode == 0 and done.stdout.strip() == head
-
-
-# ---------------------------------------------------------------------------------------------
-# Installation
-
-
-@dataclass(frozen=True)
-class Installation:
-    name: str
-    dir: Path  # the folder Terraform runs in
-    recipe: Recipe
-
-    @property
-    def tfvars_path(self) -> Path:
-        return self.dir / "terraform.tfvars.json"
-
-    @property
-    def env_path(self) -> Path:
-        return self.dir / ".npa-env.json"
-
-    def read_env(self) -> dict[str, str]:
-        try:
-            data = json.loads(self.env_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def _writable(root: Path) -> bool:
-    installations = root / "installations"
-    return os.access(installations, os.W_OK | os.X_OK)
-
-
-def installation_dir(recipe: Recipe, name: str) -> Path:
-    if recipe.is_standin or not _writable(recipe.root):
-        return cluster_dir(name) / "install" / "installations" / name
-    return recipe.root / "installations" / name
-
-
-def prepare_installation(
-    recipe: Recipe, name: str, tfvars: dict[str, Any], env: dict[str, str]
-) -> Installation:
-    """Create or refresh `installations/<name>` and write the rendered variables (0600).
-
-    Terraform's own files (.terraform, state, lock file) are kept, so re-running converges.
-    """
-    target = installation_dir(recipe, name)
-    ensure_dir(target)
-    if not target.is_relative_to(recipe.root):
-        _link_siblings(recipe.root, target.parent.parent)
-    for item in recipe.example_dir.iterdir():
-        if item.name in _SKIP or item.name.startswith(_SKIP_PREFIX):
-            continue
-        dest = target / item.name
-        if item.is_dir():
-            shutil.copytree(item, dest, dirs_exist_ok=True)
-            if target.is_relative_to(npa_home()):
-                tighten_tree(dest)  # copytree copied the package's 0755 folders
-        else:
-            shutil.copy2(item, dest)
-    _point_provider_at_region(target / "terraform.tf", env.get("TF_VAR_region"))
-    atomic_write_text(
-        target / "terraform.tfvars.json",
-        json.dumps(tfvars, indent=2, sort_keys=True) + "\n",
-        mode=SECRET_MODE,
-    )
-    atomic_write_text(
-        target / ".npa-env.json", json.dumps(env, indent=2, sort_keys=True) + "\n", mode=SECRET_MODE
-    )
-    protect_state_files(target)
-    return Installation(name=name, dir=target, recipe=recipe)
-
-
-def api_endpoint(region: str | None) -> str:
-    """The Nebius API the provider must use: the recipe hard-codes the `eu` one, which only
-    serves regions whose name starts with `eu`."""
-    return EU_API_ENDPOINT if region is None or region.startswith("eu") else GLOBAL_API_ENDPOINT
-
-
-def _point_provider_at_region(terraform_tf: Path, region: str | None) -> None:
-    try:
-        text = terraform_tf.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return
-    wanted = api_endpoint(region)
-    fixed = text.replace(EU_API_ENDPOINT, wanted)
-    if fixed != text:
-        terraform_tf.write_text(fixed, encoding="utf-8")
-
-
-def existing_installation(recipe: Recipe, install_dir: Path, name: str) -> Installation:
-    protect_state_files(install_dir)
-    return Installation(name=name, dir=install_dir, recipe=recipe)
-
-
-# Local state and its backups carry every variable value Terraform saw (reservation IDs, the
-# backups password) and provider outputs such as cluster credentials.
-_STATE_GLOBS = ("terraform.tfstate", "terraform.tfstate.backup", "terraform.tfstate.*.backup")
-
-
-def protect_state_files(install_dir: Path) -> None:
-    """Make existing local state files 0600.
-
-    Terraform runs with a private umask, but it rewrites an existing state file in place and
-    keeps its mode, so files left world-readable by an older run are fixed here.
-    """
-    for pattern in _STATE_GLOBS:
-        for path in install_dir.glob(pattern):
-            if path.is_file() and not path.is_symlink() and path.stat().st_mode & 0o077:
-                path.chmod(SECRET_MODE)
-
-
-def _link_siblings(recipe_root: Path, install_root: Path) -> None:
-    """Make `install_root/<x>` point at `recipe_root/<x>` for everything but installations/."""
-    ensure_dir(install_root)
-    for item in recipe_root.iterdir():
-        if item.name == "installations" or item.name.startswith("."):
-            continue
-        link = install_root / item.name
-        if link.is_symlink() and link.resolve() == item.resolve():
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            if link.is_symlink() or link.is_file():
-                link.unlink()
-            elif link.is_dir():
-                shutil.rmtree(link)
-        link.symlink_to(item.resolve(), target_is_directory=item.is_dir())

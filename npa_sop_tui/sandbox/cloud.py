@@ -11,7 +11,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.cloud.client import CloudClient, CloudReads, CloudSettings
@@ -31,13 +30,15 @@ def _has_cluster(name: str) -> bool:
     """Whether the cluster's Terraform state (local or in the team's bucket, read through
     the state store) holds the stand-in's mk8s cluster."""
     from npa_sop_tui.home import inventory
+    from npa_sop_tui.home.recorded_paths import trusted
     from npa_sop_tui.state.stores import default_store
 
     entry = inventory.get(name)
-    if entry is None or not entry.install_dir:
+    install_dir = trusted(entry.install_dir) if entry is not None else None
+    if install_dir is None:  # none, or not in this home: a record's path is data
         return False
     try:
-        state = default_store().read_tfstate(name, Path(entry.install_dir))
+        state = default_store().read_tfstate(name, install_dir)
     except Exception:  # an unreachable bucket: the simulated cloud holds nothing
         return False
     return any(

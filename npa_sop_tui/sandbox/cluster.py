@@ -200,7 +200,7 @@ class SimulatedCluster:
                 nodeset=role,
                 pool=group if pool is not None else None,
                 ready=ready,
-                gpu=bool(pool is not None and pool.is_gpu),
+                gpu=bool(pool is not None and pool.is_gpu()),
                 preemptible=bool(pool is not None and pool.preemptible),
             )
             self.kube.upsert("nodes", node)

@@ -60,11 +60,15 @@ class SandboxEnvironment(Environment):
         super().__init__(settings if settings is not None else resolve_settings(flags))
         self.sleep_seconds = sleep_seconds
         self.kube: FakeKubeServer | None = None
+        self._kubeconfig: Path | None = None  # set when the home is read-only
+        self._kubeconfig_dir: str | None = None
         self.clusters: dict[str, SimulatedCluster] = {}
 
     # -- recipe and Terraform ----------------------------------------------------------------
 
-    def identity_before_recipe(self, spec: SoperatorSpec) -> None:
+    def identity_before_recipe(
+        self, spec: SoperatorSpec, *, cloud_timeout: float | None = None
+    ) -> None:
         """Nothing to check: the sandbox needs no cloud identity."""
 
     async def recipe(
@@ -120,7 +124,13 @@ class SandboxEnvironment(Environment):
 
     # -- who and what --------------------------------------------------------------------------
 
-    def identity(self, spec: SoperatorSpec | None, recipe: Recipe | None = None) -> Identity:
+    def identity(
+        self,
+        spec: SoperatorSpec | None,
+        recipe: Recipe | None = None,
+        *,
+        cloud_timeout: float | None = None,
+    ) -> Identity:
         return placeholder_identity(self.settings.identity(spec))
 
     def root_login_key(self, spec: SoperatorSpec, recipe: Recipe | None = None) -> ResolvedKey:
@@ -179,7 +189,21 @@ class SandboxEnvironment(Environment):
         await self._ensure_kube()
 
     def kubeconfig_path(self) -> Path:
-        return self.home / "kubeconfig"
+        return self._kubeconfig or self.home / "kubeconfig"
+
+    def _write_kubeconfig(self, kube: FakeKubeServer, context: str) -> None:
+        """The fake API's kubeconfig in the sandbox home; on a read-only home, in a private
+        temporary folder instead (status reads a read-only home, as it does for real)."""
+        from npa_sop_tui.home.files import HomeReadOnly
+
+        try:
+            kube.write_kubeconfig(self.kubeconfig_path(), context)
+        except HomeReadOnly:
+            import tempfile
+
+            self._kubeconfig_dir = self._kubeconfig_dir or tempfile.mkdtemp(prefix="npa-kube-")
+            self._kubeconfig = Path(self._kubeconfig_dir) / "kubeconfig"  # mkdtemp: 0700
+            kube.write_kubeconfig(self._kubeconfig, context)
 
     async def _ensure_kube(self) -> FakeKubeServer:
         if self.kube is None:
@@ -203,7 +227,7 @@ class SandboxEnvironment(Environment):
             store = self.state_store()
             cluster.restore(await asyncio.to_thread(state_addresses, store, name))
         cluster.spec = spec
-        kube.write_kubeconfig(self.kubeconfig_path(), self.status_settings(name).kube_context)
+        self._write_kubeconfig(kube, self.status_settings(name).kube_context)
         return cluster
 
     async def status_feed(
@@ -262,6 +286,11 @@ class SandboxEnvironment(Environment):
         if self.kube is not None:
             await self.kube.stop_in_loop()
             self.kube = None
+        if self._kubeconfig_dir is not None:
+            import shutil
+
+            shutil.rmtree(self._kubeconfig_dir, ignore_errors=True)
+            self._kubeconfig_dir = self._kubeconfig = None
         self.clusters.clear()
         self._home.leave()
 

@@ -5,7 +5,8 @@ answers every call so that every preflight check passes; `seed_for_spec()` adds 
 reservations a spec's reserved pools name; `apply_scenario()` breaks one thing on purpose so
 a newcomer can see each failure path in the sandbox:
 
-    NPA_SANDBOX_SCENARIO=quota-short,capacity-block-missing,gpu-check-fail,destroy-leftover
+    NPA_SANDBOX_SCENARIO=quota-short,quota-hidden,capacity-block-missing,gpu-check-fail,
+                         destroy-leftover
 
 Prices are invented (deterministic, per vCPU and GPU); they are labelled as the sandbox's.
 """
@@ -24,6 +25,7 @@ from npa_sop_tui.cloud.model import (
     Availability,
     CapacityAllowance,
     CapacityBlockGroup,
+    CloudResource,
     Filesystem,
     Mk8sCluster,
     NodeGroup,
@@ -36,7 +38,13 @@ from npa_sop_tui.sandbox.fake_access_keys import FakeAccessKeys
 from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
 
 SCENARIO_ENV = "NPA_SANDBOX_SCENARIO"
-SCENARIOS = ("quota-short", "capacity-block-missing", "gpu-check-fail", "destroy-leftover")
+SCENARIOS = (
+    "quota-short",
+    "quota-hidden",
+    "capacity-block-missing",
+    "gpu-check-fail",
+    "destroy-leftover",
+)
 GIB = 1024**3
 # Quota names the preflight reads (see cloud/needs.py), with generous sandbox limits.
 _DEFAULT_LIMITS = {
@@ -50,6 +58,7 @@ _DEFAULT_LIMITS = {
     "compute.filesystem.size.network-ssd": 200_000 * GIB,
     "compute.gpucluster.count": 20,
     "mk8s.cluster.count": 10,
+    "vpc.allocation.count": 2_000,
 }
 _DEFAULT_GPU_LIMIT = 512
 _USD_PER_VCPU_HOUR = Decimal("0.012")
@@ -83,6 +92,11 @@ class FakeCloudState:
     clusters: dict[str, Mk8sCluster] = field(default_factory=dict)
     node_groups: list[NodeGroup] = field(default_factory=list)
     filesystems: dict[str, Filesystem] = field(default_factory=dict)
+    # the spec the API keeps per filesystem ID (fake_filesystems.py); one without a spec
+    # reads as a NETWORK_SSD of unknown size
+    filesystem_specs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # VPC allocations, GPU clusters and buckets by ID (destroy verification reads them)
+    others: dict[str, CloudResource] = field(default_factory=dict)
     profile: WhoAmI = field(default_factory=lambda: WhoAmI("user", "useraccount-sandbox"))
     # Behaviour for tests: seconds to stall a method, a status code to fail it with, the
     # bearer token to require (None accepts any), the largest page a listing returns.
@@ -90,6 +104,7 @@ class FakeCloudState:
     errors: dict[str, str] = field(default_factory=dict)
     token: str | None = None
     max_page: int = 1000
+    iam_v2: bool = True  # False: the IAM address predates v2 (answers UNIMPLEMENTED)
     # Sign-in: service-account public keys (kid → (account id, PEM)) the token exchange
     # verifies JWTs against; access tokens it issued (→ expiry, epoch seconds); tokens the
     # services refuse as expired.
@@ -99,6 +114,8 @@ class FakeCloudState:
     # Operations: seconds before one finishes, and methods whose operation ends in an error.
     operation_seconds: float = 0.0
     price_unit: str = "month"  # what billing answers when the request asks for no unit
+    price_extra_units: tuple[str, ...] = ()  # more costs per resource, in these units
+    price_reversed: bool = False  # costs answered in the reverse order of the requests
     failing_operations: dict[str, str] = field(default_factory=dict)
     scenario: frozenset[str] = frozenset()
     calls: list[tuple[str, str]] = field(default_factory=list)  # (method, authorization)
@@ -232,11 +249,17 @@ def seed_for_spec(state: FakeCloudState, spec: Any, capacity: Mapping[str, str])
                     state="active",
                 )
             )
+    if "quota-hidden" in state.scenario:  # credentials that may read usage but not limits
+        hidden = "compute.instance.count"
+        state.quotas = [replace(q, limit=None) if q.name == hidden else q for q in state.quotas]
+        state.project_quotas = [
+            replace(q, limit=None) if q.name == hidden else q for q in state.project_quotas
+        ]
     if "quota-short" in state.scenario:
         from npa_sop_tui.cloud.needs import gpu_quota_name
 
         short = {"compute.instance.count"}
-        short |= {gpu_quota_name(p.platform) for p in spec.workers if p.is_gpu}
+        short |= {gpu_quota_name(p.platform) for p in spec.workers if p.is_gpu()}
         state.quotas = [
             replace(q, limit=1, usage=1) if q.name in short else q for q in state.quotas
         ]

@@ -212,6 +212,7 @@ def _operation_rows(fake: FakeNebius) -> list[Any]:
 def _table(fake: FakeNebius) -> list[Any]:
     from npa_sop_tui.sandbox.fake_access_key_service import handlers as access_key_handlers
     from npa_sop_tui.sandbox.fake_filesystems import handlers as filesystem_handlers
+    from npa_sop_tui.sandbox.fake_leftovers import handlers as leftover_handlers
     from npa_sop_tui.sandbox.fake_nebius_reads import handlers as read_handlers
 
     def rpc(*args: Any) -> Any:
@@ -221,6 +222,7 @@ def _table(fake: FakeNebius) -> list[Any]:
         *read_handlers(fake, rpc),
         *access_key_handlers(fake, rpc),
         *filesystem_handlers(fake, rpc),
+        *leftover_handlers(fake, rpc),
         *_token_rows(fake, rpc),
     ]
 

@@ -1,7 +1,8 @@
 """The read services of the local Nebius server: quotas (tenant and project), capacity block
-groups, capacity allowances, resource advice, platforms, subnets, filesystems, billing
-estimates, mk8s clusters and node groups, the IAM profile. Each answers from the
-`FakeCloudState` with the SDK's own message classes (see fake_nebius.py for the server).
+groups, capacity allowances, resource advice, platforms, subnets, billing estimates, mk8s
+clusters and node groups, the IAM profile and projects (v2, and v1). Each answers from the
+`FakeCloudState` with the SDK's own message classes (see fake_nebius.py for the server;
+filesystems are in fake_filesystems.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
     from nebius.api.nebius.capacity import v1 as capacity
     from nebius.api.nebius.compute import v1 as compute
     from nebius.api.nebius.iam import v1 as iam
+    from nebius.api.nebius.iam import v2 as iam2
     from nebius.api.nebius.mk8s import v1 as mk8s
     from nebius.api.nebius.quotas import v1 as quotas
     from nebius.api.nebius.vpc import v1 as vpc
@@ -201,16 +203,6 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
         items, token = fake.page(msgs, req)
         return vpc.ListSubnetsResponse(items=items, next_page_token=token)
 
-    def filesystem_get(req: Any, ctx: Any) -> Any:
-        fs = s.filesystems.get(req.id)
-        if fs is None:
-            ctx.abort(grpc.StatusCode.NOT_FOUND, f"filesystem {req.id} not found")
-        State = compute.FilesystemStatus.State
-        return compute.Filesystem(
-            metadata=_meta(id=fs.id, name=fs.name, parent_id=fs.parent_id),
-            status=compute.FilesystemStatus(state=State[fs.state.upper()]),
-        )
-
     # --- billing --------------------------------------------------------------------------
     def priced(item: Any, ctx: Any) -> Decimal:
         """One resource's hourly price; the request is checked as the calculator would: a
@@ -245,21 +237,29 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
         return price
 
     def estimate(req: Any, ctx: Any) -> Any:
+        """Each resource's cost named by its request's metadata; as billing may, extra
+        costs in other units (`price_extra_units`), and the order not promised (reversed
+        with `price_reversed`)."""
         hour = billing.FilterAggregationUnit.FilterAggregationUnitValue
         wanted = list(req.filter_aggregation_unit.filter_aggregation_unit_values) if (
             req.filter_aggregation_unit is not None) else []  # fmt: skip
         unit = "hour" if wanted == [hour.FILTER_AGGREGATION_UNIT_HOUR] else s.price_unit
-        costs = []
+        costs, total = [], Decimal(0)
         for item in req.resource_specs:
             price = priced(item, ctx)
-            breakdown = billing.CostBreakdown(cost=str(price), cost_rounded=f"{price:.2f}")
-            costs.append(
-                billing.ResourceCost(
-                    aggregation_unit=billing.AggregationUnit(unit=unit),
-                    general=billing.GeneralResourceCost(total=breakdown),
+            total += price
+            meta = REGISTRY.unpack_any(item.spec).metadata
+            for each in (unit, *s.price_extra_units):
+                breakdown = billing.CostBreakdown(cost=str(price), cost_rounded=f"{price:.2f}")
+                costs.append(
+                    billing.ResourceCost(
+                        metadata=_meta(name=meta.name, parent_id=meta.parent_id),
+                        aggregation_unit=billing.AggregationUnit(unit=each),
+                        general=billing.GeneralResourceCost(total=breakdown),
+                    )
                 )
-            )
-        total = sum((Decimal(c.general.total.cost) for c in costs), Decimal(0))
+        if s.price_reversed:
+            costs.reverse()
         return billing.EstimateBatchResponse(
             resource_costs=costs,
             total_costs=[
@@ -325,6 +325,13 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             ctx.abort(grpc.StatusCode.NOT_FOUND, f"project {req.id} not found")
         return iam.Container(metadata=_meta(id=s.project_id, parent_id=s.tenant_id))
 
+    def project_get_v2(req: Any, ctx: Any) -> Any:
+        if not s.iam_v2:  # an address that predates IAM v2
+            ctx.abort(grpc.StatusCode.UNIMPLEMENTED, "unknown service nebius.iam.v2.ProjectService")
+        if req.id != s.project_id:
+            ctx.abort(grpc.StatusCode.NOT_FOUND, f"project {req.id} not found")
+        return iam2.Project(metadata=_meta(id=s.project_id, parent_id=s.tenant_id))
+
     table: list[Any] = [
         rpc("nebius.quotas.v1.QuotaAllowanceService", "List",
             quotas.ListQuotaAllowancesRequest, quotas.ListQuotaAllowancesResponse, quota_list),
@@ -344,8 +351,7 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             vpc.ListSubnetsRequest, vpc.ListSubnetsResponse, subnet_list),
         rpc("nebius.compute.v1.PlatformService", "List",
             compute.ListPlatformsRequest, compute.ListPlatformsResponse, platform_list),
-        rpc("nebius.compute.v1.FilesystemService", "Get",
-            compute.GetFilesystemRequest, compute.Filesystem, filesystem_get),
+
         rpc("nebius.billing.v1.CalculatorService", "EstimateBatch",
             billing.EstimateBatchRequest, billing.EstimateBatchResponse, estimate),
         rpc("nebius.mk8s.v1.ClusterService", "List",
@@ -356,6 +362,8 @@ def handlers(fake: ServiceHost, rpc: Callable[..., Any]) -> list[Any]:
             mk8s.ListNodeGroupsRequest, mk8s.ListNodeGroupsResponse, node_group_list),
         rpc("nebius.iam.v1.ProjectService", "Get",
             iam.GetProjectRequest, iam.Container, project_get),
+        rpc("nebius.iam.v2.ProjectService", "Get",
+            iam2.GetProjectRequest, iam2.Project, project_get_v2),
         rpc("nebius.iam.v1.ProfileService", "Get",
             iam.GetProfileRequest, iam.GetProfileResponse, profile_get),
     ]  # fmt: skip

@@ -26,6 +26,7 @@ from typing import Any
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.jobs.model import JobInfo, JobRequest, OnOutput, OnState
+from npa_sop_tui.sandbox.job_environment import job_environment
 from npa_sop_tui.status.slurm_ops import check_job
 
 FOLDER = "sandbox-jobs"
@@ -137,14 +138,16 @@ class LocalJobs:
             nodes=",".join(n for n, _ in chosen),
             sandbox=True,
         )
-        launch_env = {
-            **os.environ,
-            "NPA_JOB_FOLDER": str(folder),
-            "NPA_PENDING": str(PENDING_SECONDS),
-            "NPA_NODES": " ".join(n for n, _ in chosen),
-            "NPA_WORKDIR": request.workdir or "",
-            "NPA_LIMIT": f"timeout {_seconds(request.time)}" if request.time else "",
-        }
+        # from an allow-list: the caller's cloud tokens and keys never reach a job
+        launch_env = job_environment(
+            {
+                "NPA_JOB_FOLDER": str(folder),
+                "NPA_PENDING": str(PENDING_SECONDS),
+                "NPA_NODES": " ".join(n for n, _ in chosen),
+                "NPA_WORKDIR": request.workdir or "",
+                "NPA_LIMIT": f"timeout {_seconds(request.time)}" if request.time else "",
+            }
+        )
         # A double fork: the job's process is nobody's child here, so no zombie is left
         # behind in a long-lived app, and it outlives this command.
         launcher = subprocess.run(

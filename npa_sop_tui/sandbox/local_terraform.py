@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import json
 import os
 import shutil
 import tempfile
@@ -99,10 +100,11 @@ def prepare(home: Path | None = None) -> LocalTerraform:
                 os.unlink(tmp_name)
             raise
     # The stand-in nebius/nebius provider (a small script) for recipes that declare Nebius
-    # resources; the packaged stand-in recipe does not, so its deploys never start it.
+    # resources, under every address recipes have used for it; the packaged stand-in recipe
+    # declares none, so its deploys never start it.
     nebius_provider.install(mirror)
     cli_config = base / "terraformrc"
-    local = '["registry.terraform.io/hashicorp/*", "registry.terraform.io/nebius/nebius"]'
+    local = json.dumps(["registry.terraform.io/hashicorp/*", *nebius_provider.ADDRESSES])
     text = (
         "disable_checkpoint = true\n"
         "provider_installation {\n"

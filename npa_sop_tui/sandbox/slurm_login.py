@@ -68,9 +68,9 @@ class SimulatedLogin:
         self.behaviour = folder / "behaviour"
         _private_dirs(self.behaviour)
         self.commands: list[str] = []
-        first_gpu = next((p for p in spec.workers if p.is_gpu), None)
+        first_gpu = next((p for p in spec.workers if p.is_gpu()), None)
         for pool in spec.workers:
-            if not pool.is_gpu:
+            if not pool.is_gpu():
                 continue
             names = _node_names(pool)
             for i, node in enumerate(names):
@@ -134,12 +134,16 @@ class SimulatedLogin:
     async def _srun(self, words: list[str], timeout: float) -> CommandResult:
         node = next((w.split("=", 1)[1] for w in words if w.startswith("--nodelist=")), "")
         script = words[words.index("-c") + 1]
-        env = {
-            "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
-            "SLURMD_NODENAME": node,
-            "NPA_FAKE_GPU_DIR": str(self.behaviour),
-            "HOME": os.environ.get("HOME", "/tmp"),
-        }
+        from npa_sop_tui.sandbox.job_environment import job_environment
+
+        env = job_environment(  # what any sandbox job gets: no cloud tokens, no keys
+            {
+                "PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin",
+                "SLURMD_NODENAME": node,
+                "NPA_FAKE_GPU_DIR": str(self.behaviour),
+                "HOME": os.environ.get("HOME", "/tmp"),
+            }
+        )
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", script, env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

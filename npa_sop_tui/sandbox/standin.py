@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from npa_sop_tui.home.fsutil import ensure_dir, tighten_tree
+from npa_sop_tui.home.fsutil import atomic_write_text, copy_tree, ensure_dir
 from npa_sop_tui.home.paths import npa_home
 from npa_sop_tui.recipe.contract import Contract, load_contract
 from npa_sop_tui.recipe.source import STANDIN_MARKER as MARKER
@@ -48,12 +48,10 @@ def standin_recipe_dir(commit: str, version: str | None = None) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=".standin.", dir=base))
     try:
         root = tmp / "soperator"
-        shutil.copytree(PACKAGED / "modules", root / "modules")
+        # through the home's owner: folders 0700, files 0600, like everything in the home
+        copy_tree(PACKAGED / "modules", root / "modules")
         for rel, text in files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        tighten_tree(tmp)  # copytree copied the package's 0755 folders
+            atomic_write_text(root / rel, text, mode=0o600)
         ensure_dir(target.parent.parent)
         try:
             os.replace(tmp, target.parent)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.lifecycle.post_deploy_step import DeploymentDegraded
-from npa_sop_tui.lifecycle.results import DestroyResult, StateCaptureFailed
+from npa_sop_tui.lifecycle.results import DestroyResult, DictAccess, StateCaptureFailed
 from npa_sop_tui.spec.model import SoperatorSpec
 from npa_sop_tui.status.model import ClusterStatus
 
@@ -101,7 +101,7 @@ def as_validation_error(exc: DeploymentDegraded) -> SoperatorDeploymentValidatio
     return out
 
 
-class ContractPlan(BaseModel):
+class ContractPlan(DictAccess, BaseModel):
     """npa's provider-free plan: what `plan(spec)` returns when no Terraform plan is asked
     for (nothing is read from the cloud or the config: region `(resolve-at-deploy)`)."""
 
@@ -115,9 +115,6 @@ class ContractPlan(BaseModel):
     provider_mutation: bool = False
     backend: str = "soperator"
 
-    def __getitem__(self, key: str) -> Any:
-        return self.model_dump(mode="json")[key]
-
 
 def contract_plan(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -> ContractPlan:
     from npa_sop_tui.lifecycle import steps
@@ -127,15 +124,12 @@ def contract_plan(spec: SoperatorSpec, capacity: dict[str, str] | None = None) -
     return ContractPlan(**plan_fields(spec, capacity))
 
 
-class SoperatorStatus(ClusterStatus):
+class SoperatorStatus(DictAccess, ClusterStatus):
     """`ClusterStatus` with npa's SDK fields: `status` (`running` once Kubernetes answered,
     else `unreachable`) and `backend`."""
 
     status: str = "running"
     backend: str = "soperator"
-
-    def __getitem__(self, key: str) -> Any:
-        return self.model_dump(mode="json")[key]
 
 
 def with_contract_status(snapshot: ClusterStatus) -> SoperatorStatus:

@@ -52,9 +52,9 @@ async def _with_backend(
     try:
         settings = environment.status_settings(name, **options)
         if environment.is_sandbox:
-            from npa_sop_tui.home import inventory
+            from npa_sop_tui.lifecycle.adopt import arequire_cluster
 
-            inventory.require(settings.name)
+            await arequire_cluster(settings.name)
         ops = await environment.slurm_ops(settings, host_key_policy=policy)
         try:
             return await work(job_backend(ops))

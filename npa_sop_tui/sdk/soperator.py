@@ -177,7 +177,7 @@ async def adestroy(
         try:
             return await lifecycle.destroy(
                 _name(name),
-                options=with_npa_flags(opts, npa_flags),
+                options=with_npa_flags(opts, npa_flags, apply=False),
                 on_event=_sink(on_event, on_status, stream_terraform_output),
             )
         except DestroyIncomplete as exc:
@@ -267,6 +267,10 @@ async def astatus(
         require_sandbox_cluster(_name(name))
     environment = open_environment(sandbox=sandbox)
     try:
+        if sandbox:  # built from its spec: one the existing npa deployed is adopted first
+            from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
+            await arequire_cluster(_name(name), store=environment.state_store())
         if settings is None:
             settings = environment.status_settings(_name(name), **fields)
         snapshot = await environment.status_once(

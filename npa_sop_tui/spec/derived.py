@@ -115,15 +115,15 @@ class PoolFacts:
         cbg = self.capacity_block_group
         return cbg.get_secret_value() if cbg is not None else None
 
-    @property
     def is_gpu(self: Any) -> bool:
+        """A GPU pool (platform `gpu-…`); a method, as in the existing npa's SDK."""
         return bool(self.platform.startswith("gpu-"))
 
     @property
     def gpus_per_node(self: Any) -> int:
         """GPU count from the preset name (`8gpu-…` → 8); 0 for CPU pools."""
         match = re.match(r"^(\d+)gpu-", self.preset)
-        return int(match.group(1)) if self.is_gpu and match else 0
+        return int(match.group(1)) if self.is_gpu() and match else 0
 
     def capacity_mode(self: Any, capacity: dict[str, str] | None = None) -> CapacityMode:
         return capacity_mode_of(
@@ -174,7 +174,7 @@ class SpecFacts:
 
     @property
     def has_gpu(self: Any) -> bool:
-        return any(pool.is_gpu for pool in self.workers)
+        return any(pool.is_gpu() for pool in self.workers)
 
     @property
     def recipe_generation(self: Any) -> str:

@@ -20,6 +20,7 @@ and raises `SpecError` (file:line) when it is invalid; `write` writes nothing in
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,11 +250,13 @@ class SpecDocument:
         return merged if agrees else head + edited  # if not, ruamel's whole dump: correct, noisier
 
     def diff(self, *, label: str | None = None) -> str:
-        """Unified diff from the original text to `render()` ("" when unchanged)."""
+        """Unified diff from the original text to `render()` ("" when unchanged), every
+        secret in it masked (`_mask_secrets`): a changed line's neighbours are shown too,
+        and a capacity block group ID beside the edited size must not be among them."""
         name = label or str(self.path or "cluster.yaml")
         if self.render() == self.original:
             return ""
-        return "".join(
+        text = "".join(
             difflib.unified_diff(
                 # both sides end in a newline: else a file without one would show its last
                 # line glued to the next diff line (`-a: 1+a: 2`)
@@ -263,6 +266,8 @@ class SpecDocument:
                 tofile=f"{name} (after)",
             )
         )
+        secrets = _secret_values(SpecDocument.parse(self.original).data) | _secret_values(self.data)
+        return _mask_secrets(text, secrets)
 
     def validated_text(self, *, capacity: dict[str, str] | None = None) -> str:
         """`render()`, after checking that it is a valid spec (`SpecError` with lines if not)."""
@@ -291,6 +296,39 @@ class SpecDocument:
         self.path = target
         self.changed = []
         return target
+
+
+SECRET_MASK = "<redacted>"
+# `capacity_block_group: <value>` in block or flow style: the value up to the end of the
+# line, a comma or a closing brace (a comment after it is kept)
+_SECRET_ENTRY = re.compile(
+    r"(\b(?:" + "|".join(re.escape(k) for k in sorted(SECRET_KEYS)) + r")\s*:[ \t]*)"
+    r"((?:\"[^\"\n]*\"|'[^'\n]*'|[^,}#\n])*)"
+)
+
+
+def _secret_values(data: Any) -> set[str]:
+    """Every value held under a secret key anywhere in `data`, as text."""
+    found: set[str] = set()
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            if key in SECRET_KEYS and value not in (None, ""):
+                found.add(str(value))
+            found |= _secret_values(value)
+    elif isinstance(data, list):
+        for item in data:
+            found |= _secret_values(item)
+    return found
+
+
+def _mask_secrets(text: str, secrets: set[str]) -> str:
+    """`text` (YAML or a diff of it) with every secret masked: each known value wherever it
+    is, and whatever is written after a secret key (quoted, escaped or not)."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, SECRET_MASK)
+    return _SECRET_ENTRY.sub(
+        lambda m: m.group(1) + SECRET_MASK if m.group(2).strip() else m.group(0), text
+    )
 
 
 def _with_newline(text: str) -> str:

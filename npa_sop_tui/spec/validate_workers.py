@@ -61,7 +61,7 @@ def worker_rules(spec: SoperatorSpec, cat: Catalog, capacity: Mapping[str, str])
         )
     gpu_seen = False
     for i, pool in reversed(list(enumerate(spec.workers))):
-        if pool.is_gpu:
+        if pool.is_gpu():
             gpu_seen = True
         elif gpu_seen:
             out.append(
@@ -211,7 +211,7 @@ def _fabric(
     clusterable: bool | None,
 ) -> list[Finding]:
     path = f"{base}.fabric"
-    if not pool.is_gpu:
+    if not pool.is_gpu():
         if pool.fabric:
             return [error(path, "CPU pools must not set 'fabric'", "remove fabric")]
         return []
@@ -282,7 +282,7 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
     reserved = has_id or has_name or runtime_reserved
     # Say where the selector came from: a run-time one has no line in the spec.
     origin = "" if (has_id or has_name) else " (capacity block group given at run time)"
-    if reserved and not pool.is_gpu:
+    if reserved and not pool.is_gpu():
         out.append(
             error(
                 f"{base}.capacity_block_group" if has_id or has_name else base,
@@ -315,7 +315,7 @@ def _capacity(pool: WorkerPoolSpec, base: str, runtime_reserved: bool) -> list[F
                 "NPA_CAPACITY_BLOCK_GROUPS, or the capacity option of the call)",
             )
         )
-    if pool.is_gpu and not pool.preemptible and not (has_id or has_name or runtime_reserved):
+    if pool.is_gpu() and not pool.preemptible and not (has_id or has_name or runtime_reserved):
         out.append(
             warning(
                 base,

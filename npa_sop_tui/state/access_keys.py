@@ -51,6 +51,8 @@ async def _call(what: str, timeout: float, make: Callable[[], Awaitable[T]]) -> 
         raise OperationError(f"{what}: no answer within {timeout:g}s") from None
     except RequestError as exc:
         code, message = request_failure(exc)
+        if code == "DEADLINE_EXCEEDED":  # the call's own deadline, before ours
+            raise OperationError(f"{what}: no answer within {timeout:g}s") from None
         if code == "UNAUTHENTICATED":
             raise SignInFailed(
                 f"{what}: the Nebius API refused the credentials ({message})",

@@ -1,8 +1,13 @@
 """A cluster lock held in the team's bucket, so two machines never run on one cluster at once.
 
 Taking it is a conditional create (`If-None-Match: *`) of `<prefix>/<cluster>/npa.lock`, a
-small JSON record: who (user, host, pid, command), which operation, since when, and until when
-(the lease). Exactly one creator wins; everyone else is refused at once with the holder's name.
+small JSON record: who (user, host, pid, command), which operation, since when, until when
+(the lease), and a random token of this holder's. Exactly one creator wins; everyone else is
+refused at once with the holder's name.
+
+Every write is idempotent through that token: the S3 client retries a request whose reply
+was lost, and a retry of a write that did land meets its own object (412). A refused write is
+therefore read back first, and when the lock holds our token the write is ours and done.
 
 While the operation runs a thread renews the lease every third of it with a write conditioned
 on the lock's current ETag (`If-Match`), so a renewal can never overwrite a lock someone else
@@ -111,6 +116,14 @@ class BucketLock:
         record = dict(self.holder, expires=time.time() + self.lease)
         return json.dumps(record, indent=2).encode()
 
+    def _landed(self, current: CurrentLock | None) -> bool:
+        """Whether `current` is a write of ours (a retried request whose first try landed):
+        then it is done, and its ETag is the one to hold."""
+        if current is None or current.holder.get("token") != self.holder["token"]:
+            return False
+        self.etag = current.etag
+        return True
+
     def acquire(self) -> BucketLock:
         try:
             self.etag = self.bucket.put(self.key, self._body(), if_none_match=True)
@@ -124,12 +137,16 @@ class BucketLock:
 
     def _take_over_expired(self) -> None:
         current = read_lock(self.bucket, self.key)
+        if self._landed(current):
+            return
         if current is None:  # released in between: try once more from scratch
             try:
                 self.etag = self.bucket.put(self.key, self._body(), if_none_match=True)
                 return
             except ConditionFailed:
                 current = read_lock(self.bucket, self.key)
+                if self._landed(current):
+                    return
         if current is None or not current.expired:
             raise ClusterBusy(self.name, current.holder if current else None)
         # Named in the record the take-over writes, so the team sees whose lock it replaced
@@ -139,8 +156,10 @@ class BucketLock:
         }
         try:
             self.etag = self.bucket.put(self.key, self._body(), if_match=current.etag)
-        except ConditionFailed:  # another operator took it over first
+        except ConditionFailed:  # another operator took it over first, or our retry did
             latest = read_lock(self.bucket, self.key)
+            if self._landed(latest):
+                return
             raise ClusterBusy(self.name, latest.holder if latest else current.holder) from None
 
     def _renew_loop(self) -> None:
@@ -153,6 +172,8 @@ class BucketLock:
                     self.etag = self.bucket.put(self.key, self._body(), if_match=self.etag)
                     self.renew_error = None
                 except ConditionFailed:
+                    if self._renewal_landed():
+                        continue
                     self.lost = (
                         f"the lock on {self.name!r} was broken or taken over while this "
                         "operation ran (`npa soperator unlock`?)"
@@ -160,6 +181,13 @@ class BucketLock:
                     return
                 except Exception as exc:  # unreachable: keep trying until the lease runs out
                     self.renew_error = str(exc)
+
+    def _renewal_landed(self) -> bool:
+        try:
+            return self._landed(read_lock(self.bucket, self.key))
+        except Exception as exc:  # unreachable: judge it on the next renewal
+            self.renew_error = str(exc)
+            return True
 
     def release(self) -> None:
         self._stop.set()
@@ -176,7 +204,9 @@ class BucketLock:
 
 
 class TeamLock:
-    """This machine's flock, then the bucket's lock; released the other way round."""
+    """This machine's flock, then the bucket's lock; released the other way round. A bucket
+    not yet known to honour conditional writes is checked in between (bucket_checks.py):
+    the lock means nothing on a store that ignores them."""
 
     def __init__(
         self, bucket: Bucket, key: str, name: str, operation: str, location: StateLocation
@@ -193,8 +223,11 @@ class TeamLock:
         return self.local.held
 
     def acquire(self) -> TeamLock:
+        from npa_sop_tui.state.bucket_checks import ensure_conditional_writes
+
         self.local.acquire()
         try:
+            ensure_conditional_writes(self.remote.bucket)
             self.remote.acquire()
         except BaseException:
             self.local.release()

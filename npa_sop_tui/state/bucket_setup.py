@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from dataclasses import dataclass
 
 from npa_sop_tui.cloud.connection import DEFAULT_TIMEOUT
@@ -29,7 +30,7 @@ class BucketReady:
     id: str
     created: bool  # False: it existed already
     versioning: str  # "enabled" once done; "pending" when S3 had not applied it in time
-    note: str = ""  # when versioning takes effect, if not at once
+    note: str = ""  # the caveat while a versioning change applies (bucket_checks.py)
     versioning_switched: bool = False  # it was off: S3 applies it later (versioning_wait.py)
 
 
@@ -67,12 +68,20 @@ async def _ensure(
         VersioningPolicy,
     )
 
-    from npa_sop_tui.cloud.signin import SignInFailed, fail_fast, request_failure, sdk_from_env
+    from npa_sop_tui.cloud.signin import (
+        ENDPOINT_ENV,
+        fail_fast,
+        new_sdk,
+        refused,
+        request_failure,
+        sign_in_from_env,
+    )
 
     def _code(exc: Exception) -> str:
         return request_failure(exc)[0]
 
-    sdk = sdk_from_env(profile=profile)
+    sign = sign_in_from_env(profile=profile)  # a failure names the credentials it used
+    sdk = new_sdk(sign, (os.environ.get(ENDPOINT_ENV) or "").strip() or None)
     try:
         service = BucketServiceClient(sdk)
         spec = BucketSpec(versioning_policy=VersioningPolicy.ENABLED)
@@ -111,29 +120,29 @@ async def _ensure(
                     hint="check that the profile or token may update buckets in this project",
                 )
             # Nebius documents that a versioning change on an existing bucket can take up to
-            # 15 minutes to apply; objects written before then may keep no history.
-            return BucketReady(
-                name, bucket.metadata.id, False, "enabled",
-                note="Versioning was off and is now switched on; Nebius applies the change "
-                "within up to 15 minutes, so writes before then may keep no earlier versions.",
-                versioning_switched=True,
-            )  # fmt: skip
+            # 15 minutes to apply; state init says so (bucket_checks.py) until then.
+            return BucketReady(name, bucket.metadata.id, False, "enabled", versioning_switched=True)
         return BucketReady(name, bucket.metadata.id, False, "enabled")
     except RequestError as exc:
-        code = _code(exc)
-        if code == "UNAUTHENTICATED":
-            raise SignInFailed(
-                f"bucket {name!r}: the Nebius API refused the credentials "
-                f"({request_failure(exc)[1]})",
-                hint="check NEBIUS_IAM_TOKEN, the service-account key file or the CLI profile",
-            ) from None
+        failed = refused(exc, sign)  # UNAUTHENTICATED: the sign-in, named by its source
+        if failed is not None:
+            raise failed from None
         hint = "check that the profile or token may create buckets in this project"
-        raise OperationError(f"bucket {name!r}: {code}: {exc}", hint=hint) from None
+        raise OperationError(
+            f"bucket {name!r}: {_code(exc)}: {exc} (credentials: {sign.source})", hint=hint
+        ) from None
+    except OperationError:
+        raise
     except TimeoutError:
         raise OperationError(
             f"bucket {name!r}: the Nebius API did not answer within {timeout:g}s",
             hint="check the network (and NPA_NEBIUS_ENDPOINT if set)",
         ) from None
+    except Exception as exc:  # the SDK's token exchange fails with errors of its own
+        failed = refused(exc, sign)
+        if failed is None:
+            raise
+        raise failed from None
     finally:
         with contextlib.suppress(Exception):  # closing never turns a result into a failure
             await asyncio.wait_for(sdk.close(), 10)

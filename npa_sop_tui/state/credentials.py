@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from npa_sop_tui.state.errors import StateCredentialsMissing
@@ -58,6 +58,8 @@ class KeySource:
     profile: str | None = None  # Nebius CLI profile (None: NEBIUS_PROFILE, then the default)
     service_account_id: str | None = None
     parent_id: str | None = None  # where a minted key is created (the project)
+    # seconds each call minting a key may take (`--cloud-timeout`); one key per source still
+    timeout: float = field(default=_CALL_TIMEOUT, compare=False)
 
     @property
     def minted(self) -> bool:
@@ -93,6 +95,7 @@ def key_source(settings: Settings, env: Mapping[str, str] | None = None) -> KeyS
         profile=profile,
         service_account_id=account,
         parent_id=settings["project_id"],
+        timeout=float(settings["cloud_timeout"] or _CALL_TIMEOUT),
     )
 
 
@@ -124,7 +127,7 @@ def _mint(source: KeySource) -> MintedKey:
                 service_account_id=source.service_account_id,
                 lifetime_seconds=KEY_LIFETIME,
                 description=_DESCRIPTION,
-                timeout=_CALL_TIMEOUT,
+                timeout=source.timeout,
             )
         finally:
             await _close(sdk)
@@ -136,9 +139,13 @@ def _mint(source: KeySource) -> MintedKey:
     except Exception as exc:  # the SDK's own failures (channel, config): still a clear error
         reason, fix = f"{type(exc).__name__}: {exc}", None
     profile_fix = "fix the Nebius credentials" + (f" ({fix})" if fix else "")
+    from npa_sop_tui.cloud.signin import ENDPOINT_ENV
+
+    endpoint = os.environ.get(ENDPOINT_ENV)
+    where = f" at {endpoint}" if endpoint else ""
     raise StateCredentialsMissing(
         f"no Object Storage access key for the state bucket: minting one from the Nebius "
-        f"credentials failed: {reason}",
+        f"credentials failed{where}: {reason}",
         hint=f"{AWS_HINT}; or {profile_fix}",
     ) from None
 

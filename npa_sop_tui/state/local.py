@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from npa_sop_tui.errors import UsageError
+from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
 from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
 from npa_sop_tui.home.inventory_records import (
     INVENTORY_FILE,
@@ -30,6 +31,9 @@ from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.store import StateStore
 from npa_sop_tui.terraform.state import STATE_FILE, read_state
 
+# An inventory record is a few KiB (at most 200 operations); a spec is a few KiB too.
+MAX_RECORD_BYTES = 8 * 1024 * 1024
+
 
 class LocalStore(StateStore):
     def __init__(self, location: StateLocation | None = None) -> None:
@@ -42,12 +46,14 @@ class LocalStore(StateStore):
 
     def get(self, name: str) -> InventoryEntry | None:
         path = cluster_dir(name) / INVENTORY_FILE
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InventoryDamaged(path, [f"cannot read it: {exc}"]) from None
+        try:  # a FIFO, a device or a sparse 3 GB file there is refused, not waited on or read
+            text = read_regular_text(
+                path, limit=MAX_RECORD_BYTES, what="record file", subject="inventory record"
+            )
+        except Unreadable as exc:
+            if exc.missing:
+                return None
+            raise InventoryDamaged(path, [exc.reason]) from None
         return parse_entry(text, name, path)
 
     def save(self, entry: InventoryEntry) -> None:
@@ -92,8 +98,8 @@ class LocalStore(StateStore):
 
     def read_spec(self, name: str) -> str | None:
         try:
-            return (cluster_dir(name) / SPEC_FILE).read_text(encoding="utf-8")
-        except OSError:
+            return read_regular_text(cluster_dir(name) / SPEC_FILE, limit=MAX_RECORD_BYTES)
+        except Unreadable:
             return None
 
     def spec_file(self, name: str) -> Path | None:
@@ -118,8 +124,11 @@ class LocalStore(StateStore):
                 entry = self.get(name)
             except NpaError:  # a damaged record is reported by `list`
                 entry = None
-            if entry is not None and entry.install_dir:
-                candidates.append(Path(entry.install_dir) / STATE_FILE)
+            from npa_sop_tui.home.recorded_paths import trusted
+
+            recorded = trusted(entry.install_dir) if entry is not None else None
+            if recorded is not None:  # a record's path is used only inside this home
+                candidates.append(recorded / STATE_FILE)
             root = cluster_dir(name)
             if root.is_dir():
                 candidates.extend(sorted(root.glob(f"**/{STATE_FILE}")))
@@ -138,8 +147,9 @@ class LocalStore(StateStore):
         if not is_locked(name):
             return None
         try:
-            data = json.loads((cluster_dir(name) / ".lock").read_text() or "null")
-        except (OSError, ValueError):
+            raw = read_regular_text(cluster_dir(name) / ".lock", limit=64 * 1024)
+            data = json.loads(raw or "null")
+        except (Unreadable, ValueError, RecursionError):
             return {}
         return data if isinstance(data, dict) else {}
 

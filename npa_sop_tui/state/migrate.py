@@ -55,10 +55,10 @@ async def _runner(
     environment: Environment, entry: InventoryEntry, bucket_store: S3Store
 ) -> tuple[TerraformRunner, str]:
     """Terraform as the cluster's recipe needs it (with the bucket's key), and its version."""
+    from npa_sop_tui.home.recorded_paths import recipe_dir
     from npa_sop_tui.terraform.runner import TerraformRunner
 
-    recorded = entry.recipe.path if entry.recipe is not None else None
-    recipe = await environment.recipe(Path(recorded) if recorded else None)
+    recipe = await environment.recipe(recipe_dir(entry, environment.settings))
     setup = await environment.terraform(recipe)
     keys = await asyncio.to_thread(bucket_store.terraform_env)
     env = {**setup.env, **environment.terraform_env(), **keys}
@@ -111,7 +111,10 @@ async def migrate(
             + (f"; it is already in {target.describe()}" if there is not None else ""),
             hint="`npa soperator list` shows where clusters are",
         )
-    install_dir = Path(entry.install_dir) if entry.install_dir else None
+    from npa_sop_tui.home.recorded_paths import install_dir as recorded_install_dir
+
+    # a record's path is data: used inside this home, or where the settings point
+    install_dir = recorded_install_dir(entry, environment.settings, shared=False)
     if install_dir is None or not install_dir.is_dir():
         raise UsageError(
             f"cluster {name!r} has no installation folder on this machine "

@@ -157,9 +157,9 @@ def _running_deploy(name: str) -> tuple[str, Path] | None:
     except Exception:  # a damaged record is reported by `list`; status goes on without it
         return None
     last = entry.last_operation if entry is not None else None
-    if last is None or last.kind != "deploy" or last.result != "running" or not last.log:
+    log = last.log_file if last is not None else None
+    if last is None or last.kind != "deploy" or last.result != "running" or log is None:
         return None
-    log = Path(last.log)
     if last.pid is None or not _alive(last.pid) or not log.is_file():
         return None  # run elsewhere (a team's bucket), or killed: no start time known here
     return last.id, log

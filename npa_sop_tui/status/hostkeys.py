@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from npa_sop_tui.errors import OperationError
+from npa_sop_tui.errors import OperationError, UsageError
 from npa_sop_tui.home.fsutil import atomic_write_text
 from npa_sop_tui.home.paths import known_hosts_path
 
@@ -60,15 +60,27 @@ class HostKeyEntry:
         return f"{self.key_type} {self.key_b64}"
 
 
+MAX_KNOWN_HOSTS_BYTES = 4 * 1024 * 1024  # thousands of host keys
+
+
 class KnownHosts:
     def __init__(self, path: Path | None = None) -> None:
         self.path = Path(path) if path is not None else known_hosts_path()
 
     def _lines(self) -> list[str]:
-        try:
-            return self.path.read_text().splitlines()
-        except FileNotFoundError:
-            return []
+        from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
+
+        try:  # a FIFO, /dev/zero or a sparse giant here is refused at once
+            text = read_regular_text(self.path, limit=MAX_KNOWN_HOSTS_BYTES, what="known_hosts")
+        except Unreadable as exc:
+            if exc.missing:
+                return []
+            raise UsageError(
+                f"{self.path}: {exc.reason}",
+                hint=f"remove it (`rm {self.path}`) or point known_hosts at a regular file; "
+                "npa records host keys there again on first contact",
+            ) from None
+        return text.splitlines()
 
     def lookup(self, host: str, port: int) -> list[HostKeyEntry]:
         token = host_token(host, port)

@@ -21,6 +21,8 @@ from typing import Any
 
 from npa_sop_tui.status.kube import NAMESPACE
 
+_JITTER = random.Random()  # its own generator: backoff in a thread never moves the global one
+
 
 class WatchGone(Exception):
     """The server no longer has history for our resourceVersion (410)."""
@@ -177,7 +179,7 @@ class Informer:
         """Wait `step` capped at `backoff_max`, minus up to half of it at random (jitter:
         informers that failed together do not retry together)."""
         capped = min(step, self._settings.backoff_max)
-        self._sleep(capped * (1 - 0.5 * random.random()))
+        self._sleep(capped * (1 - 0.5 * _JITTER.random()))
 
     def _watch_forever(self, rv: str) -> None:
         """Resume watches from the last version seen; one dropped stream is retried at once."""

@@ -32,6 +32,8 @@ from npa_sop_tui.status.hostkeys import (
     KnownHosts,
 )
 
+_JITTER = random.Random()  # its own generator: backoff in a thread never moves the global one
+
 if TYPE_CHECKING:
     import asyncssh
 
@@ -121,7 +123,7 @@ class Backoff:
 
     def failed(self) -> float:
         self.current = self.initial if self.current == 0 else min(self.current * 2, self.maximum)
-        return self.current * (1 - self.jitter * random.random())
+        return self.current * (1 - self.jitter * _JITTER.random())
 
     def reset(self) -> None:
         self.current = 0.0

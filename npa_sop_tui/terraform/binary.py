@@ -3,7 +3,9 @@
 Terraform gets an environment built from an allow-list (`clean_env`), not all of npa's:
 what it, its providers and the recipe's local-exec steps need, and nothing unrelated (a
 GitHub token or an API key of another tool has no business in Terraform's logs or crash
-reports). See `TERRAFORM_ENV_NAMES` / `TERRAFORM_ENV_PREFIXES`.
+reports). See `TERRAFORM_ENV_NAMES` / `TERRAFORM_ENV_PREFIXES`. The allow-list is applied
+last, to what npa adds as well: no caller, record or file can hand Terraform a variable
+outside it (`LD_PRELOAD`, `BASH_ENV`, …).
 """
 
 from __future__ import annotations
@@ -146,7 +148,9 @@ def _checked(path: str, source: str, required: str | None, need: str) -> Terrafo
 
 # What Terraform, its providers and the recipe's local-exec steps need from npa's
 # environment. Anything else (another tool's token, a cloud key of another provider) stays out.
-TERRAFORM_ENV_NAMES = frozenset(
+# What any program npa starts needs to run as a shell would run it (sandbox jobs get these
+# and no more: sandbox/job_environment.py); `LC_*` goes with them.
+SHELL_ENV_NAMES = frozenset(
     {
         "PATH",  # local-exec runs `nebius`, `kubectl`, `sh`
         "HOME",  # ~/.nebius/config.yaml (the nebius CLI profile), ~/.kube, ~/.terraform.d
@@ -158,6 +162,10 @@ TERRAFORM_ENV_NAMES = frozenset(
         "TZ",
         "TMPDIR",
         "TERM",
+    }
+)
+TERRAFORM_ENV_NAMES = SHELL_ENV_NAMES | frozenset(
+    {
         "KUBECONFIG",  # the recipe writes the cluster's kube context
         "SSL_CERT_FILE",  # corporate CA bundles
         "SSL_CERT_DIR",
@@ -169,6 +177,7 @@ TERRAFORM_ENV_NAMES = frozenset(
         "https_proxy",
         "no_proxy",
         "all_proxy",
+        "CHECKPOINT_DISABLE",  # no version check calls from Terraform (set by npa)
     }
 )
 TERRAFORM_ENV_PREFIXES = (
@@ -180,25 +189,31 @@ TERRAFORM_ENV_PREFIXES = (
 )
 
 
+def allowed_for_terraform(name: str) -> bool:
+    return name in TERRAFORM_ENV_NAMES or name.startswith(TERRAFORM_ENV_PREFIXES)
+
+
 def terraform_environment(source: Mapping[str, str] | None = None) -> dict[str, str]:
     """The part of `source` (default: npa's environment) that Terraform may see."""
     source = os.environ if source is None else source
-    return {
-        k: v
-        for k, v in source.items()
-        if k in TERRAFORM_ENV_NAMES or k.startswith(TERRAFORM_ENV_PREFIXES)
-    }
+    return {k: v for k, v in source.items() if allowed_for_terraform(k)}
 
 
 def clean_env(
     extra: Mapping[str, str], *, source: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """The environment Terraform runs with: the allow-listed part of ours, never a broken
-    inherited CLI config, then `extra` (rendered TF_VAR_* identity, lifecycle options)."""
-    env = terraform_environment(source)
+    inherited CLI config, then `extra` (rendered TF_VAR_* identity, lifecycle options),
+    and the allow-list once more over all of it: `extra` adds and overrides values, never
+    names outside the list."""
+    env = {
+        **terraform_environment(source),
+        "CHECKPOINT_DISABLE": "1",
+        "TF_IN_AUTOMATION": "1",
+        "TF_INPUT": "0",
+        **extra,
+    }
     cli_config = env.get("TF_CLI_CONFIG_FILE")
     if cli_config and not Path(cli_config).is_file():
         del env["TF_CLI_CONFIG_FILE"]  # a dangling path makes every init fail
-    env.update(CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1", TF_INPUT="0")
-    env.update(extra)
-    return env
+    return terraform_environment(env)

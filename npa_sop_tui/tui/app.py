@@ -18,13 +18,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.backend import Backend
 from npa_sop_tui.tui.error_log import log_places
 from npa_sop_tui.tui.error_reporting import ErrorReporting
 from npa_sop_tui.tui.key_help import key_help
 from npa_sop_tui.tui.no_color import make_readable
 from npa_sop_tui.tui.palette import palette_commands
-from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.safety import ControlNet, Guarded
 from npa_sop_tui.tui.theme_setting import follow_theme
 
 APP_TITLE = "npa-sop"
@@ -86,6 +87,8 @@ class NpaSopApp(Guarded, ErrorReporting, App[int]):
         """A watching session: no action that changes a cluster or a file (tui/read_only.py)."""
         self._open_cluster = open_cluster
         make_readable(self._filters)  # NO_COLOR: greys, but no text lost in its background
+        # under every widget: a control character that reached a drawn line is dropped there
+        self._filters.insert(0, ControlNet())
         self._status_interval = status_interval
         self.backend: Backend = backend or Backend()
         self.spec_path = spec_path
@@ -144,7 +147,7 @@ class NpaSopApp(Guarded, ErrorReporting, App[int]):
             m for m, on in (("SANDBOX", self.sandbox), (READ_ONLY_LABEL, self.read_only)) if on
         ]
         self.title = " · ".join([APP_TITLE, *marks])
-        parts = [p for p in (self.cluster, self.kube_context) if p]
+        parts = [safe_text(p) for p in (self.cluster, self.kube_context) if p]
         self.sub_title = " · ".join(parts) if parts else "no cluster selected"
         self.set_class(self.sandbox, "-sandbox")
         self.set_class(self.read_only, "-read-only")
@@ -156,9 +159,12 @@ class NpaSopApp(Guarded, ErrorReporting, App[int]):
         self.refresh_bindings()
 
     def notify(self, message: str, **kwargs: Any) -> None:  # type: ignore[override]
-        """Notifications are plain text: they often quote names, paths and errors."""
+        """Notifications are plain text, every control in them shown: they often quote
+        names, paths, errors and what a cluster said."""
         kwargs["markup"] = False
-        super().notify(message, **kwargs)
+        if kwargs.get("title"):
+            kwargs["title"] = safe_text(kwargs["title"])
+        super().notify(safe_text(message, keep_newlines=True), **kwargs)
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:

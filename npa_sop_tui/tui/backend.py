@@ -133,12 +133,17 @@ class Backend(SpecFiles):
         team's bucket (then each row says who ran the last operation)."""
         from npa_sop_tui.home import inventory
         from npa_sop_tui.home.paths import cluster_dir
+        from npa_sop_tui.lifecycle.adopt import listed
 
         store = self.environment.state_store()
         rows: list[ClusterRow] = []
-        for entry in inventory.list_clusters(store=store):
+        listing = listed(store=store)
+        for entry in [*listing.entries, *listing.found]:
             last = entry.last_operation
             last_text = "—"
+            if entry.adoption is not None:  # not deployed here: where it came from
+                how = "adopted" if entry.adoption.adopted else "found"
+                last_text = f"{how} ({entry.adoption.origin})"
             if last is not None:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(last.started))
                 last_text = f"{last.kind} {last.result} {when}"
@@ -159,10 +164,10 @@ class Backend(SpecFiles):
 
     def spec_for_cluster(self, name: str) -> dict[str, Any]:
         """The spec as last deployed, as a mapping for the wizard/deploy screens."""
-        from npa_sop_tui.home import inventory
+        from npa_sop_tui.lifecycle.adopt import require_cluster
 
         store = self.environment.state_store()
-        inventory.require(name, store=store)
+        require_cluster(name, store=store)
         path = store.spec_file(name)
         if path is None:
             raise UsageError(
@@ -257,6 +262,10 @@ class Backend(SpecFiles):
         `confirm_host_key(host, port, fingerprint)` is asked before trusting a new SSH host
         key; without it unknown keys are refused (the Slurm pane then says why).
         """
+        if self.sandbox:  # the sandbox builds the cluster from its spec: adopt npa's first
+            from npa_sop_tui.lifecycle.adopt import arequire_cluster
+
+            await arequire_cluster(name, store=self.environment.state_store())
         settings = self.status_settings(name, interval=interval)
         async for snapshot in self.environment.status_feed(
             settings, host_key_policy=_policy(confirm_host_key), initial_timeout=3.0
@@ -339,15 +348,18 @@ def operation_log(name: str, operation_id: str | None = None) -> tuple[Path | No
     entry = inventory.get(name)
     if entry is None:
         return None, []
-    records = [op for op in entry.operations if op.log]
+    records = [op for op in entry.operations if op.log_file]
     if operation_id is not None:
         records = [op for op in records if op.id == operation_id]
     if not records:
         return None, []
-    path = Path(str(records[-1].log))
+    path = records[-1].log_file
+    assert path is not None
     lines: deque[tuple[str, str]] = deque(maxlen=LOG_VIEW_LIMIT)
     try:
-        with path.open(encoding="utf-8") as handle:
+        from npa_sop_tui.home.bounded_read import open_regular
+
+        with open_regular(path) as handle:  # a FIFO is refused, never waited on
             for raw in handle:
                 try:
                     event = parse_event(json.loads(raw))

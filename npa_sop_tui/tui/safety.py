@@ -1,13 +1,19 @@
 """Robust input: user and cluster text reaches the screen as text, and a bug in one screen
 does not take the app (and the user's unwritten work) down.
 
-Two rules, each with its helper:
+Three rules, each with its helper:
 
 - Text that comes from a user or a cluster (names, filters, reasons, log lines, Terraform
-  diagnostics, paths) is never parsed as markup. `markup()` fills `$name` placeholders of our
-  own markup with such text (Textual inserts them as text: escaping cannot be made safe
-  for Textual's parser, which reads an unclosed `[/x` as a tag); `plain()` wraps a string in a
-  `rich.text.Text`, which is rendered as is. `[`, `[/]` or `[@click=app.quit]` show as typed.
+  diagnostics, paths) is never parsed as markup, and what it carries is shown, never obeyed
+  (`npa_sop_tui.safe_text`: an escape sequence reads `␛]52;…`, a newline in a one-line
+  field `␊`). `markup()` fills `$name` placeholders of our own markup with such text
+  (Textual inserts them as text: escaping cannot be made safe for Textual's parser, which
+  reads an unclosed `[/x` as a tag); `plain()` and `shown()` wrap a string in a
+  `rich.text.Text` or a `Content`, which are rendered as they are. `[`, `[/]` or
+  `[@click=app.quit]` show as typed.
+- Under every widget, `ControlNet` (a line filter of the app) takes out any control
+  character that still reaches a drawn line by a path that forgot the rule above: it never
+  reaches the terminal, nor a browser watching a served session.
 - `Guarded` is mixed into every screen and widget of ours (and the app): an exception that
   escapes one of their message handlers, actions or timers is handed to the app's
   `report_unexpected`, which opens an error modal over the screen, whose state is untouched.
@@ -21,20 +27,60 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from rich.segment import Segment
 from rich.text import Text
 from textual._callback import invoke
+from textual.color import Color
 from textual.content import Content
+from textual.filter import LineFilter
 from textual.message import Message
+
+from npa_sop_tui.safe_text import safe_text, without_controls
 
 
 def markup(template: str, **values: object) -> Content:
-    """Our markup `template` with each `$name` replaced by `values[name]` as plain text."""
-    return Content.from_markup(template, **{k: str(v) for k, v in values.items()})
+    """Our markup `template` with each `$name` replaced by `values[name]` as plain text,
+    every control in it shown (`safe_text`): one value is one line of the template."""
+    return Content.from_markup(template, **{k: safe_text(v) for k, v in values.items()})
 
 
-def plain(value: object, style: str = "") -> Text:
-    """`value` as a Text that is never parsed as markup."""
-    return Text(str(value), style=style, end="")
+def plain(value: object, style: str = "", *, keep_newlines: bool = False) -> Text:
+    """`value` as a Text that is never parsed as markup, every control in it shown
+    (`safe_text`; line feeds kept only when `keep_newlines`: a block of lines whose
+    outside parts were made safe one by one, or a log)."""
+    return Text(safe_text(value, keep_newlines=keep_newlines), style=style, end="")
+
+
+def shown(value: object, *, keep_newlines: bool = False) -> Content:
+    """`value` as Content that is never parsed as markup, every control in it shown."""
+    return Content(safe_text(value, keep_newlines=keep_newlines))
+
+
+def safe_cell(value: Any) -> Any:
+    """A table cell that shows its text safely: a `str` as a `Text`; a `Text` whose
+    characters need care rebuilt from its safe text, keeping its one style (a cell's
+    colour); anything else (a renderable of ours) as it is."""
+    if isinstance(value, str):
+        return Text(safe_text(value), end="")
+    if isinstance(value, Text):
+        text = safe_text(value.plain)
+        return value if text == value.plain else Text(text, style=value.style, end="")
+    return value
+
+
+class ControlNet(LineFilter):
+    """The last line of defence under every widget: control characters in a drawn line are
+    dropped. They take no cell, so every width stays as laid out (`without_controls`)."""
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        cleaned: list[Segment] | None = None
+        for index, (text, style, control) in enumerate(segments):
+            clean = text if control is not None else without_controls(text)
+            if clean is not text and cleaned is None:
+                cleaned = list(segments[:index])
+            if cleaned is not None and (clean or control is not None):
+                cleaned.append(Segment(clean, style, control))
+        return segments if cleaned is None else cleaned
 
 
 class Guarded:

@@ -22,7 +22,7 @@ import hmac
 import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,15 +45,23 @@ def new_token() -> str:
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
+MAX_TOKEN_FILE_BYTES = 64 * 1024  # a token is a line; more is not a token file
+
+
 def read_token_file(path: Path) -> str:
-    """The token in `path` (its first line); a clear UsageError when it cannot serve."""
+    """The token in `path` (its first line); a clear UsageError when it cannot serve: not a
+    regular file (a FIFO is refused at once, not waited on), larger than 64 KiB, or readable
+    or writable by anyone but its owner (group too: 0640 is refused)."""
+    from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
+
     try:
         mode = path.stat().st_mode
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
+        text = read_regular_text(path, limit=MAX_TOKEN_FILE_BYTES, what="token file")
+    except (OSError, Unreadable) as exc:
+        why = exc.reason if isinstance(exc, Unreadable) else exc.strerror or str(exc)
         raise UsageError(
-            f"cannot read --token-file {path} ({exc.strerror or exc})",
-            hint="give a file that holds the session token on its first line",
+            f"cannot read --token-file {path} ({why})",
+            hint="give a regular file that holds the session token on its first line",
         ) from None
     if mode & 0o077:
         raise UsageError(
@@ -84,7 +92,7 @@ def is_loopback(host: str) -> bool:
 class TokenGate:
     """The check for one served session (one port)."""
 
-    token: str
+    token: str = field(repr=False)  # never in a repr: a traceback's locals, a debugger
     port: int
     secure: bool = False
 
@@ -94,7 +102,7 @@ class TokenGate:
         # on one machine (say two clusters) from logging each other out
         return f"npa_sop_session_{self.port}"
 
-    def _session_value(self) -> str:
+    def session_value(self) -> str:
         return hmac.new(self.token.encode(), b"npa-sop session", hashlib.sha256).hexdigest()
 
     def token_ok(self, given: str | None) -> bool:
@@ -102,7 +110,7 @@ class TokenGate:
 
     def cookie_ok(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(
-            given.encode(), self._session_value().encode()
+            given.encode(), self.session_value().encode()
         )
 
     def allowed(self, request: web.Request) -> bool:
@@ -121,7 +129,7 @@ class TokenGate:
             redirect = web.HTTPSeeOther("/")
             redirect.set_cookie(
                 self.cookie_name,
-                self._session_value(),
+                self.session_value(),
                 httponly=True,
                 samesite="Strict",
                 secure=self.secure,

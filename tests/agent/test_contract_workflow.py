@@ -39,6 +39,34 @@ def test_order_follows_initial_and_next_with_config_substitution(tmp_path: Path)
     assert loaded.format == "states"  # type: ignore[attr-defined]
 
 
+def test_without_initial_the_first_state_runs_and_params_overlay_its_config(
+    tmp_path: Path,
+) -> None:
+    for name in ("c.yaml", "other-a.yaml"):
+        shutil.copy(ASSETS / "workflow-standin-cluster.yaml", tmp_path / name)
+    loaded = _parse(
+        HEAD + "config: {soperator_spec: c.yaml, mode: a}\n"
+        "states:\n"
+        "  first:\n"
+        "    toolRef: infra.soperator.validate\n"
+        "    params: {soperator_spec: 'other-{{config.mode}}.yaml'}\n"
+        "    next: second\n"
+        "  second: {toolRef: infra.soperator.plan, with: {sandbox: true}, next: last}\n"
+        "  last: {terminal: true}\n",
+        tmp_path,
+    )
+    assert [s.name for s in loaded.file.steps] == ["first", "second"]  # type: ignore[attr-defined]
+    inputs = loaded.inputs  # type: ignore[attr-defined]
+    assert inputs[0]["spec_path"] == str((tmp_path / "other-a.yaml").resolve())
+    assert inputs[1]["spec_path"] == str((tmp_path / "c.yaml").resolve())  # its own state only
+    with pytest.raises(WorkflowError, match=r"params.lr must be a string, number or bool"):
+        _parse(
+            HEAD + "config: {soperator_spec: c.yaml}\nstates:\n"
+            "  a: {toolRef: infra.soperator.plan, params: {lr: [1, 2]}, terminal: true}\n",
+            tmp_path,
+        )
+
+
 @pytest.mark.parametrize(
     ("states", "needle"),
     [

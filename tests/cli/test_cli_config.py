@@ -59,3 +59,27 @@ def test_config_show_has_no_wide_empty_column(capsys: pytest.CaptureFixture[str]
     start = 2 + key_width + 2 + value_width + 2  # where every source begins
     for line, (_, _, *source) in zip(lines, rows, strict=True):
         assert line[start - 2 : start] == "  " and line[start:] == " ".join(source), line
+
+
+def test_config_show_reads_the_existing_npa_config_and_names_each_section(
+    npa_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = npa_home / "config.yaml"
+    text = (
+        "projects:\n"
+        "  dev: {project_id: project-e00dev, tenant_id: tenant-e00npa, region: eu-north1}\n"
+        "  prod: {project_id: project-e00prod, tenant_id: tenant-e00npa, region: us-central1}\n"
+        "default_project: dev\ndefault_workbench: b200\nworkflows: {distill: {sim: genesis}}\n"
+    )
+    cfg.write_text(text)
+    assert main(["soperator", "config", "show", "-o", "json"]) == 0
+    rows = {row["key"]: row for row in json.loads(capsys.readouterr().out)["settings"]}
+    assert rows["region"]["source"] == f"config {cfg} projects.dev (default_project)"
+    assert rows["project"]["value"] == "dev"
+    assert main(["soperator", "config", "show", "--project", "prod"]) == 0
+    out = capsys.readouterr().out
+    assert "us-central1" in out and "projects.prod (--project prod)" in out
+    assert main(["soperator", "list"]) == 0  # npa's file is no longer refused
+    assert main(["soperator", "config", "show", "--project", "qa"]) == 2
+    assert "aliases: dev, prod" in capsys.readouterr().err
+    assert cfg.read_text() == text

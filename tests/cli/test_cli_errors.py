@@ -213,7 +213,7 @@ def _damage(npa_home: Path, text: str | None) -> Path:
         ('{\n  "name": bad', "line 2 column"),
         ('{"name": "hurt"}', "kube_context"),
         ('{"name": "other", "kube_context": "nebius-other-slurm"}', "'other'"),
-        (None, "cannot read it"),
+        (None, "is a folder, not a record file"),
     ],
 )
 def test_damaged_inventory_is_named_not_hidden(

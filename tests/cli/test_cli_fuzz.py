@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from npa_sop_tui.cli.entry import main
 
+from testkit.hostile import assert_inert, hostile_text
+
 ROOT_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ t"
 COMMANDS = [
     ["soperator", "validate"],
@@ -102,3 +104,22 @@ def test_random_argv_never_escapes(
         for line in out.splitlines():
             if line.strip():
                 json.loads(line)
+
+
+@settings(max_examples=80, deadline=None)
+@given(hostile_text())
+def test_any_text_slurm_reports_stays_in_its_cell_in_nodes_and_jobs(text: str) -> None:
+    """`nodes`, `nodes --node` and `jobs` as text: whatever Slurm says in any field, every
+    row stays one line, and nothing in it acts on the terminal."""
+    from npa_sop_tui.cli.slurm_cmds import _node_text, _table
+    from npa_sop_tui.status.jobs import NodeDetail
+
+    row = [text, f"drained{text}", text, "1/8", "32G", text, text]
+    table = _table([row, ["gpu-1", "idle", "main", "0/8", "32G", "", ""]], ["NODE"] * 7)
+    assert_inert(table)
+    assert len(table.splitlines()) == 3  # the header and two rows, whatever the fields hold
+    detail = NodeDetail(name="gpu-0", state=text, reason=text, reason_by=text, gres=text,
+                        partitions=[text], k8s_pod=text, node_group=text)  # fmt: skip
+    shown = _node_text(detail)
+    assert_inert(shown)
+    assert len(shown.splitlines()) == 8  # one line per field

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,3 +224,80 @@ def test_concurrent_set_loses_no_edit(tmp_path: Path) -> None:
         for (code, err), kept in zip(results, landed, strict=True):
             assert "Traceback" not in err
             assert (code == 0 and kept) or (code == 2 and not kept), (trial, code, err, text)
+
+
+SECRET = "capacityblockgroup-e00topsecret"
+BLOCK = f"    size: 4\n    capacity_block_group: {SECRET}\n"
+FLOW = f"  - {{name: h200, capacity_block_group: {SECRET}, platform: gpu-h200-sxm,"
+ESCAPED = '    size: 4\n    capacity_block_group: "capacityblockgroup-\\u00e9topsecret"\n'
+
+
+def _gpu_spec(tmp_path: Path, style: str) -> Path:
+    from npa_sop_tui.cli.spec_cmds import example_text
+
+    text = example_text("gpu-reserved")
+    if style == "flow":  # the pool on one line: the ID beside the size it shares it with
+        pool = text[text.index("  - name: h200") : text.index("  - name: cpu")]
+        text = text.replace(pool, FLOW + " preset: 8gpu-128vcpu-1600gb, size: 4,"
+                            " fabric: eu-north2-a}\n")  # fmt: skip
+    else:
+        text = text.replace("    size: 4\n", BLOCK if style == "block" else ESCAPED, 1)
+    path = tmp_path / "cluster.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("style", ["block", "flow", "escaped"])
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_set_never_shows_a_capacity_block_group_as_diff_context(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, style: str, output: str
+) -> None:
+    """`set workers[0].size=5` shows the lines around the change; a capacity block group
+    ID among them (in any YAML style) is masked, in the text diff and in the JSON one."""
+    spec = _gpu_spec(tmp_path, style)
+    code, out, err = run(
+        capsys, "--spec", str(spec), "workers[0].size=5", "--dry-run", "-o", output
+    )
+    assert code == 0, err
+    diff = out if output == "text" else json.loads(out)["diff"]
+    assert "+" in diff and "size: 5" in diff
+    assert "capacity_block_group: <redacted>" in diff
+    assert "topsecret" not in out + err
+
+
+def _socket(path: Path) -> Path:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+    return path
+
+
+def _loop(path: Path) -> Path:
+    other = path.with_name("other.yaml")
+    path.symlink_to(other)
+    other.symlink_to(path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "reason", "hint"),
+    [
+        (_socket, "No such device or address", "a socket or a device, not a file"),
+        (_loop, "Too many levels of symbolic links", "a symlink that leads back to itself"),
+        (lambda p: p.with_name("c" * 300 + ".yaml"), "File name too long", "longer than"),
+    ],
+    ids=["socket", "symlink-loop", "300-character-name"],
+)
+def test_set_on_a_socket_a_symlink_loop_or_a_too_long_name_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make: Any, reason: str, hint: str
+) -> None:
+    target = make(tmp_path / "cluster.yaml")
+    for output in ("text", "json"):
+        code, out, err = run(capsys, "--spec", str(target), "workers[0].size=5", "-o", output)
+        assert code == 2 and "Traceback" not in err
+        if output == "json":
+            doc = json.loads(out)
+            assert doc["ok"] is False and reason in doc["message"]
+        else:
+            assert f"{target}: cannot open it to edit: {reason}" in err and hint in err

@@ -296,3 +296,36 @@ def test_secret_of_wrong_type_is_never_echoed(
         seen.append(out + err)
     seen.append((npa_home / "logs" / "npa-debug.log").read_text())
     assert not [s for s in seen if secret in s]
+
+
+NON_ASCII_ID = "capacityblockgroup-\u00e9secret"
+
+
+def test_render_prints_a_non_ascii_capacity_id_masked(
+    capsys: pytest.CaptureFixture[str], key_file: Path, tmp_path: Path
+) -> None:
+    """A capacity ID written in the file (the flag refuses one of this shape) is masked in
+    the data before it is encoded: JSON would write it `\\u00e9secret`, which a search of
+    the encoded text for the ID no longer finds."""
+    text = (ASSETS / "gpu-reserved.yaml").read_text()
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(text.replace("    size: 4\n", '    size: 4\n    capacity_block_group: '
+                                 '"capacityblockgroup-\\u00e9secret"\n', 1))  # fmt: skip
+    key = ["--root-login-ssh-public-key-file", str(key_file)]
+    for output in ("text", "json"):
+        code, out, err = run(capsys, "render", "--spec", str(spec), *key, "-o", output)
+        assert code == 0, err
+        assert "secret" not in (out + err).replace("<redacted>", "")
+        doc = json.loads(out)
+        tfvars = doc if output == "text" else doc["tfvars"]
+        ids = tfvars["slurm_nodeset_workers"][0]["reservation_policy"]["reservation_ids"]
+        assert ids == ["<redacted>"]
+
+
+def test_a_capacity_id_flag_of_another_shape_is_refused_without_echoing_it(
+    capsys: pytest.CaptureFixture[str], key_file: Path
+) -> None:
+    base = ["render", "--spec", str(ASSETS / "gpu-reserved.yaml")]
+    code, out, err = run(capsys, *base, "--capacity-block-group", f"h200={NON_ASCII_ID}")
+    assert code == 2 and "is not an ID" in err and "only letters and digits" in err
+    assert "secret" not in out + err

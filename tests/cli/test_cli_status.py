@@ -166,7 +166,11 @@ def test_status_exit_code_1_when_degraded_and_workers_from_tfstate(
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--interval", "0"], "--interval must be a positive number"),
+        (["--interval", "0"], "--interval '0.0' must be between 1 and 3600 seconds"),
+        # status --watch --interval 1e-9 would busy-loop; nan gave a traceback
+        (["--watch", "--interval", "1e-9"], "--interval '1e-09' must be between 1 and 3600"),
+        (["--watch", "--interval", "nan"], "--interval 'nan' must be between 1 and 3600"),
+        (["--watch", "--interval", "inf"], "--interval 'inf' must be between 1 and 3600"),
         (["--kubeconfig", "/nonexistent/kc"], "--kubeconfig /nonexistent/kc: file not found"),
         (["--identity-file", "/nonexistent/key"], "--identity-file /nonexistent/key"),
         (["--login-port", "70000"], "is not a TCP port"),

@@ -60,3 +60,87 @@ def test_ndjson_is_offered_only_where_events_stream(capsys: pytest.CaptureFixtur
         main(["soperator", "list", "-o", "ndjson"])
     assert info.value.code == 2
     assert "invalid choice: 'ndjson'" in capsys.readouterr().err
+
+
+@pytest.mark.terraform
+def test_destroy_reads_its_answer_from_stdin_and_its_incomplete_json_is_npas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(SPEC.format(name="stdinq", key=ROOT_KEY))
+    ref = "01e8c67a6182305bf2751a931fc5ee2f642f51a1"  # npa's --ref: the recipe commit
+    deploy = ["soperator", "deploy", "--spec", str(spec), "--sandbox", "--yes", "--ref", ref]
+    assert main(deploy) == 0
+    capsys.readouterr()
+    destroy = ["soperator", "destroy", "--name", "stdinq", "--sandbox", "-o", "json"]
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    assert main(destroy) == 1  # declined, as npa's prompt: nothing destroyed
+    assert "not confirmed" in json.loads(capsys.readouterr().out)["message"]
+    monkeypatch.setattr("sys.stdin", None)  # closed (`<&-`): no answer, no traceback
+    assert main(destroy) == 1
+    assert "not confirmed" in json.loads(capsys.readouterr().out)["message"]
+
+    code = main([*destroy, "--yes", "--project", "project-e00elsewhere"])
+    assert code == 2  # npa's --project names where the cluster is; another is refused
+    assert (
+        "does not match the persisted project_id" in json.loads(capsys.readouterr().out)["message"]
+    )
+
+    monkeypatch.setenv("NPA_SANDBOX_SCENARIO", "destroy-leftover")
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # `echo y | npa soperator destroy`
+    assert main([*destroy, "--terraform-dir", str(_recipe_of("stdinq")), "--ref", ref]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False and doc["status"] == "destroy-incomplete"
+    assert doc["name"] == "stdinq" and doc["errors"] and doc["backend"] == "soperator"
+
+
+def _recipe_of(name: str) -> Path:
+    from npa_sop_tui.home import inventory
+
+    entry = inventory.require(name)
+    assert entry.recipe is not None
+    return Path(entry.recipe.path)
+
+
+def test_plan_static_is_npas_provider_free_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npa_sop_tui.lifecycle import api as lifecycle
+
+    async def no_terraform(*_a: object, **_k: object) -> None:
+        raise AssertionError("--static runs no Terraform")
+
+    monkeypatch.setattr(lifecycle, "plan", no_terraform)
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(SPEC.format(name="static", key=ROOT_KEY))
+    # no --sandbox and no identity anywhere: npa's plan needs none
+    assert main(["soperator", "plan", "--spec", str(spec), "--static", "-o", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan == {
+        "name": "static",
+        "region": "(resolve-at-deploy)",
+        "control_plane": {"system_min_size": 3, "system_max_size": 24},
+        "workers": [
+            {
+                "name": "cpu",
+                "platform": "cpu-d3",
+                "preset": "8vcpu-32gb",
+                "size": 1,
+                "capacity_mode": "on-demand",
+                "reservation_selector": None,
+                "reservation_verified": None,
+            }
+        ],
+        "reservation_preflight": "not-required",
+        "provider_mutation": False,
+        "backend": "soperator",
+    }
+    assert main(["soperator", "plan", "--spec", str(spec), "--static"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Soperator plan for 'static' ((resolve-at-deploy)):",
+        "  system autoscaling: 3..24",
+        "  worker cpu: size=1 preset=8vcpu-32gb capacity=on-demand",
+    ]

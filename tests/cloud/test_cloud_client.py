@@ -130,8 +130,55 @@ async def test_a_price_not_per_hour_is_refused(
         return real(*args, **kw)
 
     monkeypatch.setattr(billing, "EstimateBatchRequest", no_unit)
-    with pytest.raises(CloudError, match="per month, not per hour"):
+    with pytest.raises(CloudError, match="has no hourly cost for cpu-d3/8vcpu-32gb"):
         await cloud.estimate_hourly([PriceRequest("x", "cpu-d3", "8vcpu-32gb", 1)], PROJECT)
+
+
+async def test_prices_are_matched_by_resource_and_unit_not_by_position(
+    cloud: CloudClient, cloud_state: FakeCloudState, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Protects the price against an answer with more lines than asked (billing returns
+    costs in other units too) and in another order: each request gets its own hourly cost,
+    and the rest is left out with a debug note."""
+    import logging
+
+    cloud_state.price_extra_units = ("month", "gibibyte")
+    cloud_state.price_reversed = True
+    requests = [
+        PriceRequest("gpu", "gpu-h100-sxm", "8gpu-128vcpu-1600gb", 2),
+        PriceRequest("cpu", "cpu-d3", "8vcpu-32gb", 3, preemptible=True),
+    ]
+    with caplog.at_level(logging.DEBUG, logger="npa_sop_tui.cloud.nebius_price"):
+        quote = await cloud.estimate_hourly(requests, PROJECT)
+    gpu = 2 * (128 * Decimal("0.012") + 8 * Decimal("2.95"))
+    cpu = 3 * (8 * Decimal("0.012") * Decimal("0.45"))
+    assert (quote.hourly["gpu"], quote.hourly["cpu"]) == (gpu, cpu)
+    notes = [r.getMessage() for r in caplog.records]
+    assert "price estimate: left out a cost per month for npa-price-0" in notes
+    assert "price estimate: left out a cost per gibibyte for npa-price-1" in notes
+
+
+def test_an_answer_without_names_is_matched_in_order_only_when_it_fits() -> None:
+    from nebius.api.nebius.billing import v1 as billing
+
+    from npa_sop_tui.cloud.nebius_price import hourly_costs
+
+    def cost(amount: str, unit: str = "hour") -> object:
+        return billing.ResourceCost(
+            aggregation_unit=billing.AggregationUnit(unit=unit),
+            general=billing.GeneralResourceCost(total=billing.CostBreakdown(cost=amount)),
+        )
+
+    asked = [
+        PriceRequest("a", "cpu-d3", "8vcpu-32gb", 1),
+        PriceRequest("b", "cpu-d3", "4vcpu-16gb", 1),
+    ]
+    assert hourly_costs(asked, [cost("1.5"), cost("99", "month"), cost("2")]) == [
+        Decimal("1.5"),
+        Decimal("2"),
+    ]
+    with pytest.raises(CloudError, match="no hourly cost for cpu-d3/8vcpu-32gb"):
+        hourly_costs(asked, [cost("1.5")])
 
 
 async def test_mk8s_cluster_get_list_and_not_found(

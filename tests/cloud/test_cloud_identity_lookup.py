@@ -103,3 +103,69 @@ def test_environment_identity_asks_which_subnet(
         PROJECT,
         "vpcsubnet-aaa",
     )
+
+
+def test_a_failed_lookup_says_where_and_why_instead_of_asking_for_the_tenant(
+    fake_nebius: FakeNebius, cloud_state: FakeCloudState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects against a swallowed lookup error: the read's failure (address, status, the
+    credentials used) is the error, with setting the value as the way round."""
+    from npa_sop_tui.cloud.client import CloudError
+    from npa_sop_tui.environment import Environment
+    from npa_sop_tui.home.settings import resolve_settings
+
+    cloud_state.errors["iam.v2.ProjectService/Get"] = "PERMISSION_DENIED"
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", fake_nebius.endpoint)
+    monkeypatch.setenv("NPA_REGION", REGION)
+    monkeypatch.setenv("NPA_PROJECT_ID", PROJECT)
+    with pytest.raises(CloudError) as info:
+        Environment(resolve_settings({})).identity(None)
+    message = info.value.message
+    assert message.startswith(f"looking up the tenant of project {PROJECT} failed:")
+    assert f"at {fake_nebius.addresses['cpl.iam']} failed: PERMISSION_DENIED" in message
+    assert "(credentials: token in NEBIUS_IAM_TOKEN)" in message
+    assert info.value.hint and "set tenant_id (NPA_TENANT_ID" in info.value.hint
+
+
+@pytest.mark.slow
+def test_an_unreachable_endpoint_ends_within_the_cloud_timeout_naming_the_address(
+    tmp_path: Path, fake_nebius: FakeNebius, cloud_state: FakeCloudState,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The identity lookup is built like every other read: `--cloud-timeout 8` against an
+    address that never answers ends about 8 s after the same command against one that
+    refuses at once (measured side by side: the rest is starting the SDK on a busy
+    machine), naming the address, the credentials and the way round. It waited 66 s and
+    blamed a missing tenant_id before."""
+    import time
+
+    from npa_sop_tui.cli.entry import main
+
+    from testkit.silent_server import SilentServer
+
+    spec = tmp_path / "c.yaml"
+    spec.write_text(
+        "apiVersion: npa.soperator/v0.0.1\nname: far\nworkers:\n  - {name: cpu, size: 1}\n"
+    )
+    argv = ["soperator", "preflight", "--spec", str(spec), "--cloud-timeout", "8"]
+    for key, value in {"NEBIUS_IAM_TOKEN": TOKEN, "NPA_REGION": REGION,
+                       "NPA_PROJECT_ID": PROJECT}.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+
+    def timed(endpoint: str) -> tuple[int, float, str]:
+        monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", endpoint)
+        started = time.monotonic()
+        code = main(argv)
+        return code, time.monotonic() - started, capsys.readouterr().err
+
+    cloud_state.errors["iam.v2.ProjectService/Get"] = "PERMISSION_DENIED"
+    code, floor, err = timed(fake_nebius.endpoint)
+    assert code == 1 and "PERMISSION_DENIED" in err, err
+    with SilentServer() as silent:
+        code, elapsed, err = timed(silent.address)
+    assert code == 1, err
+    assert elapsed - floor < 8 + 2, (elapsed, floor)
+    assert f"looking up the tenant of project {PROJECT} failed" in err
+    assert f"at {silent.address}: no answer within 8s" in err
+    assert "token in NEBIUS_IAM_TOKEN" in err and "Traceback" not in err

@@ -254,7 +254,8 @@ def _quota_rows(amount: int, unit: str = "count", existing: bool = False, **q: A
         (7, {}, False, "short by 1"),
         (7, {}, True, "ok"),  # an existing cluster's own use is in `usage`
         (11, {}, True, "short by 1"),
-        (1, {"limit": None}, False, "ok"),
+        (1, {"limit": None}, False, "unknown"),  # hidden from these credentials
+        (1, {"limit": None}, True, "unknown"),
         (1, {"usage": None}, False, "unknown"),
         (10, {"usage": None}, True, "ok"),
         (1, {"state": "frozen"}, False, "frozen"),
@@ -329,7 +330,7 @@ def test_without_a_live_answer_the_regions_refreshed_list_is_used_then_the_catal
     ("value", "shown"), [(3 * GIB_BYTES, "3 GiB"), (int(1.33 * GIB_BYTES), "1.3 GiB")]
 )
 def test_byte_amounts_are_whole_gib_or_one_decimal(value: int, shown: str) -> None:
-    from npa_sop_tui.cloud.preflight import _amount
+    from npa_sop_tui.cloud.quota_check import _amount
 
     assert _amount(value, "bytes") == shown
     assert _amount(value, "count") == str(value)

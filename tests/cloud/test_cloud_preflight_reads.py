@@ -14,6 +14,7 @@ from npa_sop_tui.cloud.model import Availability, CapacityAllowance, CapacityBlo
 from npa_sop_tui.cloud.needs import gpu_quota_name
 from npa_sop_tui.cloud.preflight import PreflightOutcome, run_preflight
 from npa_sop_tui.sandbox.fake_cloud_state import FakeCloudState
+from npa_sop_tui.sandbox.fake_nebius import FakeNebius, service_address
 from npa_sop_tui.spec.model import SoperatorSpec, spec_from_mapping
 
 from .conftest import PROJECT, REGION, TENANT
@@ -120,18 +121,23 @@ FAILING = {
 
 
 async def test_a_failed_read_is_named_in_its_warning_and_the_rest_goes_on(
-    cloud: CloudClient, cloud_state: FakeCloudState
+    cloud: CloudClient, cloud_state: FakeCloudState, fake_nebius: FakeNebius
 ) -> None:
     """Protects the warning a user reads when the cloud does not answer: it names the read
     that failed (tenant quotas, project quotas, platforms, capacity block groups, capacity
-    allowances, resource advice, price) and says the value is shown as unknown; the reserved
-    pool's problem quotes the capacity block groups' failure."""
+    allowances, resource advice, price), the address it went to, the status and the
+    credentials used, and says the value is shown as unknown; the reserved pool's problem
+    quotes the capacity block groups' failure; every quota is undecided for want of an
+    answer (exit 1 unless unknowns are allowed)."""
     for method in FAILING.values():
         cloud_state.errors[method] = "UNAVAILABLE"
 
     def warning(what: str, read: str, method: str) -> str:
-        return (f"{what}: {read} failed: UNAVAILABLE: {method} failed on purpose (test) "
-                "(shown as unknown)")  # fmt: skip
+        service = "nebius." + method.split("/")[0]
+        address = fake_nebius.addresses[service_address(service)]
+        return (f"{what}: {read} at {address} failed: UNAVAILABLE: {method} failed on "
+                "purpose (test) (credentials: token in NEBIUS_IAM_TOKEN) (shown as "
+                "unknown)")  # fmt: skip
 
     quotas, groups = FAILING["quotas"], FAILING["capacity block groups"]
     expected = [
@@ -148,6 +154,8 @@ async def test_a_failed_read_is_named_in_its_warning_and_the_rest_goes_on(
     report = (await _run(cloud, capacity=RESERVED)).report
     assert sorted(report.warnings) == sorted(expected)
     assert report.price is None and {r.verdict for r in report.rows} == {"unknown"}
+    assert {r.reason for r in report.rows} == {"no answer"}
+    assert report.undecided() == report.rows and report.undecided_exit() == 1
     (problem,) = [p for p in report.problems if "could not verify" in p.message]
     assert expected[3] in problem.message
 
@@ -262,7 +270,7 @@ async def test_a_group_in_another_region_blocks_the_reserved_pool(
 
 
 async def test_unreadable_capacity_allowances_block_and_name_the_project(
-    cloud: CloudClient, cloud_state: FakeCloudState
+    cloud: CloudClient, cloud_state: FakeCloudState, fake_nebius: FakeNebius
 ) -> None:
     """Protects the project's share of a reservation: when it cannot be read the reserved
     pool is refused, the warning names the failed read and the problem names the project
@@ -271,9 +279,11 @@ async def test_unreadable_capacity_allowances_block_and_name_the_project(
     cloud_state.groups = [_group()]
     cloud_state.errors[method] = "UNAVAILABLE"
     report = (await _run(cloud, capacity=RESERVED)).report
+    address = fake_nebius.addresses["capacity-blocks.billing-cpl"]
     assert report.warnings == [
-        f"capacity allowances: capacity allowances of {PROJECT} failed: UNAVAILABLE: "
-        f"{method} failed on purpose (test) (shown as unknown)"
+        f"capacity allowances: capacity allowances of {PROJECT} at {address} failed: "
+        f"UNAVAILABLE: {method} failed on purpose (test) (credentials: token in "
+        "NEBIUS_IAM_TOKEN) (shown as unknown)"
     ]
     (problem,) = report.problems
     assert problem.message == (

@@ -91,21 +91,21 @@ def test_unexpected_error_is_isolated_and_status_is_live(
     assert rows["alpha/ib"]["cluster_state"] == "absent" and rows["alpha/ib"]["live_state"] is None
 
     # A target whose live status cannot be read is that target's status-error.
-    from npa_sop_tui.sdk import soperator as sdk
+    from npa_sop_tui.fleet import live
 
-    real = sdk.astatus
+    real = live._snapshot
 
     async def broken(name: str, **kw: Any) -> Any:
         if name == "ic":
             raise RuntimeError("kube API exploded")
         return await real(name, **kw)
 
-    monkeypatch.setattr(sdk, "astatus", broken)
+    monkeypatch.setattr(live, "_snapshot", broken)
     code, status = _cli_json(
         capsys, "fleet", "status", "--spec", str(path), "--sandbox", "--only-clusters", "ia,ic",
         "--output", "json",
     )  # fmt: skip
-    monkeypatch.setattr(sdk, "astatus", real)
+    monkeypatch.setattr(live, "_snapshot", real)
     rows = {r["key"]: r for r in status["targets"]}
     assert code == 1 and set(rows) == {"alpha/ia", "beta/ic"}
     assert rows["beta/ic"]["live_state"] == "status-error"

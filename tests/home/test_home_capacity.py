@@ -3,7 +3,11 @@ errors never echo an ID."""
 
 from __future__ import annotations
 
+import string
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.capacity import CAPACITY_ENV, capacity_from_env, parse_capacity_assignments
@@ -51,3 +55,18 @@ def test_errors_name_where_the_value_came_from() -> None:
     with pytest.raises(UsageError) as caught:
         parse_capacity_assignments(["gpu"])
     assert caught.value.message.startswith("--capacity-block-group")
+
+
+@given(st.text(alphabet=string.ascii_letters + string.digits + "é-_.", min_size=1, max_size=12))
+def test_every_capacity_id_accepted_is_one_redaction_masks(body: str) -> None:
+    """The ID's shape and the redaction pattern are one fact: an ID npa takes at run time
+    is masked wherever it turns up, known to the process or not."""
+    from npa_sop_tui.redact import Redactor
+
+    ident = f"capacityblockgroup-{body}"
+    try:
+        parse_capacity_assignments([f"gpu={ident}"])
+    except UsageError as exc:
+        assert ident not in exc.render()  # refused without echoing it
+        return
+    assert Redactor(environ={}).text(f"id {ident} end") == "id *** end"

@@ -195,3 +195,47 @@ def test_no_key_anywhere_says_how_to_provide_one(tmp_path: Path) -> None:
     assert info.value.exit_code == 2
     assert "--root-login-ssh-public-key-file" in (info.value.hint or "")
     assert os.environ.get(ENV_INLINE) is None
+
+
+def _planted_terraform(tmp_path: Path) -> tuple[Path, Path]:
+    """A `terraform_bin` that leaves a mark when run: (the binary, the mark)."""
+    mark = tmp_path / "planted-terraform-ran"
+    binary = tmp_path / "terraform"
+    binary.write_text(f'#!/bin/sh\ntouch {mark}\necho \'{{"terraform_version":"1.5.0"}}\'\n')
+    binary.chmod(0o755)
+    return binary, mark
+
+
+@pytest.mark.parametrize("how", ["another user's", "writable by others"])
+def test_a_config_another_account_could_write_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """Defect: a config.yaml owned by another user, mode 0666, was used silently, its
+    terraform_bin included. Refused (exit 2, why and what to do); the binary never runs."""
+    from npa_sop_tui.cli.entry import main
+
+    binary, mark = _planted_terraform(tmp_path)
+    path = write_config(f"terraform_bin: {binary}\nregion: eu-north1\n")
+    if how == "another user's":
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give the config to another user")
+        os.chown(path, 12345, 12345)
+        path.chmod(0o644)
+        why = f"the config file belongs to uid 12345, not to you (uid {os.geteuid()})"
+    else:
+        path.chmod(0o666)
+        why = "the config file is writable by others (mode 666)"
+    spec = Path(__file__).resolve().parents[2] / "assets" / "cpu-minimal.yaml"
+    for args in (["config", "show"], ["plan", "--spec", str(spec)]):
+        code = main(["soperator", *args])
+        err = capsys.readouterr().err
+        assert code == 2, (args, err)
+        assert f"{path}" in err and why in err, err
+        assert "chmod go-w" in err and "Traceback" not in err
+    with pytest.raises(ConfigError, match="nobody else can write"):
+        load_config()
+    assert not mark.exists()
+    path.chmod(0o600)
+    if how == "another user's":
+        os.chown(path, os.geteuid(), os.getegid())
+    assert str(load_config().terraform_bin) == str(binary)  # the user's own file: used

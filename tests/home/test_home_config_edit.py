@@ -106,3 +106,14 @@ def test_a_folder_in_the_file_s_place_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="is a folder"):
         set_config_value(path, ("tui", "theme"), "nord")
     assert path.is_dir()
+
+
+def test_a_file_the_existing_npa_wrote_is_never_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    text = "projects:\n  dev: {project_id: project-e00dev}\ndefault_project: dev\n"
+    path.write_text(text)
+    with pytest.raises(UsageError) as caught:
+        set_config_value(path, ("tui", "theme"), "nord")
+    assert "existing npa's settings (projects, default_project)" in caught.value.message
+    assert "set tui.theme to 'nord'" in (caught.value.hint or "")
+    assert path.read_text() == text

@@ -160,3 +160,24 @@ def test_logging_sink_logs_each_event_as_json_and_passes_it_on(npa_home: Path) -
     line = next(ln for ln in path.read_text().splitlines() if "npa_sop_tui.events" in ln)
     assert '"kind":"phase_changed"' in line and '"phase":"plan"' in line
     assert CAPACITY_ID not in line and "planning ***" in line
+
+
+def test_debug_on_a_full_disk_says_so_once_and_a_successful_list_still_succeeds(
+    tiny_disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No "--- Logging error ---" traceback per line, no failure at the end: the log stops
+    (one line says why) and `list` ends as it would have, exit 0."""
+    from npa_sop_tui.cli.entry import main
+
+    from testkit.disks import fill
+
+    monkeypatch.setenv("NPA_HOME", str(tiny_disk / "home"))
+    assert main(["soperator", "list"]) == 0  # the home exists before the disk fills
+    capsys.readouterr()
+    fill(tiny_disk)
+    assert main(["--debug", "soperator", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("No clusters in the inventory")
+    assert "Traceback" not in err and "Logging error" not in err
+    assert err.count("debug log: stopped: No space left on device") == 1
+    assert not [h for h in logging.getLogger().handlers if isinstance(h, debuglog._DebugLogHandler)]

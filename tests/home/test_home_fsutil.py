@@ -6,16 +6,14 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.home import files as home_files
 from npa_sop_tui.home import fsutil
 from npa_sop_tui.home.fsutil import DiskFull, atomic_write_text, ensure_dir, sweep_temp_files
 
-from testkit.small_disk import tmpfs
+from testkit.disks import fill
 
 
 def _mode(path: Path) -> int:
@@ -31,21 +29,18 @@ def test_folders_under_the_home_are_created_0700(npa_home: Path, tmp_path: Path)
     assert _mode(outside) == 0o755  # not ours to tighten
 
 
-def test_existing_folders_are_tightened_on_first_use(npa_home: Path) -> None:
-    home_files._tightened.clear()
+def test_existing_folders_keep_their_modes_and_new_ones_are_0700(npa_home: Path) -> None:
+    """npa changes the mode of nothing it did not create: an existing folder under the home
+    (the user's own, or another tool's) keeps its mode; the folders npa makes are 0700."""
     old = npa_home / "soperator" / "old"
-    (old / "operations").mkdir(parents=True)
     (old / ".terraform" / "providers").mkdir(parents=True)
-    for folder in (npa_home, old.parent, old, old / "operations", old / ".terraform"):
+    for folder in (npa_home, old.parent, old, old / ".terraform", old / ".terraform" / "providers"):
         folder.chmod(0o755)
-    (old / ".terraform" / "providers").chmod(0o755)
-    (old / "note.txt").write_text("x")
-    (old / "note.txt").chmod(0o644)
-    atomic_write_text(old / "inventory.json", "{}", mode=0o600)
-    for folder in (npa_home, old.parent, old, old / "operations", old / ".terraform"):
-        assert _mode(folder) == 0o700, folder
-    assert _mode(old / ".terraform" / "providers") == 0o755  # Terraform's own, not entered
-    assert _mode(old / "note.txt") == 0o644  # files keep their modes
+    atomic_write_text(old / "operations" / "a.ndjson", "{}", mode=0o600)
+    for folder in (npa_home, old.parent, old, old / ".terraform", old / ".terraform" / "providers"):
+        assert _mode(folder) == 0o755, folder
+    assert _mode(old / "operations") == 0o700  # made just now
+    assert _mode(old / "operations" / "a.ndjson") == 0o600
 
 
 def test_temp_files_of_gone_writers_are_swept(tmp_path: Path) -> None:
@@ -88,30 +83,10 @@ def test_a_failed_write_names_its_temp_file_and_removes_it(tmp_path: Path) -> No
     assert list(folder.iterdir()) == [target]  # the temp file went with the failure
 
 
-@pytest.fixture
-def tiny_disk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
-    """An 8 MiB tmpfs (as root, or else in a user namespace: testkit/small_disk.py)."""
-    with tmpfs(request, tmp_path / "tiny", size="8m") as mount:
-        yield mount
-
-
-def _fill(disk: Path) -> None:
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-
-
 def test_disk_full_keeps_the_old_file_and_names_the_space(tiny_disk: Path) -> None:
     target = tiny_disk / "inventory.json"
     atomic_write_text(target, "previous")
-    _fill(tiny_disk)
+    fill(tiny_disk)
     with pytest.raises(DiskFull) as caught:
         atomic_write_text(target, "x" * 100_000)
     assert target.read_text() == "previous"
@@ -125,9 +100,27 @@ def test_the_reserve_is_given_up_for_a_write_that_matters(tiny_disk: Path) -> No
     reserve = fsutil.ensure_reserve(tiny_disk / ".npa-run")
     assert reserve is not None and reserve.stat().st_size == fsutil.RESERVE_BYTES
     assert _mode(reserve) == 0o600
-    _fill(tiny_disk)
+    fill(tiny_disk)
     target = tiny_disk / "inventory.json"
     atomic_write_text(target, "recorded despite a full disk")
     assert target.read_text() == "recorded despite a full disk"
     assert not reserve.exists()
     assert fsutil.ensure_reserve(tiny_disk / ".npa-run") is None  # no room to take it back
+
+
+def test_the_disk_full_message_measures_the_disk_the_write_lands_on(
+    tiny_disk: Path, tmp_path: Path
+) -> None:
+    """A write replaces the path in its own folder: a link there to a file on another disk
+    (or a file mounted from one) does not move it, so the free space and the mount named
+    are those of the folder's disk, not of what the link points to."""
+    elsewhere = tmp_path / "big-disk-file"
+    elsewhere.write_text("on the test's disk")
+    link = tiny_disk / "inventory.json"
+    link.symlink_to(elsewhere)
+    fill(tiny_disk)
+    full = DiskFull(link, needed=4096)
+    assert full.free == 0 and fsutil.free_bytes(link) == 0
+    assert f"(0 B free on {tiny_disk};" in full.render()
+    missing = tiny_disk / "new" / "deeper" / "state.json"  # folders not made yet
+    assert fsutil.free_bytes(missing) == 0

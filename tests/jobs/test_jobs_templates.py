@@ -50,3 +50,38 @@ def test_unknown_template_suggests_a_name(npa_home: Path) -> None:
 def test_bus_bandwidth_is_read_from_nccl_tests_output() -> None:
     assert bus_bandwidth(NCCL_OUTPUT) == 433.571
     assert bus_bandwidth("all_reduce_perf (nccl-tests) is not in this image") is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("dev-zero", "is a character device, not a job template"),
+        ("sparse", "job template is larger than 256 KiB"),
+        ("fifo", "is a named pipe (FIFO), not a job template"),
+    ],
+)
+def test_a_template_that_never_ends_or_blocks_is_refused_at_once(
+    npa_home: Path, kind: str, said: str
+) -> None:
+    """Defect: a file in job-templates/ that is /dev/zero or a sparse 3 GB file was read to
+    the end (MemoryError), a FIFO hung `--list-templates`. Refused (exit 2) naming it; run as
+    a process, so a hang fails by timeout instead of hanging the suite."""
+    import os
+    import subprocess
+    import sys
+
+    from testkit.hostile_files import plant
+
+    folder = npa_home / "job-templates"
+    folder.mkdir()
+    planted = plant(folder / "planted.sh", kind)
+    npa = Path(sys.executable).parent / "npa"
+    done = subprocess.run(
+        [str(npa), "soperator", "run", "--name", "demo", "--list-templates"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NPA_HOME": str(npa_home)},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"{planted}: {said}" in done.stderr and "Traceback" not in done.stderr

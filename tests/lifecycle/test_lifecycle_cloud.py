@@ -14,7 +14,7 @@ from npa_sop_tui.cli.entry import main as cli_main
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home import inventory
 from npa_sop_tui.lifecycle import api as lifecycle
-from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked
+from npa_sop_tui.lifecycle.cloud_steps import PreflightBlocked, PreflightUndecided
 from npa_sop_tui.lifecycle.flags import TerraformTimeout
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
@@ -67,6 +67,30 @@ async def test_deploy_refuses_a_missing_group_before_terraform(
     assert recorder.kinds("preflight")[0].blocked
     entry = inventory.get("pfmiss")
     assert entry is None or entry.state != "deployed"
+
+
+async def test_a_quota_limit_the_credentials_cannot_see_stops_deploy_unless_allowed(
+    make_spec: Any, sandbox_options: Any, recorder: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects against passing what cannot be seen: the instance quota's limit hidden from
+    the credentials stops the deploy before Terraform (exit 2, the permission named in the
+    warning); `allow_unknown` (--allow-unknown) goes on with the warning."""
+    monkeypatch.setenv("NPA_SANDBOX_SCENARIO", "quota-hidden")
+    spec = make_spec("pfhide")
+    with pytest.raises(PreflightUndecided) as info:
+        await lifecycle.deploy(spec, options=sandbox_options(), on_event=recorder)
+    assert info.value.exit_code == 2
+    assert "cannot judge 2 quota(s) of 'pfhide'" in info.value.message
+    assert "compute.instance.count (limit hidden)" in info.value.message
+    assert "--allow-unknown" in (info.value.hint or "")
+    assert "init" not in recorder.phases()  # Terraform never ran
+    warnings = [e.summary for e in recorder.kinds("diagnostic")]
+    assert any("permission to read quota allowance limits" in w for w in warnings), warnings
+    recorder.events.clear()
+    planned = await lifecycle.plan(
+        spec, options=sandbox_options(allow_unknown=True), on_event=recorder
+    )
+    assert planned.preflight is not None and "init" in recorder.phases()
 
 
 def test_cli_deploy_refusal_exit_2_and_plan_table(
@@ -157,5 +181,5 @@ async def test_destroy_reports_what_nebius_still_has(
     recorder.events.clear()
     done = await lifecycle.destroy("pfgone", options=sandbox_options(), on_event=recorder)
     assert done.status == "destroyed"
-    assert any("mk8s cluster and its filesystems are gone" in e.text
+    assert any("mk8s cluster and everything else it owned are gone" in e.text
                for e in recorder.kinds("log_line"))  # fmt: skip

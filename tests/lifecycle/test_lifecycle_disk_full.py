@@ -24,7 +24,7 @@ from npa_sop_tui.home.fsutil import DiskFull
 from npa_sop_tui.home.locks import is_locked
 from npa_sop_tui.lifecycle import api as lifecycle
 
-from testkit.small_disk import tmpfs
+from testkit.disks import fill, tmpfs
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
@@ -38,26 +38,12 @@ def small_disk(
 ) -> Iterator[Path]:
     """A 48 MiB tmpfs as the npa home (the sandbox's provider mirror takes 20 MiB of it);
     after `sandbox_in_home`, which `sandbox_options` uses, so this home wins. Without root
-    the test runs in a user namespace of its own (testkit/small_disk.py)."""
+    the test runs in a user namespace of its own (testkit/disks.py)."""
     with tmpfs(request, tmp_path / "disk", size="48m", mode="0700") as mount:
         home = mount / "npa-home"
         monkeypatch.setenv("NPA_HOME", str(home))
         monkeypatch.setenv("NPA_SANDBOX_HOME", str(home))
         yield mount
-
-
-def fill(disk: Path) -> None:
-    """Take every free byte of `disk` (unbuffered: no write is left pending)."""
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    os.write(fd, b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
 
 
 def free(disk: Path) -> None:

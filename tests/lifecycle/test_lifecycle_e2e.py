@@ -226,8 +226,9 @@ def test_lifecycle_cli_deploy_json_list_destroy(
     text = capsys.readouterr().out
     assert "clijson" in text and "deployed" in text and "nebius-clijson-slurm" in text
 
-    # not a terminal and no --yes: refused with exit 2, nothing destroyed
-    assert cli_main(["soperator", "destroy", "--name", "clijson", "--sandbox"]) == 2
+    # not a terminal, no --yes and no answer on stdin: not confirmed (exit 1, as npa's
+    # declined prompt), nothing destroyed
+    assert cli_main(["soperator", "destroy", "--name", "clijson", "--sandbox"]) == 1
     assert "--yes" in capsys.readouterr().err
     assert inventory.require("clijson").state == "deployed"
 

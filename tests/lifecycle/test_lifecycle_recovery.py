@@ -160,9 +160,12 @@ async def test_the_next_operation_settles_and_sweeps(
     assert any("removed 3 temp file(s)" in n for n in notes), notes
     assert any("deploy deploy-x did not finish" in n and "Next:" in n for n in notes), notes
     assert inventory.require("swept").operations[-2].result == "interrupted"
-    # Every folder npa (or Terraform, under umask 077) made in the home is private.
+    # Every folder npa (or Terraform, under umask 077) made in the home is private (the
+    # home itself is the test's: npa changes the mode of nothing it did not create).
     loose = [
-        folder for folder, _dirs, _files in os.walk(npa_home) if os.stat(folder).st_mode & 0o077
+        folder
+        for folder, _dirs, _files in os.walk(npa_home)
+        if folder != str(npa_home) and os.stat(folder).st_mode & 0o077
     ]
     assert not loose, loose
 
@@ -242,13 +245,19 @@ def _record_running(name: str, install: Path | None, op_id: str = "deploy-9") ->
     inventory.save(entry)
 
 
+def _install_in_home(name: str) -> Path:
+    """Where npa puts a cluster's installation in the home (a record's path elsewhere is
+    data npa does not follow: tests/home/test_home_recorded_paths.py)."""
+    return cluster_dir(name) / "install" / "installations" / name
+
+
 def test_begin_settles_sweeps_and_reports_the_orphaned_output(
     npa_home: Path, tmp_path: Path
 ) -> None:
     """Protects the notes the next operation prints: temp files removed in every folder
     npa writes to, the dead run settled (and saved), and where Terraform's output after npa
     died is, with how it ended (the last report wins)."""
-    install = tmp_path / "install"
+    install = _install_in_home("tidy")
     run = supervision.run_dir(install)
     run.mkdir(parents=True)
     _record_running("tidy", install)
@@ -316,8 +325,8 @@ def test_begin_gives_the_lock_back_when_the_disk_is_full(
 ) -> None:
     """Protects "the lock is not held when it raises", and that the check looks at the
     installation folder (where Terraform writes) too."""
-    install = tmp_path / "install"
-    install.mkdir()
+    install = _install_in_home("full")
+    install.mkdir(parents=True)
     _record_running("full", install)
     monkeypatch.setattr(recovery, "free_bytes", lambda where: 0 if where == install else None)
     with pytest.raises(DiskFull) as full:
@@ -379,7 +388,18 @@ def test_proc_fields_of_a_gone_process_read_empty() -> None:
     gone = str(_dead_pid())
     assert recovery._proc_field(gone, "cwd") == "" and recovery._proc_field(gone, "cmdline") == ""
     assert recovery._proc_field(str(os.getpid()), "cwd") == os.getcwd()
-    assert "python" in recovery._proc_field(str(os.getpid()), "cmdline")
+    # A child of our own, whose command line nothing rewrites (xdist may retitle this
+    # process). Popen returns when the exec has closed its pipe, a moment before the kernel
+    # has set up the new command line: wait for it.
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        deadline = time.monotonic() + 30
+        while not recovery._proc_field(str(child.pid), "cmdline") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert recovery._proc_field(str(child.pid), "cmdline").split("\0")[:2] == ["sleep", "30"]
+    finally:
+        child.kill()
+        child.wait()
 
 
 STATE = {"version": 4, "serial": 3, "lineage": "L1", "resources": []}
@@ -555,6 +575,32 @@ def test_terraforms_no_space_names_the_file_and_the_kept_state(tmp_path: Path) -
     vague.no_space = True  # type: ignore[attr-defined]
     full = recovery.translate_error(vague, tmp_path)
     assert isinstance(full, DiskFull) and full.path == tmp_path
+
+
+def test_the_disk_full_message_measures_the_disk_terraform_wrote_to(
+    tiny_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Terraform names the file it could not write relative to its folder: the message
+    measures that folder's disk (the failure says where Terraform ran), not the disk of
+    whatever folder npa was started in."""
+    from npa_sop_tui.events import Diagnostic
+    from npa_sop_tui.lifecycle.results import TerraformFailed
+    from npa_sop_tui.terraform.run_result import RunResult
+
+    from testkit.disks import fill
+
+    disk = tiny_disk
+    install = disk / "install"
+    install.mkdir()
+    fill(disk)
+    monkeypatch.chdir(tmp_path)  # npa runs from a folder on another, roomy disk
+    said = "Failed to save state: write terraform.tfstate: no space left on device"
+    run = RunResult(args=["apply"], returncode=1, duration=1.0, no_space=True,
+                    errors=[Diagnostic(ts=0, operation_id="o", severity="error",
+                                       summary="Error", detail=said)])  # fmt: skip
+    full = recovery.translate_error(TerraformFailed("apply", run, install))  # no dir given
+    assert isinstance(full, DiskFull) and full.path == install / "terraform.tfstate"
+    assert full.free == 0 and f"(0 B free on {disk};" in full.message
 
 
 def test_an_incomplete_operation_log_is_named(tmp_path: Path) -> None:

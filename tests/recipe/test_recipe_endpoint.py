@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from npa_sop_tui.recipe import source
+from npa_sop_tui.recipe import installation, source
 from npa_sop_tui.sandbox.local_terraform import standin_recipe_dir
 
 
@@ -24,7 +24,7 @@ def test_installation_points_the_provider_at_the_regions_api(
     npa_home: Path, region: str, endpoint: str
 ) -> None:
     recipe = source.resolve(standin_recipe_dir(), source.RecipeSettings())
-    install = source.prepare_installation(recipe, "ep", {}, {"TF_VAR_region": region})
+    install = installation.prepare_installation(recipe, "ep", {}, {"TF_VAR_region": region})
     text = (install.dir / "terraform.tf").read_text()
     assert f'"{endpoint}"' in text
     other = ({"api.eu.nebius.cloud:443", "api.nebius.cloud:443"} - {endpoint}).pop()
@@ -35,6 +35,6 @@ def test_installation_points_the_provider_at_the_regions_api(
 
 def test_a_region_change_rewrites_the_endpoint_again(npa_home: Path) -> None:
     recipe = source.resolve(standin_recipe_dir(), source.RecipeSettings())
-    source.prepare_installation(recipe, "moves", {}, {"TF_VAR_region": "us-central1"})
-    install = source.prepare_installation(recipe, "moves", {}, {"TF_VAR_region": "eu-north1"})
+    installation.prepare_installation(recipe, "moves", {}, {"TF_VAR_region": "us-central1"})
+    install = installation.prepare_installation(recipe, "moves", {}, {"TF_VAR_region": "eu-north1"})
     assert '"api.eu.nebius.cloud:443"' in (install.dir / "terraform.tf").read_text()

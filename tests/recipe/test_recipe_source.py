@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 import subprocess
 from pathlib import Path
 
@@ -61,26 +60,3 @@ def test_recipe_clone_from_any_git_url(tmp_path: Path) -> None:
     assert recipe.resolve(None, settings).root == resolved.root
     with pytest.raises(Exception, match="could not fetch"):
         recipe.resolve(None, recipe.RecipeSettings(url=f"file://{tmp_path}/nope", ref="a" * 40))
-
-
-def test_installation_layout(tmp_path: Path) -> None:
-    import shutil
-
-    checkout = tmp_path / "checkout"
-    shutil.copytree(local_terraform.STANDIN_RECIPE, checkout)
-    # a checkout of a real recipe: the same layout, without the stand-in's marker
-    (checkout / "soperator" / recipe.STANDIN_MARKER).unlink()
-    writable = recipe.resolve(checkout, recipe.RecipeSettings())
-    install = recipe.prepare_installation(writable, "c1", {"company_name": "c1"}, {"TF_VAR_x": "1"})
-    # beside the example, as the recipe's README asks; no example tfvars; private vars
-    assert install.dir == writable.root / "installations" / "c1"
-    assert not (install.dir / "terraform.tfvars").exists()
-    assert stat.S_IMODE(install.tfvars_path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(install.env_path.stat().st_mode) == 0o600
-    assert (install.dir / "main.tf").is_file()
-
-    packaged = recipe.resolve(local_terraform.STANDIN_RECIPE, recipe.RecipeSettings())
-    install = recipe.prepare_installation(packaged, "c2", {}, {})
-    assert install.dir.is_relative_to(Path(os.environ["NPA_HOME"]))
-    assert (install.dir / "../../modules/k8s/main.tf").resolve().is_file()
-    assert not (packaged.root / "installations" / "c2").exists()

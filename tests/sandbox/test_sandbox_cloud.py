@@ -41,6 +41,7 @@ async def test_default_sandbox_cloud_passes_everything() -> None:
     ("scenario", "blocked", "expect"),
     [
         ("quota-short", False, "compute.instance.gpu.h100 in eu-north1 is short by"),
+        ("quota-hidden", False, "compute.instance.count in eu-north1: its limit is not visible"),
         ("capacity-block-missing", True, "does not exist in tenant tenant-s"),
     ],
 )

@@ -43,19 +43,20 @@ def config(**changes: Any) -> dict[str, Any]:
     return base
 
 
-def test_plan_of_a_new_filesystem_leaves_its_id_unknown() -> None:
-    planned, replace = fs.plan(None, config())
-    assert planned is not None and planned["id"] is values.UNKNOWN and replace == []
-    assert planned["name"] == "soperator-x-jail"
+def test_plan_of_a_new_filesystem_leaves_its_id_and_status_unknown() -> None:
+    planned, replace, refused = fs.plan(None, config())
+    assert planned is not None and planned["id"] is values.UNKNOWN and replace == refused == []
+    assert planned["status"] is values.UNKNOWN and planned["name"] == "soperator-x-jail"
 
 
 def test_plan_keeps_the_id_grows_in_place_and_replaces_on_a_new_name() -> None:
-    prior = config(id="computefilesystem-1")
-    planned, replace = fs.plan(prior, config(id="computefilesystem-1", size_bytes=2**31))
+    prior = config(id="computefilesystem-1", status=fs.status("READY", 2**30))
+    planned, replace, _ = fs.plan(prior, config(id="computefilesystem-1", size_bytes=2**31))
     assert planned is not None and (planned["id"], replace) == ("computefilesystem-1", [])
-    planned, replace = fs.plan(prior, config(id="computefilesystem-1", name="other"))
+    assert planned["status"] is values.UNKNOWN  # the size it will report is the new one
+    planned, replace, _ = fs.plan(prior, config(id="computefilesystem-1", name="other"))
     assert planned is not None and planned["id"] is values.UNKNOWN and replace == ["name"]
-    assert fs.plan(prior, None) == (None, [])
+    assert fs.plan(prior, None) == (None, [], [])
 
 
 class Recording:
@@ -69,10 +70,16 @@ class Recording:
     def delete(self, fs_id: str) -> None:
         self.calls.append(("delete", fs_id))
 
+    def resize(self, fs_id: str, size_bytes: int) -> None:
+        self.calls.append(("resize", fs_id))
+
+    def get(self, fs_id: str) -> Any:
+        return fs.CANNOT_TELL
+
 
 def test_apply_creates_with_the_clouds_id_and_deletes_by_id() -> None:
     cloud = Recording()
-    planned, _ = fs.plan(None, config())
+    planned, _, _ = fs.plan(None, config())
     created = fs.apply(None, planned, cloud)
     assert created is not None and created["id"] == "computefilesystem-new"
     assert fs.apply(created, None, cloud) is None

@@ -9,17 +9,11 @@ import pytest
 
 from npa_sop_tui.cli.entry import main
 
-from testkit.sandbox_cli import cli_json, deploy_in_sandbox
+from testkit.sandbox_cli import TWO_CPU_NODES, cli_json, deploy_in_sandbox
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
-SPEC = """\
-apiVersion: npa.soperator/v0.0.1
-name: ops
-workers:
-  - name: cpu
-    size: 2
-"""
+SPEC = TWO_CPU_NODES
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:

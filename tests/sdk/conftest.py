@@ -1,4 +1,4 @@
-"""Fixtures for the SDK / tools / workflow tests."""
+"""Fixtures for the SDK tests."""
 
 from __future__ import annotations
 

@@ -6,6 +6,7 @@ Where this SDK does more (typed results, events), npa's form still works: result
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,8 @@ def test_npa_dataclass_methods() -> None:
     assert spec.effective_slurm_rest_enabled() is False
     assert spec.explicit_root_login_ssh_public_key() == ROOT_KEY
     assert spec.workers[0].capacity_mode() == "on-demand"
+    assert spec.workers[0].is_gpu() is False  # a method, as npa's
+    assert soperator.WorkerPoolSpec("g", "gpu-h200-sxm", "8gpu-128vcpu-1600gb").is_gpu()
     with pytest.raises(ValueError, match="at least one worker pool"):
         soperator.SoperatorSpec("demo").validate()
 
@@ -169,6 +172,10 @@ def test_plan_without_identity_makes_no_provider_call(monkeypatch: pytest.Monkey
     assert plan["workers"][0]["reservation_verified"] is None
     located = soperator.plan({**spec_mapping("demo"), "region": "eu-north1"})
     assert located.region == "eu-north1"
+    # read like npa's dict: membership, get, keys/items, and json.dumps of dict(plan)
+    assert "region" in plan and "nope" not in plan and plan.get("nope", 7) == 7
+    assert json.loads(json.dumps(dict(plan))) == plan.model_dump(mode="json")
+    assert dict(plan.items())["name"] == "demo" and plan.keys() == list(dict(plan))
     with pytest.raises(ValueError, match="at least one worker"):
         soperator.plan({**spec_mapping("demo"), "workers": []})
 
@@ -220,6 +227,8 @@ def test_deploy_status_destroy_with_npa_keywords_and_fields(
         gpu_creation_check_timeout_seconds=600,
         apply_fixes=True,
         on_status=lines.append,
+        provider_preflight=True,  # npa's apply-request fields its deploy does not read
+        provider_env={"NEBIUS_PROFILE": "x"},
     )
     assert result["status"] == "ready" and result["deployment_status"] == "applied"
     assert result["backend"] == "soperator"
@@ -233,8 +242,11 @@ def test_deploy_status_destroy_with_npa_keywords_and_fields(
     assert result["kube_context"] == "nebius-contract-demo-slurm"
     assert any(line.startswith(("Apply complete", "module.")) for line in lines), lines[:20]
 
+    assert "install_dir" in result and json.loads(json.dumps(dict(result)))["name"]
     snap = soperator.status("contract-demo", sandbox=True)
     assert snap["status"] == "running" and snap["backend"] == "soperator"
+    assert "backend" in snap and snap.get("status") == "running"
+    assert json.loads(json.dumps(dict(snap)))["backend"] == "soperator"
     assert snap["name"] == "contract-demo" and snap["context"] == "nebius-contract-demo-slurm"
 
     monkeypatch.setenv("NPA_SANDBOX_SCENARIO", "destroy-leftover")
@@ -242,3 +254,5 @@ def test_deploy_status_destroy_with_npa_keywords_and_fields(
     assert gone["status"] == "destroy-incomplete" and gone["errors"]
     with pytest.raises(soperator.DestroyIncomplete):
         soperator.destroy("contract-demo", sandbox=True, raise_incomplete=True)
+    with pytest.raises(soperator.UsageError, match="provider_env"):  # not a destroy keyword
+        soperator.destroy("contract-demo", sandbox=True, provider_env={})

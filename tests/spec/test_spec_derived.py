@@ -35,8 +35,8 @@ def test_system_max_size_defaults_to_24_or_the_minimum(
 def test_gpu_facts_come_from_the_platform_and_preset() -> None:
     spec = _spec(workers=[GPU, {"name": "cpu", "size": 1}])
     gpu, cpu = spec.workers
-    assert (gpu.is_gpu, gpu.gpus_per_node) == (True, 8)
-    assert (cpu.is_gpu, cpu.gpus_per_node) == (False, 0)
+    assert (gpu.is_gpu(), gpu.gpus_per_node) == (True, 8)
+    assert (cpu.is_gpu(), cpu.gpus_per_node) == (False, 0)
     assert spec.has_gpu and not _spec().has_gpu
     assert spec.worker_count == 4  # what the recipe's sizing tier counts
 

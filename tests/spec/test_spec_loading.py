@@ -185,7 +185,7 @@ def test_rest_follows_accounting_when_omitted() -> None:
 
 def test_pool_helpers() -> None:
     gpu = WorkerPoolSpec(name="g", platform="gpu-h200-sxm", preset="8gpu-128vcpu-1600gb")
-    assert gpu.is_gpu and gpu.gpus_per_node == 8
+    assert gpu.is_gpu() and gpu.gpus_per_node == 8
     assert gpu.capacity_mode() == "on-demand" and gpu.reservation_selector_kind() == ""
     assert gpu.capacity_mode({"g": "capacityblockgroup-x"}) == "reserved"
     assert gpu.reservation_selector_kind({"g": "capacityblockgroup-x"}) == "id"
@@ -194,7 +194,7 @@ def test_pool_helpers() -> None:
     pre = gpu.model_copy(update={"preemptible": True})
     assert pre.capacity_mode() == "preemptible"
     cpu = WorkerPoolSpec(name="c")
-    assert not cpu.is_gpu and cpu.gpus_per_node == 0
+    assert not cpu.is_gpu() and cpu.gpus_per_node == 0
     summary = named.summary()
     assert summary["reservation_selector"] == "name"
     assert "my-block" not in str(summary)

@@ -22,15 +22,17 @@ from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.s3 import S3Store
 from npa_sop_tui.state.stores import store_at
 
+from testkit.moto import MotoServer
+from testkit.s3_proxy import ReplyDroppingProxy
 from testkit.wait import wait_until
 
 
-def _store(env: dict[str, str], lease: float = 120.0) -> S3Store:
+def _store(env: dict[str, str], lease: float = 120.0, endpoint: str | None = None) -> S3Store:
     store = store_at(
         StateLocation(
             backend="s3",
             bucket=env["NPA_STATE_BUCKET"],
-            endpoint=env["NPA_STATE_ENDPOINT"],
+            endpoint=endpoint or env["NPA_STATE_ENDPOINT"],
             region=env["NPA_STATE_REGION"],
             lease_seconds=lease,
         )
@@ -405,6 +407,65 @@ def test_renewals_come_every_third_of_the_lease(
         lock.release()
         assert waits and all(w == pytest.approx(expected) for w in waits)
         waits.clear()
+
+
+def _lock_writes(condition: str) -> Any:
+    """The proxy's matcher: PUTs of a lock carrying `condition` (If-None-Match or If-Match)."""
+
+    def match(method: str, path: str, headers: Any) -> bool:
+        return method == "PUT" and path.endswith("/npa.lock") and condition in headers
+
+    return match
+
+
+def test_a_create_whose_reply_was_lost_is_the_holders_own_not_a_busy_cluster(
+    moto: MotoServer, bucket_env: dict[str, str]
+) -> None:
+    """Protects idempotent lock writes: the bucket creates the lock but the reply is lost;
+    the S3 client's retry meets the lock (412), which holds this holder's own token, so the
+    lock is taken, not reported busy "by" its own process."""
+    with ReplyDroppingProxy(moto.endpoint, _lock_writes("If-None-Match")) as proxy:
+        store = _store(bucket_env, endpoint=proxy.endpoint)
+        lock = _lock(store, "lost-reply").acquire()
+        try:
+            assert proxy.dropped == [("PUT", f"/{store.location.bucket}/{lock.key}")]
+            current = read_lock(store.bucket, lock.key)
+            assert current is not None and current.holder["token"] == lock.holder["token"]
+            assert lock.etag == current.etag  # the ETag to renew and release with
+        finally:
+            lock.release()
+    assert read_lock(_store(bucket_env).bucket, lock.key) is None
+
+
+def test_a_renewal_whose_reply_was_lost_keeps_the_lock(
+    moto: MotoServer, bucket_env: dict[str, str]
+) -> None:
+    """Protects renewals the same way: the retried If-Match renewal meets the record it
+    wrote itself (412) and goes on holding the lock, not `lost`."""
+    with ReplyDroppingProxy(moto.endpoint, _lock_writes("If-Match")) as proxy:
+        store = _store(bucket_env, lease=1.5, endpoint=proxy.endpoint)  # renewals every 0.5 s
+        lock = _lock(store, "lost-renewal").acquire()
+        try:
+            wait_until(lambda: proxy.dropped, timeout=60, what="a renewal's reply to be lost")
+            etag = lock.etag
+            wait_until(lambda: lock.etag != etag, timeout=60, what="the next renewal")
+            assert lock.lost is None and lock.renew_error is None
+        finally:
+            lock.release()
+    assert read_lock(_store(bucket_env).bucket, lock.key) is None
+
+
+def test_a_write_refused_for_someone_elses_lock_is_still_busy(
+    moto: MotoServer, bucket_env: dict[str, str]
+) -> None:
+    """The token decides: a 412 on a lock holding another holder's token stays a refusal."""
+    store = _store(bucket_env)
+    other = _lock(store, "theirs").acquire()
+    try:
+        with pytest.raises(ClusterBusy):
+            _lock(store, "theirs").acquire()
+    finally:
+        other.release()
 
 
 def test_release_without_acquire_and_twice_is_harmless(bucket_env: dict[str, str]) -> None:

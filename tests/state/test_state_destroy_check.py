@@ -12,7 +12,7 @@ import pytest
 
 from npa_sop_tui.cloud.client import CloudSettings, connect
 from npa_sop_tui.cloud.destroy_check import leftovers
-from npa_sop_tui.cloud.model import Filesystem
+from npa_sop_tui.cloud.model import CloudResource, Filesystem
 from npa_sop_tui.lifecycle.cloud_steps import owned_resources
 from npa_sop_tui.sandbox.fake_cloud_state import default_state
 from npa_sop_tui.sandbox.fake_nebius import FakeNebius
@@ -74,6 +74,54 @@ async def test_s3_state_destroy_that_leaves_a_filesystem_names_it(
     assert remaining == [f"filesystem soperator-gone-jail ({jail}, ready)"]
 
 
+async def test_allocations_gpu_clusters_and_buckets_left_behind_are_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the wider check: the login's static address (a VPC allocation), a GPU
+    cluster and a bucket the state owned are looked up by ID after destroy; those Nebius
+    still has are named, those gone are not (nor a bucket only scheduled for deletion)."""
+    store = default_store()
+    install_dir = tmp_path / "install"
+    install_dir.mkdir()
+    state = json.loads(tfstate("mk8scluster-x1", {}))
+    for kind, rid in (("nebius_vpc_v1_allocation", "vpcallocation-1"),
+                      ("nebius_compute_v1_gpu_cluster", "computegpucluster-1"),
+                      ("nebius_compute_v1_gpu_cluster", "computegpucluster-2"),
+                      ("nebius_storage_v1_bucket", "storagebucket-1"),
+                      ("nebius_storage_v1_bucket", "storagebucket-2")):  # fmt: skip
+        state["resources"].append({"mode": "managed", "type": kind, "name": rid,
+                                   "instances": [{"attributes": {"id": rid}}]})  # fmt: skip
+    (install_dir / "terraform.tfstate").write_text(json.dumps(state))
+    owned = owned_resources(store, "wide", install_dir)
+    assert owned.allocation_ids == ["vpcallocation-1"]
+    assert owned.gpu_cluster_ids == ["computegpucluster-1", "computegpucluster-2"]
+    assert owned.bucket_ids == ["storagebucket-1", "storagebucket-2"]
+
+    cloud = default_state(project_id=PROJECT)
+    cloud.token = TOKEN
+    for item in (
+        CloudResource("VPC allocation", "vpcallocation-1", "wide-login", "allocated"),
+        CloudResource("GPU cluster", "computegpucluster-2", "wide-fabric-3", ""),
+        CloudResource("bucket", "storagebucket-1", "wide-backups", "active"),
+        CloudResource("bucket", "storagebucket-2", "wide-old", "scheduled_for_deletion"),
+    ):
+        cloud.others[item.id] = item
+    monkeypatch.setenv("NEBIUS_IAM_TOKEN", TOKEN)
+    with FakeNebius(cloud) as server:
+        client = connect(CloudSettings(endpoint=server.endpoint, timeout=10))
+        remaining = await leftovers(
+            client, project_id=PROJECT, name="wide", cluster_ids=owned.cluster_ids,
+            filesystem_ids=owned.filesystem_ids, allocation_ids=owned.allocation_ids,
+            gpu_cluster_ids=owned.gpu_cluster_ids, bucket_ids=owned.bucket_ids,
+        )  # fmt: skip
+        await client.close()
+    assert remaining == [
+        "VPC allocation wide-login (vpcallocation-1, allocated)",
+        "GPU cluster wide-fabric-3 (computegpucluster-2)",
+        "bucket wide-backups (storagebucket-1, active)",
+    ]
+
+
 def test_local_state_is_read_through_the_store_too(tmp_path: Path) -> None:
     store = default_store()
     install_dir = tmp_path / "install"
@@ -120,7 +168,7 @@ async def test_full_destroy_with_s3_state_reports_and_verifies_like_local(
     seen = Recorder()
     done = await lifecycle.destroy(name, options=options(), on_event=seen)
     assert done.status == "destroyed"
-    assert any("mk8s cluster and its filesystems are gone" in e.text
+    assert any("mk8s cluster and everything else it owned are gone" in e.text
                for e in seen.kinds("log_line"))  # fmt: skip
 
 

@@ -33,6 +33,7 @@ class FakeStorage:
         self.server: Any = None
         self.port = 0
         self.delay = 0.0  # seconds each call hangs before answering (a slow or stuck API)
+        self.refuse = False  # every call answers UNAUTHENTICATED (a token the API refuses)
 
     def _done(self, resource_id: str) -> Any:
         from nebius.api.google.rpc import Status
@@ -51,6 +52,8 @@ class FakeStorage:
         from nebius.api.nebius.storage.v1 import Bucket
 
         self._note("Create", request, ctx)
+        if self.refuse:
+            ctx.abort(grpc.StatusCode.UNAUTHENTICATED, "the access token is not valid")
         if self.delay:
             import time
 
@@ -157,6 +160,20 @@ def test_state_init_creates_a_versioned_bucket_and_prints_the_config(
     assert '"created": false' in capsys.readouterr().out
     assert [c[0] for c in storage.calls[1:]][:3] == ["Create", "GetByName", "Update"]
     assert created.spec.versioning_policy == VersioningPolicy.ENABLED
+
+
+def test_state_init_sign_in_error_names_the_credential_source(
+    storage: FakeStorage, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage.refuse = True
+    assert cli(["soperator", "state", "init", "--bucket", "team-state"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "signing in to Nebius with the token in NEBIUS_IAM_TOKEN failed: the API refused "
+        "the credentials"
+    ) in err
+    assert "nebius iam get-access-token" in err  # the fix for that source
+    assert "Traceback" not in err and TOKEN not in err
 
 
 def test_state_init_bad_input_exit_2(
@@ -299,19 +316,50 @@ def test_state_init_waits_until_versioning_applies(
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["bucket"]["versioning"] == "enabled" and doc["bucket"]["note"] == ""
+    assert doc["bucket"]["versioning"] == "enabled"
     assert "waiting for Nebius to apply versioning on s3://team-versioned" in err
     assert "S3 reports Suspended" in err
     assert "versioning of s3://team-versioned is in effect" in err
+    # S3 says Enabled already, yet the change is minutes old: the caveat stays, and nothing
+    # is written into the bucket to probe it (conditional writes wait for the first
+    # operation after the 15 minutes).
+    assert "within up to 15 minutes" in doc["bucket"]["note"]
+    assert doc["bucket"]["conditional_writes"] == "not checked yet"
+    versions = moto.client().list_object_versions(Bucket="team-versioned", Prefix="npa/")
+    assert not versions.get("Versions") and not versions.get("DeleteMarkers")
+
+
+def test_the_versioning_caveat_is_said_again_within_the_15_minutes(
+    moto: MotoServer, storage: FakeStorage, quick_polls: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Protects the caveat against S3 reporting Enabled at once: a second `state init`
+    within 15 minutes of the change (versioning already on in Nebius) still says it, and
+    still writes no probe object."""
+    _suspended_bucket(moto, storage, "team-again")
+    moto.client().put_bucket_versioning(
+        Bucket="team-again", VersioningConfiguration={"Status": "Enabled"}
+    )  # S3 applies it at once
+    assert cli(["soperator", "state", "init", "--bucket", "team-again"]) == 0
+    first = capsys.readouterr().out
+    assert cli(["soperator", "state", "init", "--bucket", "team-again"]) == 0
+    again = capsys.readouterr().out
+    for out in (first, again):
+        assert "Versioning was switched on at " in out and "within up to 15 minutes" in out
+        assert "npa writes no test object until then" in out
+        assert "enforces conditional writes" not in out
+    versions = moto.client().list_object_versions(Bucket="team-again", Prefix="npa/")
+    assert not versions.get("Versions") and not versions.get("DeleteMarkers")
 
 
 def test_state_init_says_when_versioning_has_not_applied_yet(
     moto: MotoServer, storage: FakeStorage, quick_polls: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The bound is the cloud timeout (the Nebius calls get as long: a busy machine needs a few
+    # seconds for them); S3 never applies the change here, so the wait runs out.
     _suspended_bucket(moto, storage, "team-slow")
-    args = ["soperator", "state", "init", "--bucket", "team-slow", "--cloud-timeout", "1"]
+    args = ["soperator", "state", "init", "--bucket", "team-slow", "--cloud-timeout", "6"]
     assert cli(args) == 0
     out, err = capsys.readouterr()
     assert "with versioning pending" in out
-    assert "within up to 15 minutes" in out and "had not applied after 1s" in out
-    assert err.count("waiting for Nebius to apply versioning") >= 2
+    assert "within up to 15 minutes" in out and "had not applied after 6s" in out
+    assert "waiting for Nebius to apply versioning" in err and "up to 6s" in err

@@ -326,3 +326,29 @@ async def test_migrate_into_the_bucket_with_the_minted_key(
         == 25
     )
     assert _files_containing(key.secret, tmp_path, Path(result.install_dir)) == []
+
+
+def test_minting_the_buckets_key_honours_the_cloud_timeout(
+    profile_only: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--cloud-timeout` (LifecycleOptions.cloud_timeout) bounds the calls minting the
+    bucket's key like every other cloud read: an endpoint that never answers is named
+    within the timeout, not after the minting default of 30 s."""
+    from npa_sop_tui.errors import NpaError
+    from npa_sop_tui.lifecycle.results import LifecycleOptions
+    from npa_sop_tui.lifecycle.steps import environment_of
+
+    from testkit.silent_server import SilentServer
+
+    store = environment_of(LifecycleOptions(cloud_timeout=2)).state_store()
+    source = credentials.key_source(resolve_settings({"cloud_timeout": 2}))
+    assert source.minted and source.timeout == 2
+    with SilentServer() as silent:
+        monkeypatch.setenv("NPA_NEBIUS_ENDPOINT", silent.address)
+        started = time.monotonic()
+        with pytest.raises(NpaError) as caught:
+            store.terraform_env()
+        elapsed = time.monotonic() - started
+    message = caught.value.message
+    assert f"failed at {silent.address}: " in message and "no answer within 2s" in message, message
+    assert elapsed < 2 * 2 + 3, elapsed  # its two calls' deadlines, not 30 s each

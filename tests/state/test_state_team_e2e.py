@@ -226,3 +226,27 @@ async def test_bucket_stopped_mid_deploy_clear_error_nothing_lost(
         assert _count(json.loads(remote["Body"].read())) == 25
     finally:
         server.stop()
+
+
+async def test_a_deploy_whose_lock_reply_was_lost_runs_without_busy(
+    moto: MotoServer, bucket_env: dict[str, str], sandbox_in_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The bucket takes the lock, the reply never comes back, the S3 client retries and meets
+    its own lock: the deploy runs (the cluster is not "busy" by its own process) and the
+    lock is gone afterwards."""
+    from npa_sop_tui.lifecycle import api as lifecycle
+
+    from testkit.s3_proxy import ReplyDroppingProxy
+
+    def lock_create(method: str, path: str, headers: Any) -> bool:
+        return method == "PUT" and path.endswith("/npa.lock") and "If-None-Match" in headers
+
+    with ReplyDroppingProxy(moto.endpoint, lock_create) as proxy:
+        monkeypatch.setenv("NPA_STATE_ENDPOINT", proxy.endpoint)
+        result = await lifecycle.deploy(make_spec("lostreply"), options=options())
+    bucket = bucket_env["NPA_STATE_BUCKET"]
+    assert proxy.dropped == [("PUT", f"/{bucket}/npa/lostreply/npa.lock")]
+    assert result.resources == 25
+    listed = moto.client().list_objects_v2(Bucket=bucket, Prefix="npa/lostreply/npa.lock")
+    assert listed.get("KeyCount", 0) == 0  # released

@@ -304,6 +304,9 @@ def test_terraform_gets_an_allow_listed_environment() -> None:
     assert "TF_CLI_CONFIG_FILE" not in env  # dangling: dropped
     assert env["TF_VAR_x"] == "1" and env["TF_IN_AUTOMATION"] == "1"
     assert "GITHUB_TOKEN" not in env and "OPENAI_API_KEY" not in env
+    # what npa adds goes through the allow-list too: it sets values, never other names
+    added = clean_env({"LD_PRELOAD": "/x.so", "BASH_ENV": "/x.sh", "TF_VAR_y": "2"}, source=source)
+    assert "LD_PRELOAD" not in added and "BASH_ENV" not in added and added["TF_VAR_y"] == "2"
 
 
 # -- spawn() and the handle, with /bin/sh as the supervised command ------------------------

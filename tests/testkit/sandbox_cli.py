@@ -11,6 +11,15 @@ import pytest
 
 from npa_sop_tui.cli.entry import main
 
+TWO_CPU_NODES = """\
+apiVersion: npa.soperator/v0.0.1
+name: ops
+workers:
+  - name: cpu
+    size: 2
+"""
+"""The sandbox cluster `ops`: one pool of two CPU nodes (cpu-0, cpu-1)."""
+
 
 def deploy_in_sandbox(
     spec_text: str,

@@ -23,6 +23,15 @@ workers:
 """
 
 
+def screen_text(app: Any) -> str:
+    """What the top screen draws, line by line, as its strips hold it (after the app's line
+    filters: what a terminal, or a browser watching a served session, is sent)."""
+    return "\n".join(
+        "".join(segment.text for segment in strip)
+        for strip in app.screen._compositor.render_strips()
+    )
+
+
 async def wait_for(pilot: Any, predicate: Callable[[], Any], timeout: float = 60.0) -> None:
     """Let the app run until `predicate()` holds; fail with a clear message otherwise."""
     await eventually(predicate, timeout=timeout, pause=pilot.pause, interval=0.05)

@@ -1,8 +1,9 @@
 """Fuzz: random printable text (rich in `[ ] \\ : = /`) typed into every input of every screen.
 
 Cluster data is hostile too: node reasons, partition names, log lines and Terraform
-diagnostics that look like markup. The app must stay up, show no error modal (the autouse
-`unexpected_errors` fixture fails the test on any), and keep the typed text as typed.
+diagnostics that look like markup and carry escape sequences (a clipboard write, a title).
+The app must stay up, show no error modal (the autouse `unexpected_errors` fixture fails the
+test on any), keep the typed text as typed, and draw no control it was sent.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from npa_sop_tui.tui.backend import ClusterRow
 from npa_sop_tui.tui.widgets.wizard.pool_editor import PoolEditor
 
 from .fakes import T0, FixedBackend, _status
-from testkit.tui import CPU_SPEC, wait_for
+from testkit.hostile import ATTACK, OSC52, TITLE, assert_inert
+from testkit.tui import CPU_SPEC, screen_text, wait_for
 
 pytestmark = [pytest.mark.tui, pytest.mark.slow]
 
@@ -61,7 +63,7 @@ class HostileBackend(FixedBackend):
 
     def list_clusters(self) -> list[ClusterRow]:
         return [
-            ClusterRow("demo", "[/]", "deploy [failed]", "[@click=app.quit]x [/x]"),
+            ClusterRow("demo", f"[/]{OSC52}", "deploy [failed]", "[@click=app.quit]x [/x]"),
             ClusterRow("train", "us-central1", "failed", "deploy failed \\[ 2026"),
         ]
 
@@ -69,7 +71,7 @@ class HostileBackend(FixedBackend):
         op, addr = "fuzz", 'module.x.null_resource.y["[/]"]'
         sink(PhaseChanged(ts=T0, operation_id=op, phase="apply:full", label="[/] phase"))
         sink(ResourceStarted(ts=T0, operation_id=op, addr=addr, module="x", action="create"))
-        sink(LogLine(ts=T0, operation_id=op, stream="terraform", text="[/] log line [b]"))
+        sink(LogLine(ts=T0, operation_id=op, stream="terraform", text=f"[/] log {TITLE}[b]"))
         sink(
             Diagnostic(
                 ts=T0,
@@ -103,7 +105,7 @@ class HostileBackend(FixedBackend):
                 display="drained",
                 partitions=["[b]main"],
                 gres="gpu:[/x]:8",
-                reason="[/] maintenance by [@click=app.quit]me",
+                reason=f"[/] maintenance by [@click=app.quit]me {ATTACK}",
             )
         )
         status.verdict.summary = "[/] summary"
@@ -205,6 +207,8 @@ async def test_fuzz_every_input_on_every_screen(app: NpaSopApp, tmp_path: Path) 
 
         status = await _on(pilot, StatusScreen, lambda: app.show_status("demo"))
         await wait_for(pilot, lambda: status.status is not None)  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert_inert(screen_text(app))  # the reason's escape sequences are shown, not sent
         await pilot.press("slash")
         typed += await type_everywhere(pilot, status, rng, enter=True)
         app.pop_screen()

@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 
 from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable, keep_end
 
-from testkit.tui import wait_for
+from testkit.tui import screen_text, wait_for
 
 pytestmark = pytest.mark.tui
 N = 10_000
@@ -42,18 +42,12 @@ class TableApp(App[None]):
         self.selected.append(event.key)
 
 
-def _screen_text(app: App[Any]) -> str:
-    return "\n".join(
-        "".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()
-    )
-
-
 async def test_only_visible_rows_are_built_and_keys_move_the_cursor() -> None:
     app = TableApp()
     async with app.run_test(size=(60, 12)) as pilot:
         table = app.query_one(LazyTable)
         await pilot.pause()
-        text = _screen_text(app)
+        text = screen_text(app)
         assert "Name" in text and "n0 " in text and "[/] n0" in text  # markup-like: as typed
         assert "\x1b" not in text
         built = set(app.built)
@@ -62,7 +56,7 @@ async def test_only_visible_rows_are_built_and_keys_move_the_cursor() -> None:
         await pilot.press("end")
         assert table.cursor_row == N - 1 and table.selected_key() == f"n{N - 1}"
         await pilot.pause()
-        assert f"n{N - 1} " in _screen_text(app)  # scrolled to it
+        assert f"n{N - 1} " in screen_text(app)  # scrolled to it
         await pilot.press("home", "down", "down", "pagedown")
         assert table.cursor_row == 2 + table._page()
         await pilot.press("enter")
@@ -128,14 +122,14 @@ async def test_a_fill_column_takes_the_width_left_and_never_scrolls_sideways() -
         assert table.virtual_size.width == room  # nothing to scroll to
         addr = table.shown_columns[1]
         assert addr.width == room - (9 + 2) - 2
-        text = _screen_text(app)
+        text = screen_text(app)
         assert f"…{FillApp.ADDRESS[-(addr.width - 1) :]}" in text  # the end, with its name
 
         await pilot.resize_terminal(120, 12)
         await wait_for(pilot, lambda: table.scrollable_content_region.width > room)
         await wait_for(pilot, lambda: table.shown_columns[1].width > addr.width)
         await pilot.pause()
-        assert FillApp.ADDRESS in _screen_text(app)  # wide enough now: whole
+        assert FillApp.ADDRESS in screen_text(app)  # wide enough now: whole
         assert table.virtual_size.width == table.scrollable_content_region.width
 
         await pilot.resize_terminal(30, 12)

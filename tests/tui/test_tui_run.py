@@ -127,8 +127,10 @@ async def test_first_job_hint_then_gpu_hello_preselected(
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
         dialog = app.screen
-        assert dialog.query_one("#run-template", Select).value == "gpu-hello"
-        dialog.query_one("#run-template", Select).value = "cpu-hello"
+        # the Select takes the offered template as its value when it mounts
+        template = dialog.query_one("#run-template", Select)
+        await wait_for(pilot, lambda: template.value == "gpu-hello")
+        template.value = "cpu-hello"
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, JobScreen))
         job = app.screen
@@ -154,7 +156,8 @@ async def test_no_first_job_hint_once_npa_ran_a_job(
         assert _hints(app) == []
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, RunDialog))
-        assert app.screen.query_one("#run-template", Select).value == "command"
+        dialog = app.screen
+        await wait_for(pilot, lambda: dialog.query_one("#run-template", Select).value == "command")
 
 
 async def test_the_run_dialog_fits_80x24_with_its_run_button_in_view(npa_home: Path) -> None:

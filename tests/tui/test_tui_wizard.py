@@ -168,7 +168,8 @@ async def test_editing_an_existing_file_round_trips_unshown_settings(tmp_path: P
         await click(pilot, "#pool-edit")
         await wait_for(pilot, lambda: isinstance(app.screen, PoolEditor))
         editor = app.screen
-        assert editor.query_one("#pool-cache-size", Select).value == 930
+        # a Select takes its initial value when it mounts, after the screen is pushed
+        await wait_for(pilot, lambda: editor.query_one("#pool-cache-size", Select).value == 930)
         await _type(pilot, "#pool-size", "4")
         await click(pilot, "#pool-save")
         await pilot.pause()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -136,6 +137,7 @@ def test_token_file_must_be_private_and_long(tmp_path: Path) -> None:
 
 
 def test_a_group_readable_token_file_is_refused(tmp_path: Path) -> None:
+    """Defect: whoever may read the token may open the session; 0640 lets the group read."""
     path = tmp_path / "token"
     path.write_text(TOKEN + "\n")
     for mode in (0o640, 0o620, 0o604, 0o602, 0o610):
@@ -148,6 +150,7 @@ def test_a_group_readable_token_file_is_refused(tmp_path: Path) -> None:
         assert info.value.hint == (
             f"run chmod 600 {path} (whoever reads the token can open the session)"
         )
+        assert TOKEN not in info.value.render()
     os.chmod(path, 0o400)
     assert read_token_file(path) == TOKEN
 
@@ -173,10 +176,17 @@ def test_the_token_is_the_first_line_stripped_and_at_least_16_characters(tmp_pat
 
 
 def test_an_unreadable_token_file_is_named_with_the_reason(tmp_path: Path) -> None:
-    with pytest.raises(UsageError) as info:
-        read_token_file(tmp_path)  # a folder
-    assert info.value.message == f"cannot read --token-file {tmp_path} (Is a directory)"
-    assert info.value.hint == "give a file that holds the session token on its first line"
+    missing = tmp_path / "missing"
+    for path, why in (
+        (tmp_path, "is a folder, not a token file"),
+        (missing, "No such file or directory"),
+    ):
+        with pytest.raises(UsageError) as info:
+            read_token_file(path)
+        assert info.value.message == f"cannot read --token-file {path} ({why})"
+        assert info.value.hint == (
+            "give a regular file that holds the session token on its first line"
+        )
 
 
 def test_new_tokens_are_long_random_and_url_safe() -> None:
@@ -260,3 +270,23 @@ async def test_the_pages_own_headers_are_kept() -> None:
         assert response.headers["Cache-Control"] == "max-age=60"
     finally:
         await client.close()
+
+
+def test_a_token_file_that_is_a_fifo_a_device_or_huge_is_refused_at_once(tmp_path: Path) -> None:
+    """Defect: `serve --token-file` on a FIFO hung, on /dev/zero or a sparse 3 GB file read
+    until memory ran out. Each is refused before a byte is read, saying what it is."""
+    from testkit.hostile_files import plant
+
+    fifo = plant(tmp_path / "fifo", "fifo")
+    sparse = plant(tmp_path / "sparse", "sparse")
+    for path in (fifo, sparse):
+        path.chmod(0o600)
+    for path, said in (
+        (fifo, "is a named pipe (FIFO), not a token file"),
+        (Path("/dev/zero"), "is a character device, not a token file"),
+        (sparse, "token file is larger than 64 KiB"),
+    ):
+        with pytest.raises(
+            UsageError, match=re.escape(f"cannot read --token-file {path} ({said})")
+        ):
+            read_token_file(path)

@@ -189,3 +189,31 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
     log = out.read_text()
     assert log.count(token) == 1, "the token is printed once, and never logged"
     assert "GET / 403" in log and "GET /ws" in log
+
+
+def test_a_drain_reason_with_escapes_reaches_a_served_browser_as_text(
+    served: tuple[str, str, Path],
+) -> None:
+    """A served session is the app: a drain reason holding a clipboard write (OSC 52), a
+    title and a hyperlink is drawn as its control pictures; none of its sequences is among
+    what the browser's terminal is sent."""
+    from playwright.sync_api import sync_playwright
+
+    from testkit.hostile import ATTACK
+
+    base, token, _ = served
+    drain = ["--name", "demo", "--sandbox", "--node", "cpu-1", "--reason", ATTACK, "--yes"]
+    assert main(["soperator", "drain", *drain]) == 0
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.set_default_timeout(30_000)
+            page.add_init_script(CAPTURE)
+            page.goto(f"{base}/?token={token}")
+            _wait_text(page, "Slurm partitions", "cpu-1", "[/] x ␛]52;c;")
+            sent = page.evaluate("window.__screen")
+        finally:
+            browser.close()
+    for sequence in ("\x1b]52;", "\x1b]0;owned", "\x1b]8;;http://evil", "\x9b"):
+        assert sequence not in sent, sequence

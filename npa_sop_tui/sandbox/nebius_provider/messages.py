@@ -3,8 +3,10 @@
 Field numbers and wire types follow hashicorp/terraform `docs/plugin-protocol/tfplugin5.2.proto`
 (commit 9119760c4ffde8815d4e8e60a3d3f09b0e93ddb3; the 5.2 protocol Terraform 1.0.x speaks, and
 later 5.x minor versions only add fields, which protobuf skips). Only the wire matters to gRPC,
-so nested messages (`GetProviderSchema.Response`, …) have flat names here, and the
-`map<string, Schema>` fields are declared as their wire form: repeated key(1)/value(2) entries.
+so nested messages (`GetProviderSchema.Response`, …) have flat names here (`PROTO` says which
+message of the proto each stands for), and the `map<string, Schema>` fields are declared as
+their wire form: repeated key(1)/value(2) entries. A test checks every field here against a
+table derived from that proto (tests/data/tfplugin5, scripts/gen_tfplugin_fields.py).
 The go-plugin health check is grpc.health.v1 (`HealthCheckResponse.status` = 1, SERVING = 1).
 """
 
@@ -139,6 +141,44 @@ _SPEC: dict[str, list[tuple[str, int, int, bool, str]]] = {
     ],
     "StopResponse": [("Error", 1, _STR, False, "")],
 }
+
+
+# Which messages of tfplugin5.2.proto each of the above stands for (the same fields on the
+# wire); `SchemaEntry` is the wire form of the proto's `map<string, Schema>`.
+PROTO: dict[str, tuple[str, ...]] = {
+    "DynamicValue": ("DynamicValue",),
+    "Step": ("AttributePath.Step",),
+    "AttributePath": ("AttributePath",),
+    "Diagnostic": ("Diagnostic",),
+    "Attribute": ("Schema.Attribute",),
+    "Block": ("Schema.Block",),
+    "Schema": ("Schema",),
+    "SchemaEntry": ("map<string, Schema>",),
+    "Empty": ("GetProviderSchema.Request", "Stop.Request"),
+    "GetSchemaResponse": ("GetProviderSchema.Response",),
+    "ConfigRequest": ("PrepareProviderConfig.Request",),
+    "PrepareConfigResponse": ("PrepareProviderConfig.Response",),
+    "TypedConfigRequest": ("ValidateResourceTypeConfig.Request",
+                           "ValidateDataSourceConfig.Request"),
+    "DiagnosticsResponse": ("ValidateResourceTypeConfig.Response",
+                            "ValidateDataSourceConfig.Response", "Configure.Response"),
+    "RawState": ("RawState",),
+    "UpgradeRequest": ("UpgradeResourceState.Request",),
+    "UpgradeResponse": ("UpgradeResourceState.Response",),
+    "ConfigureRequest": ("Configure.Request",),
+    "ReadRequest": ("ReadResource.Request",),
+    "ReadResponse": ("ReadResource.Response",),
+    "PlanRequest": ("PlanResourceChange.Request",),
+    "PlanResponse": ("PlanResourceChange.Response",),
+    "ApplyRequest": ("ApplyResourceChange.Request",),
+    "ApplyResponse": ("ApplyResourceChange.Response",),
+    "ImportRequest": ("ImportResourceState.Request",),
+    "ImportedResource": ("ImportResourceState.ImportedResource",),
+    "ImportResponse": ("ImportResourceState.Response",),
+    "ReadDataRequest": ("ReadDataSource.Request",),
+    "ReadDataResponse": ("ReadDataSource.Response",),
+    "StopResponse": ("Stop.Response",),
+}  # fmt: skip
 
 
 def _build() -> dict[str, Any]:

@@ -131,20 +131,23 @@ def _schema(attrs: tuple[fs.Attr, ...], version: int = 0) -> Any:
 
 
 class Provider:
-    """tfplugin5.Provider for the one resource type."""
+    """tfplugin5.Provider for the one resource type and its data source."""
 
     def __init__(self, cloud: fs.FilesystemCloud | None = None) -> None:
         self.cloud = cloud or fs.DerivedCloud()
         self.stopped = threading.Event()
 
-    def _known(self, type_name: str) -> list[Any]:
-        return [] if type_name == fs.TYPE_NAME else _errors([f"unknown resource type {type_name}"])
+    def _known(self, type_name: str, what: str = "resource type") -> list[Any]:
+        return [] if type_name == fs.TYPE_NAME else _errors([f"unknown {what} {type_name}"])
 
     def GetSchema(self, request: Any, context: Any) -> Any:
         return M["GetSchemaResponse"](
             provider=_schema(fs.PROVIDER_ATTRIBUTES),
             resource_schemas=[
                 M["SchemaEntry"](key=fs.TYPE_NAME, value=_schema(fs.ATTRIBUTES, fs.SCHEMA_VERSION))
+            ],
+            data_source_schemas=[
+                M["SchemaEntry"](key=fs.TYPE_NAME, value=_schema(fs.DATA_ATTRIBUTES))
             ],
         )
 
@@ -156,9 +159,10 @@ class Provider:
         return M["DiagnosticsResponse"](diagnostics=diagnostics)
 
     def ValidateDataSourceConfig(self, request: Any, context: Any) -> Any:
-        return M["DiagnosticsResponse"](
-            diagnostics=_errors([f"no data source {request.type_name} in this stand-in"])
+        diagnostics = self._known(request.type_name, "data source") or _errors(
+            fs.validate_data(decode(request.config))
         )
+        return M["DiagnosticsResponse"](diagnostics=diagnostics)
 
     def Configure(self, request: Any, context: Any) -> Any:
         return M["DiagnosticsResponse"]()
@@ -169,12 +173,25 @@ class Provider:
         return M["UpgradeResponse"](upgraded_state=_dv(fs.upgrade(request.raw_state.json)))
 
     def ReadResource(self, request: Any, context: Any) -> Any:
-        return M["ReadResponse"](new_state=request.current_state, private=request.private)
+        """The state as the cloud has it now: null once the filesystem is gone (deleted
+        outside Terraform: the next plan creates it again)."""
+        if problems := self._known(request.type_name):
+            return M["ReadResponse"](diagnostics=problems)
+        try:
+            current = fs.refresh(decode(request.current_state), self.cloud)
+        except Exception as exc:  # the cloud's answer, shown by Terraform as the error
+            failed = _errors([f"{exc}"])
+            return M["ReadResponse"](new_state=request.current_state, diagnostics=failed)
+        return M["ReadResponse"](new_state=_dv(current), private=request.private)
 
     def PlanResourceChange(self, request: Any, context: Any) -> Any:
         if problems := self._known(request.type_name):
             return M["PlanResponse"](diagnostics=problems)
-        planned, replace = fs.plan(decode(request.prior_state), decode(request.proposed_new_state))
+        planned, replace, refused = fs.plan(
+            decode(request.prior_state), decode(request.proposed_new_state)
+        )
+        if refused:
+            return M["PlanResponse"](diagnostics=_errors(refused))
         return M["PlanResponse"](
             planned_state=_dv(planned),
             requires_replace=[
@@ -202,9 +219,15 @@ class Provider:
         return M["ImportResponse"](imported_resources=[resource])
 
     def ReadDataSource(self, request: Any, context: Any) -> Any:
-        return M["ReadDataResponse"](
-            diagnostics=_errors([f"no data source {request.type_name} in this stand-in"])
-        )
+        if problems := self._known(request.type_name, "data source"):
+            return M["ReadDataResponse"](diagnostics=problems)
+        try:
+            state, error = fs.read_data(decode(request.config), self.cloud)
+        except Exception as exc:  # the cloud's answer, shown by Terraform as the error
+            state, error = None, f"{exc}"
+        if state is None:
+            return M["ReadDataResponse"](diagnostics=_errors([error]))
+        return M["ReadDataResponse"](state=_dv(state))
 
     def Stop(self, request: Any, context: Any) -> Any:
         return M["StopResponse"]()

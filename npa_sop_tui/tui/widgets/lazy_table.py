@@ -13,8 +13,9 @@ a resource address gets every column the terminal has, and no sideways scrolling
 `keep_end` shows the end of a value too long for it, where an address says what it is.
 
 Cells are `str` or `rich.text.Text` (whose one style colours the whole cell) and are shown
-as text, never markup; control characters (ESC too) are dropped. Only the focused table shows its
-cursor. The highlighted row is kept by key when the items change.
+as text, never markup; control characters (ESC too) are shown, never obeyed (`safe_text`:
+an escape sequence reads `␛]52;…`). Only the focused table shows its cursor. The highlighted
+row is kept by key when the items change.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
 PADDING = 1
@@ -66,24 +68,19 @@ def keep_end(text: str, width: int) -> str:
     return "…" + "".join(reversed(tail))
 
 
-_CONTROL = {**dict.fromkeys(range(32)), 9: " ", 10: " ", 127: None}
-"""C0 control characters and DEL dropped (an ESC would reach the terminal); tab, newline: a
-space. (Rich's strip_control_codes keeps ESC.)"""
-
-
 @lru_cache(maxsize=256)
 def _style(style: str) -> Style:
     return Style.parse(style) if style else Style.null()
 
 
 def _text(cell: Any) -> tuple[str, Style]:
-    """A cell's characters (one line, no control codes) and its style."""
+    """A cell's characters (one line, every control shown, never obeyed) and its style."""
     if isinstance(cell, Text):
         style = cell.style if isinstance(cell.style, Style) else _style(cell.style)
         value = cell.plain
     else:
         style, value = Style.null(), str(cell)
-    return value.translate(_CONTROL), style
+    return safe_text(value), style
 
 
 class LazyTable(Guarded, ScrollView, can_focus=True):

@@ -5,7 +5,7 @@ so a burst of Terraform output costs a render of every line, and the viewer of a
 operation log renders the whole file before showing a page. Here the view holds the
 (level, text) pairs themselves and paints the lines on screen, coloured by level; appending
 is list work, and a view scrolled to its end follows new lines. Text is shown as typed
-(never markup), control characters dropped.
+(never markup), every control character shown, never obeyed (`safe_text`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
 LEVEL_STYLES: dict[str, Style] = {
@@ -29,7 +30,6 @@ LEVEL_STYLES: dict[str, Style] = {
     "heading": Style(bold=True),
 }
 MATCH = Style(reverse=True)
-_CONTROL = {**dict.fromkeys(range(32)), 9: " ", 127: None}
 
 
 class LogView(Guarded, ScrollView, can_focus=True):
@@ -70,7 +70,7 @@ class LogView(Guarded, ScrollView, can_focus=True):
         # Not "is it at its end now": two batches in one frame come before the first one's
         # scroll to the end has happened, and the view would stop following for good.
         follow = self._following or self.scroll_y >= self.max_scroll_y
-        self._widest = max(self._widest, max(len(text) for _, text in new))
+        self._widest = max(self._widest, max(len(safe_text(text)) for _, text in new))
         self.lines.extend(new)
         self._resize(follow=follow)
 
@@ -87,7 +87,7 @@ class LogView(Guarded, ScrollView, can_focus=True):
         if index >= len(self.lines):
             return Strip.blank(width, base)
         level, text = self.lines[index]
-        text = text.translate(_CONTROL)
+        text = safe_text(text)  # the search highlights what is shown
         style = base + LEVEL_STYLES[level] if level in LEVEL_STYLES else base
         segments = [Segment(text, style)]
         if self.highlight is not None:

@@ -1,7 +1,9 @@
 """`PlainTable`: the DataTable every screen of ours uses.
 
 - Cells are text, never markup: DataTable parses a `str` cell as markup, so a node reason
-  like `[/]` would crash the render. Strings are wrapped in `Text` on the way in.
+  like `[/]` would crash the render. Strings are wrapped in `Text` on the way in, and every
+  cell's controls are shown, never obeyed (`safe_cell`): a drain reason carrying an escape
+  sequence reads `␛]52;…`.
 - Only the focused table shows its cursor, so one glance tells where the keys go.
 - `sync(rows)` makes the table hold exactly `rows` (key → cells), touching only the rows and
   cells that differ, and keeps the highlighted row (by key) across refreshes. With fixed
@@ -19,15 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
-from npa_sop_tui.tui.safety import Guarded
+from npa_sop_tui.tui.safety import Guarded, safe_cell
 
-
-def _cell(value: Any) -> Any:
-    return Text(value, end="") if isinstance(value, str) else value
+_cell = safe_cell
 
 
 class PlainTable(Guarded, DataTable[Any]):

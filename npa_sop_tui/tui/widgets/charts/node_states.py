@@ -11,6 +11,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from npa_sop_tui.history.node_states import BUCKETS, NodeBucket, NodeStateHistory, Sample
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
 GLYPH: dict[NodeBucket, tuple[str, str]] = {
@@ -93,7 +94,7 @@ def node_state_lines(history: NodeStateHistory, width: int, *, rows: int = ROWS)
     lines: list[Text] = legend_lines(width)
     for pool in history.pools():
         latest = all_samples[-1].pool(pool)
-        counts = Text(pool, style="bold")
+        counts = Text(safe_text(pool), style="bold")  # from Slurm's node names
         for bucket in BUCKETS:
             glyph, style = GLYPH[bucket]
             counts.append(" ")

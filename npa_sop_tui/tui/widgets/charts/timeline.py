@@ -13,6 +13,7 @@ from textual.widget import Widget
 
 from npa_sop_tui.history.timeline import Bar, Timeline
 from npa_sop_tui.history.timeline import duration_text as seconds_text
+from npa_sop_tui.safe_text import safe_text
 from npa_sop_tui.tui.safety import Guarded
 
 CRITICAL, OTHER, FAILED_END, RUNNING_END = "█", "▒", "✗", "▶"
@@ -45,7 +46,7 @@ def timeline_lines(timeline: Timeline | None, width: int, *, now: float) -> list
     head.truncate(width)
     lines = [head, _axis(label_w, area, total)]
     for module, bars in timeline.modules():
-        title = Text(module, style="bold underline")
+        title = Text(safe_text(module), style="bold underline")
         title.truncate(width)
         lines.append(title)
         for bar in bars:
@@ -65,7 +66,8 @@ def _axis(label_w: int, area: int, total: float) -> Text:
 
 
 def _bar_line(bar: Bar, t0: float, scale: float, area: int, label_w: int, now: float) -> Text:
-    label = bar.label if len(bar.label) <= label_w else "…" + bar.label[-(label_w - 1) :]
+    label = safe_text(bar.label)  # a Terraform address: shown, never obeyed
+    label = label if len(label) <= label_w else "…" + label[-(label_w - 1) :]
     first = min(area - 1, math.floor((bar.start - t0) * scale))
     end = bar.end if bar.end is not None else now
     last = min(area, max(first + 1, math.ceil((end - t0) * scale)))

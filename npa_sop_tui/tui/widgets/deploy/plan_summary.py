@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.content import Content
 from textual.widgets import Static
 
-from npa_sop_tui.tui.safety import markup
+from npa_sop_tui.tui.safety import markup, shown
 
 
 class PlanSummaryLine(Static):
@@ -18,22 +19,31 @@ class PlanSummaryLine(Static):
         super().__init__("Planning…", id=id)
 
     def show_plan(self, plan: Any, name: str, *, sandbox: bool) -> None:
-        text = (
-            f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
-            f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/].$pools"
-        )
-        pools = "".join(f"\n  {p.describe()}" for p in plan.pools)  # as `npa … plan` says
+        lines = [
+            markup(
+                f"Plan for [b]$name[/b]: [green]{plan.add} to add[/], "
+                f"[yellow]{plan.change} to change[/], [red]{plan.remove} to destroy[/].",
+                name=name,
+            )
+        ]
+        # one line per pool, as `npa … plan` says (a markup value is one line)
+        lines += [markup("  $pool", pool=p.describe()) for p in plan.pools]
         if plan.destructive:
-            text += "\n[b red]⚠ destructive:[/] these are deleted or replaced: $destructive"
+            lines.append(
+                markup(
+                    "[b red]⚠ destructive:[/] these are deleted or replaced: $destructive",
+                    destructive=", ".join(plan.destructive),
+                )
+            )
             self.set_class(True, "-destructive")
         if sandbox:
-            text += "\n[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."
-        text += (
-            "\nNothing to apply: the cluster already matches the spec. Press esc to go back."
+            lines.append(markup("[b reverse] SANDBOX [/] local Terraform on the stand-in recipe."))
+        lines.append(
+            markup("Nothing to apply: the cluster already matches the spec. Press esc to go back.")
             if plan.total == 0
-            else "\nPress [b]a[/b] to apply this plan."
+            else markup("Press [b]a[/b] to apply this plan.")
         )
-        self.update(markup(text, name=name, pools=pools, destructive=", ".join(plan.destructive)))
+        self.update(Content("\n").join(lines))
 
     def show_applying(self, plan: Any, name: str) -> None:
         self.update(
@@ -57,4 +67,7 @@ class PlanSummaryLine(Static):
         )
 
     def show_plan_failed(self, why: str) -> None:
-        self.update(markup("[red]Plan failed:[/] $why", why=why))
+        # the error may be several lines (Terraform's), each shown safely
+        self.update(
+            Content.assemble(markup("[red]Plan failed:[/] "), shown(why, keep_newlines=True))
+        )

@@ -33,7 +33,7 @@ from npa_sop_tui.events import (
     describe,
     level_of,
 )
-from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
+from npa_sop_tui.tui.safety import Guarded, markup, search_pattern, shown
 from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
 from npa_sop_tui.tui.widgets.log_view import LogView
 
@@ -311,11 +311,12 @@ class DiagnosticsPanel(Guarded, Static):
 
 
 def _diagnostic_markup(event: Diagnostic | ResourceFailed) -> Content:
-    """The headline in the event's colour, its detail lines plain (never markup)."""
+    """The headline in the event's colour, its detail lines plain (never markup), every
+    control in Terraform's text shown, never obeyed."""
     head, _, detail = describe(event).partition("\n")
     colour = "red" if level_of(event) == "error" else "yellow"
     marked = markup(f"[{colour}]$head[/]", head=head)
-    return Content.assemble(marked, "\n", detail) if detail else marked
+    return Content.assemble(marked, "\n", shown(detail, keep_newlines=True)) if detail else marked
 
 
 def first_error_block(items: Iterable[Event]) -> str | None:

@@ -17,7 +17,7 @@ from textual import work
 from textual.content import Content
 from textual.widgets import Static
 
-from npa_sop_tui.tui.safety import Guarded, markup, search_pattern
+from npa_sop_tui.tui.safety import Guarded, markup, search_pattern, shown
 from npa_sop_tui.tui.widgets.lazy_table import Column, LazyTable
 from npa_sop_tui.tui.widgets.table import PlainTable
 
@@ -366,9 +366,9 @@ def freshness_text(
         f = status.freshness.get(source)
         if f is None:
             continue
-        shown = view(f, interval=interval if source == "slurm" else None, now=now)
-        colour = FRESHNESS_COLOURS.get(shown.state, "dim")
-        parts.append(markup(f"{source} [{colour}]$label[/]", label=shown.label()))
+        seen = view(f, interval=interval if source == "slurm" else None, now=now)
+        colour = FRESHNESS_COLOURS.get(seen.state, "dim")
+        parts.append(markup(f"{source} [{colour}]$label[/]", label=seen.label()))
     return Content(" · ").join(parts)
 
 
@@ -398,15 +398,15 @@ class MiniStatus(Guarded, Static):
     def show(self, status: Any) -> None:
         kube = status.kube
         lines = [Content.assemble(markup("[b]Live status[/b] ("), freshness_text(status), ")")]
-        if kube is not None:
+        if kube is not None:  # names and phases are what Kubernetes said: shown, not obeyed
             for g in kube.node_groups:
-                lines.append(Content(f"  nodes {g.name}: {g.ready}/{g.total}"))
+                lines.append(shown(f"  nodes {g.name}: {g.ready}/{g.total}"))
             for c in kube.components:
-                lines.append(Content(f"  pods {c.component}: {c.ready}/{c.total}"))
+                lines.append(shown(f"  pods {c.component}: {c.ready}/{c.total}"))
             sc = kube.slurm_cluster
-            lines.append(Content(f"  SlurmCluster: {(sc.phase or '—') if sc else 'not yet'}"))
+            lines.append(shown(f"  SlurmCluster: {(sc.phase or '—') if sc else 'not yet'}"))
             if kube.waiting_on:
-                lines.append(Content(f"  apply waits on: {', '.join(kube.waiting_on)}"))
+                lines.append(shown(f"  apply waits on: {', '.join(kube.waiting_on)}"))
         lines += apply_wait_lines(status)
         if status.slurm is not None:
             usable = sum(1 for n in status.slurm.nodes if n.usable)

@@ -15,7 +15,7 @@ from textual.widgets import Button, Static
 from npa_sop_tui.spec.findings import Finding
 from npa_sop_tui.spec.key_fix import KeyRename, suggested_renames, unknown_key
 from npa_sop_tui.tui.backend import issue_text
-from npa_sop_tui.tui.safety import markup
+from npa_sop_tui.tui.safety import markup, shown
 
 
 def blocked_write_text(findings: Sequence[Finding]) -> str:
@@ -55,7 +55,7 @@ class FileFindings(VerticalScroll):
     def __init__(self, source: str, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.source = source
-        self.border_title = f"{source}: fix before writing"
+        self.border_title = shown(f"{source}: fix before writing")  # a path: never markup
 
     def compose(self) -> ComposeResult:
         yield Static("", id="file-findings-text")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from npa_sop_tui.safe_text import safe_markup
 from npa_sop_tui.tui.widgets.wizard.steps import DEFAULT_SYSTEM_MIN, OPERATOR_VERSIONS
 
 PRESET_ROLES = {"sys-preset": "system", "ctl-preset": "controller", "login-preset": "login"}
@@ -105,5 +106,6 @@ def preset_options(cat: Any, role: str, workers: int, current: str | None) -> li
         for p in cat.role_presets(role, workers)
     ]
     if current and current not in [v for _, v in options]:
-        options.append((f"{current}  (not sufficient at this size)", current))
+        # the file's own text: an option's prompt is markup, so it is escaped (and safe)
+        options.append((f"{safe_markup(current)}  (not sufficient at this size)", current))
     return options

@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
+from npa_sop_tui.safe_text import safe_markup
 from npa_sop_tui.tui.widgets.deploy.plan_price import PlanPrice
 from npa_sop_tui.tui.widgets.wizard.steps import DEFAULT_SYSTEM_MIN, OPERATOR_VERSIONS, REST_CHOICES
 
@@ -89,8 +90,8 @@ def options_page(data: dict[str, Any], *, new: bool) -> Iterator[Widget]:
         versions = list(OPERATOR_VERSIONS)
         if version not in versions:
             versions.append(version)
-        yield Select(
-            [(v, v) for v in versions],
+        yield Select(  # the file's version among ours: a prompt is markup, so escaped
+            [(safe_markup(v), v) for v in versions],
             value=version,
             id="operator-version",
             allow_blank=False,

@@ -1,5 +1,5 @@
-"""A small filesystem to fill, for the disk-full tests, with or without root (a pytest
-plugin: tests/conftest.py loads it).
+"""A small disk of its own for a test, and filling it up: a real "no space left on device",
+never a simulated one (a pytest plugin: tests/conftest.py loads it).
 
 A full disk needs a filesystem of its own: a tmpfs of a few MiB. As root a test mounts one
 where it asks. Without root the kernel still allows a tmpfs inside a user namespace of one's
@@ -13,6 +13,7 @@ under NPA_NO_SKIPS (CI) that skip fails, with the same reason.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import subprocess
@@ -28,17 +29,21 @@ from testkit.ci_guards import NO_SKIPS
 
 # the folder a test left for its run in a user namespace
 IN_NAMESPACE = pytest.StashKey[Path]()
+# set once a test's body runs: too late to run it again in a user namespace
+IN_BODY = pytest.StashKey[bool]()
 CHILD_TIMEOUT = 280  # seconds: inside the outer test's own 300
 
 
 @contextlib.contextmanager
 def tmpfs(
-    request: pytest.FixtureRequest, where: Path, *, size: str, mode: str | None = None
+    request: pytest.FixtureRequest, where: Path, *, size: str = "8m", mode: str | None = None
 ) -> Iterator[Path]:
     """A tmpfs of `size` mounted at `where` (created) for the test. Without root, the test is
     run again in a user namespace (see the module) and `where` stays an empty folder here."""
-    where.mkdir()
+    where.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
+        if request.node.stash.get(IN_BODY, False):  # else fill() would fill the real disk
+            pytest.fail("a tmpfs comes from a fixture (tiny_disk): a test body cannot be re-run")
         request.node.stash[IN_NAMESPACE] = where
         yield where
         return
@@ -54,6 +59,28 @@ def tmpfs(
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+@pytest.fixture
+def tiny_disk(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """An 8 MiB tmpfs of the test's own (as root, or else in a user namespace)."""
+    with tmpfs(request, tmp_path / "tiny") as mount:
+        yield mount
+
+
+def fill(disk: Path) -> None:
+    """Take every free byte of `disk` (unbuffered: no write is left pending); the disk is
+    full when a write fails with ENOSPC, and only then."""
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        for size in (1 << 20, 1 << 12, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+    finally:
+        os.close(fd)
 
 
 def _namespace_refused() -> str | None:
@@ -121,6 +148,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """A test whose tmpfs could not be mounted here runs in a user namespace instead."""
     work = pyfuncitem.stash.get(IN_NAMESPACE, None)
     if work is None:
+        pyfuncitem.stash[IN_BODY] = True
         return None
     _rerun_in_namespace(pyfuncitem, work)
     return True
