@@ -98,6 +98,13 @@ def test_a_limit_of_one_keeps_one_character_or_the_cut_mark() -> None:
     assert safe_text("abc", limit=1) == "…"
 
 
+def test_text_exactly_at_the_limit_is_kept_whole() -> None:
+    plain = "gpu-0"
+    assert safe_text(plain, limit=5) is plain  # the fast path: no copy at the limit either
+    assert safe_text("a\x7f", limit=2) == "a␡"  # a shown control that just fits
+    assert safe_text("a\x7fb", limit=2) == "a…"
+
+
 def test_markup_keeps_newlines_and_the_limit_when_asked() -> None:
     assert safe_markup("a\n[b]", keep_newlines=True) == "a\n\\[b]"
     assert safe_markup("a\n[b]") == "a␊\\[b]"

@@ -175,7 +175,9 @@ def test_the_token_is_the_first_line_stripped_and_at_least_16_characters(tmp_pat
         )
 
 
-def test_an_unreadable_token_file_is_named_with_the_reason(tmp_path: Path) -> None:
+def test_an_unreadable_token_file_is_named_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     missing = tmp_path / "missing"
     for path, why in (
         (tmp_path, "is a folder, not a token file"),
@@ -187,6 +189,14 @@ def test_an_unreadable_token_file_is_named_with_the_reason(tmp_path: Path) -> No
         assert info.value.hint == (
             "give a regular file that holds the session token on its first line"
         )
+    (tmp_path / "token").touch(mode=0o600)
+
+    def fails(*_: object, **__: object) -> str:
+        raise OSError("the read was cut short")  # an error without an errno's text
+
+    monkeypatch.setattr("npa_sop_tui.home.bounded_read.read_regular_text", fails)
+    with pytest.raises(UsageError, match=r"\(the read was cut short\)$"):
+        read_token_file(tmp_path / "token")
 
 
 def test_new_tokens_are_long_random_and_url_safe() -> None:
