@@ -23,9 +23,12 @@ from npa_sop_tui.cli.common import (
     capacity_flag,
     cli_flags,
     emit_json,
+    identifier_arg,
     open_environment,
     result_document,
     run_handler,
+    say,
+    text_table,
     wants_json,
     wants_ndjson,
 )
@@ -248,6 +251,7 @@ def test_the_recipe_and_bucket_flags() -> None:
     add_state_bucket_flag(parser)
     args = parser.parse_args(["--recipe-ref", "abc123", "--state-bucket", "team-state"])
     assert (args.recipe_ref, args.state_bucket) == ("abc123", "team-state")
+    assert parser.parse_args(["--ref", "def456"]).recipe_ref == "def456"  # npa's name
     ref, bucket = _option(parser, "--recipe-ref"), _option(parser, "--state-bucket")
     assert (ref.metavar, bucket.metavar) == ("SHA", "BUCKET")
     assert ref.help == (
@@ -285,8 +289,10 @@ def test_cli_flags_are_only_the_settings_given() -> None:
         recipe_ref="abc",
         state_bucket="b",
         profile="prod",
+        project="my-npa-alias",
     )
     assert cli_flags(args) == {
+        "project": "my-npa-alias",
         "terraform_dir": "/tf",
         "plugin_cache_dir": "/cache",
         "root_login_key_file": "/k.pub",
@@ -316,3 +322,28 @@ def test_the_error_document_is_ours_even_for_an_error_without_a_hint() -> None:
         "message": "plain",
         "hint": None,
     }
+
+
+def test_say_shows_each_control_keeps_line_feeds_and_picks_its_stream(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    say("title\x1b]0;owned\x07\nnext")
+    say("on stderr", err=True)
+    out, err = capsys.readouterr()
+    assert out == "title␛]0;owned␇\nnext\n" and err == "on stderr\n"
+
+
+def test_a_text_table_aligns_columns_and_shows_controls_in_cells() -> None:
+    table = text_table([["NAME", "STATE"], ["gpu-0\x1b[2J", "idle"], ["a\nb", "x"]])
+    assert table == "NAME       STATE\ngpu-0␛[2J  idle\na␊b        x"
+
+
+def test_an_identifier_flag_refuses_another_shape_naming_the_field() -> None:
+    parse = identifier_arg("region")
+    assert parse("eu-north1") == "eu-north1" and parse.__name__ == "region"
+    with pytest.raises(argparse.ArgumentTypeError) as info:
+        parse("../x")
+    assert str(info.value) == (
+        "region '../x' is not a region name: lowercase letters, digits and single dashes "
+        "(e.g. eu-north1)"
+    )
