@@ -187,17 +187,7 @@ def cmd_adopt(args: argparse.Namespace) -> int:
     if result.defaulted:
         lines.append(f"  defaulted (the installation does not say): {', '.join(result.defaulted)}")
     lines += [f"  fix before the next deploy: {finding.render()}" for finding in result.findings]
-    from npa_sop_tui.home.recorded_paths import inside_home
-
-    where = Path(str(result.entry.install_dir))
-    named = "" if inside_home(where) else f" --terraform-dir {where.parent.parent}"
-    lines.append(
-        f"Next: `npa soperator plan --spec {result.spec_path}{named}` (no changes expected)."
-    )
-    if named:  # a folder outside the home is used when the user names it, never from a record
-        lines.append(
-            f"  every later command on it names its checkout the same way ({named.strip()})"
-        )
+    lines.append(f"Next: `npa soperator plan --spec {result.spec_path}` (no changes expected).")
     for line in lines:  # names, paths and findings come from someone else's files
         say(line)
     return 0

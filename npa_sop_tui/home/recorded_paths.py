@@ -132,24 +132,64 @@ def install_dir(entry: InventoryEntry, settings: Settings, *, shared: bool) -> P
     )
 
 
+# --- clusters adopted where they are ---------------------------------------------------------
+
+ADOPTED_HERE = "adopted-here.json"
+"""In the cluster's folder of this machine's home (never in the team's bucket): the folders
+`adopt` was pointed at on this machine, the installation and its recipe."""
+
+
+def remember_adoption(name: str, install_dir: Path, recipe_dir: Path) -> None:
+    """What the user named to `adopt` on this machine: later commands use those folders
+    without naming them again. A record in the team's bucket (or a copied one) cannot add a
+    folder here."""
+    import json
+
+    from npa_sop_tui.home.fsutil import SECRET_MODE, atomic_write_text
+
+    folders = {"install_dir": str(install_dir.resolve()), "recipe": str(recipe_dir.resolve())}
+    atomic_write_text(
+        paths.cluster_dir(name) / ADOPTED_HERE, json.dumps(folders) + "\n", mode=SECRET_MODE
+    )
+
+
+def adopted_here(name: str) -> list[Path]:
+    """The folders `remember_adoption` recorded for `name` on this machine (none when it was
+    not adopted here, or the file is not one npa wrote)."""
+    import json
+
+    from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
+
+    try:
+        text = read_regular_text(
+            paths.cluster_dir(name) / ADOPTED_HERE, limit=1 << 16, what="adoption record"
+        )
+        data = json.loads(text)
+    except (Unreadable, ValueError, RecursionError):
+        return []
+    if not isinstance(data, dict):
+        return []
+    return [Path(v) for v in data.values() if isinstance(v, str) and Path(v).is_absolute()]
+
+
 def _adopted_install_dir(entry: InventoryEntry, raw: str, settings: Settings) -> Path:
     """An adopted cluster's folder (`<checkout>/soperator/installations/<folder>`, any
-    folder name): inside the home (the existing npa's clones), or in a checkout the user's
-    settings name this time."""
+    folder name): inside the home (the existing npa's clones), one `adopt` was pointed at on
+    this machine, or in a checkout the user's settings name this time."""
     folders = [
         base / "installations" / Path(raw).name
         for folder in user_recipe_folders(settings)
         for base in (folder, folder / "soperator")
     ]
-    found = trusted(raw, also=folders)
+    found = trusted(raw, also=[*folders, *adopted_here(entry.name)])
     if found is None or found.parent.name != "installations":
         raise UntrustedRecordedPath(
             raw,
             what="the adopted installation folder",
             cluster=entry.name,
-            hint="pass --terraform-dir with the recipe checkout you adopted it from (or set "
-            "recipe.path in config.yaml): a folder outside the npa home is used when you "
-            "name it, never because a record does",
+            hint="adopt it on this machine (`npa soperator adopt --install-dir <folder>`), or "
+            "pass --terraform-dir with the recipe checkout it lives in: a folder outside the "
+            "npa home is used when you name it, never because a record does",
         )
     return found
 
@@ -163,7 +203,7 @@ def recipe_dir(entry: InventoryEntry, settings: Settings) -> Path | None:
     if not recorded:
         return None
     folders = user_recipe_folders(settings)
-    also = [*folders, *(folder / "soperator" for folder in folders)]
+    also = [*folders, *(folder / "soperator" for folder in folders), *adopted_here(entry.name)]
     return require_trusted(
         recorded, what="the recipe folder", cluster=entry.name, also=also, hint=_RECIPE_HINT
     )

@@ -379,6 +379,10 @@ def _register(
             mode=SECRET_MODE,  # as terraform.tfvars: it may hold the backups password
         )
         store.save_spec(entry.name, spec_yaml)
+        if entry.install_dir and entry.recipe is not None:
+            from npa_sop_tui.home.recorded_paths import remember_adoption
+
+            remember_adoption(entry.name, Path(entry.install_dir), Path(entry.recipe.path))
         entry.updated = time.time()
         store.save(entry)
     finally:

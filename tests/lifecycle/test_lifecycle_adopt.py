@@ -321,11 +321,7 @@ def test_a_cluster_applied_with_the_recipe_directly_is_adopted_and_plans_no_chan
     variables = sandbox_in_home / "soperator" / "prod" / "adopted-variables.json"
     assert (variables.stat().st_mode & 0o777) == 0o600
 
-    # a folder outside the home is used when the user names its checkout, never from a record
-    code, refused = cli(capsys, "plan", "--spec", str(spec_out))
-    assert (code, refused["error"]) == (2, "UntrustedRecordedPath"), refused
-    assert "--terraform-dir" in refused["hint"]
-    code, plan = cli(capsys, "plan", "--spec", str(spec_out), "--terraform-dir", str(recipe))
+    code, plan = cli(capsys, "plan", "--spec", str(spec_out))
     assert code == 0, plan
     assert (plan["changes"]["add"], plan["changes"]["change"], plan["changes"]["remove"]) == (
         0,
@@ -390,9 +386,7 @@ def test_a_recipe_cluster_whose_state_is_in_s3_is_adopted_with_its_own_backend(
         assert code == 0, adopted
         assert adopted["entry"]["state"] == "deployed"  # its resources, read from the bucket
         assert adopted["entry"]["adoption"]["identity"]["tenant_id"] == "tenant-e00team"
-        code, plan = cli(
-            capsys, "plan", "--spec", str(spec_out), "--terraform-dir", str(recipe.parent)
-        )  # the checkout itself names it too
+        code, plan = cli(capsys, "plan", "--spec", str(spec_out))
         assert code == 0, plan
         changes = plan["changes"]
         assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)
@@ -432,3 +426,31 @@ def test_state_migrate_moves_an_adopted_npa_clusters_state_when_asked(
         assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)
     finally:
         server.stop()
+
+
+def test_an_adopted_folder_outside_the_home_is_used_where_it_was_adopted_only(
+    sandbox_in_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The record says where an adopted installation is, but a record is data (a teammate's
+    in the bucket, a copied home): outside the home its folder is used where `adopt` was
+    pointed at it on this machine, or where the user names the checkout this time."""
+    recipe = checkout(tmp_path / "checkout" / "soperator")
+    install = installation(recipe, "prod", HAND_TFVARS.replace("@KEY@", ROOT_KEY))
+    apply(install, {**terraform_env(sandbox_in_home), **TEAM})
+    spec_out = tmp_path / "prod.yaml"
+    code, adopted = cli(
+        capsys, "adopt", "--install-dir", str(install), "--spec-out", str(spec_out),
+        "--tenant-id", "tenant-e00team", "--project-id", "project-e00team",
+    )  # fmt: skip
+    assert code == 0, adopted
+    here = sandbox_in_home / "soperator" / "prod" / "adopted-here.json"
+    assert (here.stat().st_mode & 0o777) == 0o600
+    here.unlink()  # as on a machine that only has the record (the team's bucket, a copy)
+    code, refused = cli(capsys, "plan", "--spec", str(spec_out))
+    assert (code, refused["error"]) == (2, "UntrustedRecordedPath"), refused
+    assert "--terraform-dir" in refused["hint"] and "adopt" in refused["hint"]
+    assert not (install / ".npa-plan").exists()  # nothing ran there
+    code, plan = cli(capsys, "plan", "--spec", str(spec_out), "--terraform-dir", str(recipe))
+    assert code == 0, plan
+    changes = plan["changes"]
+    assert (changes["add"], changes["change"], changes["remove"]) == (0, 0, 0)

@@ -58,7 +58,7 @@ async def test_login_node_answers_version_all_partitions_json_and_scontrol(
     tmp_path: Path,
 ) -> None:
     pool = SimpleNamespace(
-        name="gpu", size=2, is_gpu=True, gpus_per_node=8, platform="gpu-h100-sxm"
+        name="gpu", size=2, is_gpu=lambda: True, gpus_per_node=8, platform="gpu-h100-sxm"
     )
     login = SimulatedLogin(SimpleNamespace(workers=[pool]), tmp_path)
     version = await login.run("sinfo -V", timeout=5)
