@@ -250,3 +250,40 @@ def test_a_fleet_file_inside_the_root_is_read_bounded(npa_home: Path, tmp_path: 
     plant(tmp_path / "fleet.yaml", "sparse")
     with pytest.raises(UsageError, match=r"fleet\.yaml is not a valid fleet file"):
         get_tool("infra.fleet.deploy").call({"spec_path": "fleet.yaml"}, root=tmp_path)
+
+
+def test_a_terraform_dir_outside_the_root_or_in_the_sandbox_is_refused_saying_why(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "ws"
+    (root / "recipe").mkdir(parents=True)
+    (tmp_path / "ws-private").mkdir()
+    (root / "out").symlink_to(tmp_path / "ws-private")
+    for given in ("../ws-private", "out", "../gone"):
+        with pytest.raises(OutsideRoot) as outside:
+            confinement.recipe_in_root(given, root, sandbox=False)
+        assert outside.value.message == (
+            f"terraform_dir {given!r} is outside the workspace root {root}; tools run "
+            "Terraform only on a recipe inside it"
+        )
+        assert outside.value.hint == (
+            "put the recipe checkout under the root, or leave terraform_dir out: the recipe "
+            "then comes from your settings (recipe.path) or its pinned commit"
+        )
+    with pytest.raises(UsageError) as sandbox:
+        confinement.recipe_in_root("recipe", root, sandbox=True)
+    assert sandbox.value.message == (
+        "terraform_dir is not taken in the sandbox: it runs its own stand-in recipe, never "
+        "Terraform code named by a tool call"
+    )
+    assert sandbox.value.hint == (
+        "leave terraform_dir out (for a recipe of your own, run `npa soperator plan "
+        "--terraform-dir DIR` yourself)"
+    )
+    (root / "file").write_text("x")
+    with pytest.raises(UsageError) as not_folder:
+        confinement.recipe_in_root("file", root, sandbox=False)
+    assert not_folder.value.message == "terraform_dir 'file' is not a folder"
+    assert not_folder.value.hint == (
+        "name a nebius-solutions-library checkout (or its soperator/ folder)"
+    )
