@@ -20,7 +20,8 @@ from testkit.kube import CONTEXT
 from testkit.substrate import LAB, PrivateSshd, Substrate, substrate_missing
 
 # Under NPA_NO_SKIPS (scripts/test.sh, so CI) a skipped test fails: see testkit/ci_guards.py.
-pytest_plugins = ["testkit.ci_guards"]
+# The disk-full tests' tmpfs, with or without root: testkit/disks.py.
+pytest_plugins = ["testkit.ci_guards", "testkit.disks"]
 
 if TYPE_CHECKING:
     from npa_sop_tui.sandbox.fake_kube import FakeKubeServer

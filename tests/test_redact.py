@@ -127,3 +127,19 @@ def test_a_capacity_id_is_everything_after_the_pool_s_first_equals_sign() -> Non
 
     red = Redactor([], environ={CAPACITY_ENV: "gpu=capacityblockgroup-x1=tail"})
     assert red.text("id capacityblockgroup-x1=tail") == "id ***"
+
+
+def test_key_value_masking_regardless_of_the_keys_case() -> None:
+    """Terraform, Helm and provisioners print settings in any case: `PASSWORD=`, `"Token":`,
+    `Secret_Key =` are the same secrets as their lower-case spellings."""
+    red = Redactor(environ={})
+    lines = {
+        "PASSWORD=hunter2-upper": "PASSWORD=***",
+        'env "Token": "tok-9f8e7d6c"': 'env "Token": "***"',
+        "Secret_Key = AbCdEf012345": "Secret_Key = ***",
+        "DB_PASSWD:pa55w0rd,": "DB_PASSWD:***,",
+        "{'ACCESS_KEY': 'AKIA0000'}": "{'ACCESS_KEY': '***'}",
+        "SeCrEt=x1y2z3 next": "SeCrEt=*** next",
+    }
+    for line, masked in lines.items():
+        assert red.text(line) == masked

@@ -87,6 +87,30 @@ def test_markup_renders_the_safe_text_exactly_and_limits_hold(text: str, limit: 
     assert len(safe_text(text, limit=limit)) <= limit
 
 
+def test_del_is_shown_as_its_picture_and_c1_ends_before_no_break_space() -> None:
+    assert safe_text("a\x7fb") == "a␡b"
+    assert safe_text("\x9f") == "<U+009F>"  # the last C1 control
+    assert safe_text("1\u00a0GiB") == "1\u00a0GiB"  # a no-break space is printable text
+
+
+def test_a_limit_of_one_keeps_one_character_or_the_cut_mark() -> None:
+    assert safe_text("a", limit=1) == "a"
+    assert safe_text("abc", limit=1) == "…"
+
+
+def test_text_exactly_at_the_limit_is_kept_whole() -> None:
+    plain = "gpu-0"
+    assert safe_text(plain, limit=5) is plain  # the fast path: no copy at the limit either
+    assert safe_text("a\x7f", limit=2) == "a␡"  # a shown control that just fits
+    assert safe_text("a\x7fb", limit=2) == "a…"
+
+
+def test_markup_keeps_newlines_and_the_limit_when_asked() -> None:
+    assert safe_markup("a\n[b]", keep_newlines=True) == "a\n\\[b]"
+    assert safe_markup("a\n[b]") == "a␊\\[b]"
+    assert safe_markup("[abcdef", limit=4) == "\\[ab…"
+
+
 @given(st.text(max_size=60))
 def test_text_without_trouble_is_returned_as_it_is_and_trouble_is_always_seen(text: str) -> None:
     """The fast path (one search, no copy) and the character-by-character one agree."""

@@ -89,7 +89,11 @@ def _real_in_root(given: str, root: str | os.PathLike[str] | None, what: str) ->
     try:
         real = candidate.resolve(strict=True)
     except (OSError, RuntimeError):
-        if not _inside(candidate.resolve(strict=False), base):
+        try:
+            loose = candidate.resolve(strict=False)
+        except (OSError, RuntimeError):  # a symlink loop: judged by its spelled-out path
+            loose = Path(os.path.abspath(candidate))
+        if not _inside(loose, base):
             raise OutsideRoot(given, base, what=what) from None
         raise UsageError(
             f"{what} {given!r} does not exist under the workspace root {base}",

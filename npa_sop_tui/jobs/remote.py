@@ -128,7 +128,8 @@ class RemoteJobs:
         status, out, err = await self._exec(line, stdin=script.encode(), timeout=self.timeout)
         words = out.decode(errors="replace").split()
         if status != 0 or len(words) < 2:
-            raise _refused(err.decode(errors="replace") or out.decode(errors="replace"), status)
+            answer = out.decode(errors="replace").partition("\n")[2]  # after the job folder
+            raise _refused(err.decode(errors="replace") or answer, status)
         job_dir, job_id = words[0], words[1].split(";")[0]
         return JobInfo(
             id=check_job(job_id),
@@ -156,7 +157,7 @@ class RemoteJobs:
                     status = await proc.finish()
                     raise _refused("\n".join(said), status)
         except BaseException:
-            proc.stop()
+            await proc.close()
             raise
         _, job_id, job_dir = [*text.split(" ", 2), ""][:3]
         job = JobInfo(
@@ -223,7 +224,7 @@ class RemoteJobs:
         )
         live = self._live.pop(job.id, None)
         if live is not None and (offset or once):
-            live.stop()
+            await live.close()
             live = None
         proc = live or await self._start(line)
         seen: dict[str, str] = {}
@@ -261,7 +262,7 @@ class RemoteJobs:
 
     async def aclose(self) -> None:
         for live in self._live.values():
-            live.stop()  # the job goes on: its srun does not hang on this channel
+            await live.close()  # the job goes on: its srun does not hang on this channel
         self._live.clear()
         close = getattr(self.runner, "close", None)
         if close is not None:
@@ -302,6 +303,7 @@ class RemoteJobs:
             )
             return await proc.finish(), out, err
         except TimeoutError:
+            await proc.close()
             raise OperationError(f"submitting did not finish within {timeout:g}s") from None
         finally:
             proc.stop()
@@ -327,6 +329,12 @@ class _Process:
             self.proc.close()
         elif self.proc.returncode is None:
             self.proc.kill()
+
+    async def close(self) -> None:
+        """Stop it and wait until it is gone: a local process is reaped at once, not left
+        to the event loop's end."""
+        self.stop()
+        await self.finish()
 
 
 def gpu_count(gres: str) -> int:
@@ -364,7 +372,7 @@ def _settle(job: JobInfo, seen: dict[str, str]) -> None:
             int(status) if status.isdigit() and state.startswith(("COMPLETED", "FAILED")) else None
         )
         if not job.done:
-            job.state = state.split()[0] or job.state
+            job.state = (state.split() or [job.state])[0]  # "CANCELLED by 1000" → CANCELLED
     if not job.done and job.exit_code is not None:
         job.state = "COMPLETED" if job.exit_code == 0 else "FAILED"
 

@@ -227,7 +227,9 @@ def _outcome(
         return "interrupted", f"interrupted by {exc.args[0] if exc.args else 'the user'}"
     if isinstance(exc, NpaError):
         return "failed", exc.message
-    return "failed", f"internal error: {exc!r}"
+    # the text as raised, not its repr: repr escapes quotes and backslashes, and a secret
+    # spelled differently would pass the redactor
+    return "failed", f"internal error: {type(exc).__name__}: {exc}"
 
 
 @contextlib.contextmanager

@@ -163,22 +163,20 @@ def test_logging_sink_logs_each_event_as_json_and_passes_it_on(npa_home: Path) -
 
 
 def test_debug_on_a_full_disk_says_so_once_and_a_successful_list_still_succeeds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tiny_disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """No "--- Logging error ---" traceback per line, no failure at the end: the log stops
     (one line says why) and `list` ends as it would have, exit 0."""
     from npa_sop_tui.cli.entry import main
 
-    from testkit.disks import fill, tmpfs
+    from testkit.disks import fill
 
-    with tmpfs(tmp_path / "tiny", size="1m") as disk:
-        home = disk / "home"
-        monkeypatch.setenv("NPA_HOME", str(home))
-        assert main(["soperator", "list"]) == 0  # the home exists before the disk fills
-        capsys.readouterr()
-        fill(disk)
-        assert main(["--debug", "soperator", "list"]) == 0
-        out, err = capsys.readouterr()
+    monkeypatch.setenv("NPA_HOME", str(tiny_disk / "home"))
+    assert main(["soperator", "list"]) == 0  # the home exists before the disk fills
+    capsys.readouterr()
+    fill(tiny_disk)
+    assert main(["--debug", "soperator", "list"]) == 0
+    out, err = capsys.readouterr()
     assert out.startswith("No clusters in the inventory")
     assert "Traceback" not in err and "Logging error" not in err
     assert err.count("debug log: stopped: No space left on device") == 1

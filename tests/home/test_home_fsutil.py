@@ -6,7 +6,6 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from npa_sop_tui.home import fsutil
 from npa_sop_tui.home.fsutil import DiskFull, atomic_write_text, ensure_dir, sweep_temp_files
 
-from testkit.disks import fill, tmpfs
+from testkit.disks import fill
 
 
 def _mode(path: Path) -> int:
@@ -82,12 +81,6 @@ def test_a_failed_write_names_its_temp_file_and_removes_it(tmp_path: Path) -> No
         os.replace = real_replace
     assert target.read_text() == "old"
     assert list(folder.iterdir()) == [target]  # the temp file went with the failure
-
-
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    with tmpfs(tmp_path / "tiny") as mount:
-        yield mount
 
 
 def test_disk_full_keeps_the_old_file_and_names_the_space(tiny_disk: Path) -> None:

@@ -1,8 +1,8 @@
-"""A full disk at three points of a deploy, on a small tmpfs holding the npa home (needs
-root to mount it): before the deploy starts, during the phase-1 apply, and at the phase-2
-plan. Each time: one clear `DiskFull` naming the path and the space needed, the previous
-files intact, the inventory not stuck at `deploying`, no state lost; and once space is
-freed, a redeploy converges without creating anything twice."""
+"""A full disk at three points of a deploy, on a small tmpfs holding the npa home (mounted
+as root, or else in a user namespace of the test's own): before the deploy starts, during the
+phase-1 apply, and at the phase-2 plan. Each time: one clear `DiskFull` naming the path and
+the space needed, the previous files intact, the inventory not stuck at `deploying`, no state
+lost; and once space is freed, a redeploy converges without creating anything twice."""
 
 from __future__ import annotations
 
@@ -26,35 +26,26 @@ from npa_sop_tui.home.locks import is_locked
 from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.terraform.standin_addresses import real_address
 
-from testkit.disks import fill
+from testkit.disks import fill, tmpfs
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 
 
 @pytest.fixture
 def small_disk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox_in_home: Path
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sandbox_in_home: Path,
 ) -> Iterator[Path]:
     """A 48 MiB tmpfs as the npa home (the sandbox's provider mirror takes 20 MiB of it);
-    after `sandbox_in_home`, which `sandbox_options` uses, so this home wins."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=48m,mode=0700", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    home = mount / "npa-home"
-    monkeypatch.setenv("NPA_HOME", str(home))
-    monkeypatch.setenv("NPA_SANDBOX_HOME", str(home))
-    try:
+    after `sandbox_in_home`, which `sandbox_options` uses, so this home wins. Without root
+    the test runs in a user namespace of its own (testkit/disks.py)."""
+    with tmpfs(request, tmp_path / "disk", size="48m", mode="0700") as mount:
+        home = mount / "npa-home"
+        monkeypatch.setenv("NPA_HOME", str(home))
+        monkeypatch.setenv("NPA_SANDBOX_HOME", str(home))
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def free(disk: Path) -> None:

@@ -578,7 +578,7 @@ def test_terraforms_no_space_names_the_file_and_the_kept_state(tmp_path: Path) -
 
 
 def test_the_disk_full_message_measures_the_disk_terraform_wrote_to(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Terraform names the file it could not write relative to its folder: the message
     measures that folder's disk (the failure says where Terraform ran), not the disk of
@@ -587,20 +587,20 @@ def test_the_disk_full_message_measures_the_disk_terraform_wrote_to(
     from npa_sop_tui.lifecycle.results import TerraformFailed
     from npa_sop_tui.terraform.run_result import RunResult
 
-    from testkit.disks import fill, tmpfs
+    from testkit.disks import fill
 
-    with tmpfs(tmp_path / "tiny") as disk:
-        install = disk / "install"
-        install.mkdir()
-        fill(disk)
-        monkeypatch.chdir(tmp_path)  # npa runs from a folder on another, roomy disk
-        said = "Failed to save state: write terraform.tfstate: no space left on device"
-        run = RunResult(args=["apply"], returncode=1, duration=1.0, no_space=True,
-                        errors=[Diagnostic(ts=0, operation_id="o", severity="error",
-                                           summary="Error", detail=said)])  # fmt: skip
-        full = recovery.translate_error(TerraformFailed("apply", run, install))  # no dir given
-        assert isinstance(full, DiskFull) and full.path == install / "terraform.tfstate"
-        assert full.free == 0 and f"(0 B free on {disk};" in full.message
+    disk = tiny_disk
+    install = disk / "install"
+    install.mkdir()
+    fill(disk)
+    monkeypatch.chdir(tmp_path)  # npa runs from a folder on another, roomy disk
+    said = "Failed to save state: write terraform.tfstate: no space left on device"
+    run = RunResult(args=["apply"], returncode=1, duration=1.0, no_space=True,
+                    errors=[Diagnostic(ts=0, operation_id="o", severity="error",
+                                       summary="Error", detail=said)])  # fmt: skip
+    full = recovery.translate_error(TerraformFailed("apply", run, install))  # no dir given
+    assert isinstance(full, DiskFull) and full.path == install / "terraform.tfstate"
+    assert full.free == 0 and f"(0 B free on {disk};" in full.message
 
 
 def test_an_incomplete_operation_log_is_named(tmp_path: Path) -> None:

@@ -232,3 +232,27 @@ def test_gpu_checks_are_the_releases_own() -> None:
         "nodes it drained have a GPU problem; drained nodes name it in their reason"
     )
     assert hint.severity == "error" and "a running apply fails on it" in hint.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "status"),
+    [
+        ("slurmJob", {"slurmJobsStatus": {"lastRunStatus": "Failed"}}),
+        ("slurmJob", {"slurmJobsStatus": {"lastRunStatus": "Degraded"}}),
+        ("k8sJob", {"k8sJobsStatus": {"lastJobStatus": "Failed"}}),
+    ],
+)
+def test_a_failed_check_that_only_comments_nodes_is_a_warning_not_an_apply_failure(
+    kind: str, status: dict[str, Any]
+) -> None:
+    """The wait hook skips a `runAfterCreation` check with a `commentSlurmNode` reaction, so
+    its failure never fails a running apply: a warning, without the apply note."""
+    reactions = {"commentSlurmNode": {"commentPrefix": "[node_problem]"}}
+    (check,) = parse_active_checks(
+        [raw("nccl", kind, status, runAfterCreation=True, failureReactions=reactions)]
+    )
+    assert check.run_after_creation and check.comment_only and failed(check)
+    assert wait_state(check) == "ignored"
+    (hint,) = hints([check], "ctx")
+    assert hint.code == "active-check-failed" and hint.severity == "warning"
+    assert "apply" not in hint.message

@@ -219,3 +219,14 @@ def test_without_a_kubeconfig_the_users_default_one_is_read(
         cluster="demo", configured=None, kubeconfig=None, context="nebius-demo-slurm"
     )
     assert (got.host, got.source) == ("203.0.113.9", "service")
+
+
+def test_an_ingress_with_both_an_ip_and_a_hostname_gives_the_ip(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    svc = make_login_service(None)
+    svc["status"]["loadBalancer"]["ingress"] = [{"hostname": "lb.example", "ip": "203.0.113.7"}]
+    fake_kube.add("services", svc)
+    got = resolve_login_address(settings(kubeconfig))
+    assert (got.host, got.source) == ("203.0.113.7", "service")
+    assert login_ip_once(settings(kubeconfig)) == "203.0.113.7"

@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from npa_sop_tui.sandbox.fake_kube import FakeKubeServer
 from npa_sop_tui.sandbox.fake_kube_objects import (
     make_login_service,
@@ -265,3 +267,40 @@ def test_closing_waits_for_stuck_watch_threads_once_not_once_each() -> None:
         stuck.set()
     # six watches blocked in a read: one shared deadline, not 6 x 0.3 s
     assert 0.3 <= waited < 1.2
+
+
+async def test_an_ingress_with_both_an_ip_and_a_hostname_gives_the_watcher_the_ip(
+    fake_kube: FakeKubeServer, kubeconfig: Path
+) -> None:
+    svc = make_login_service(None)
+    svc["status"]["loadBalancer"]["ingress"] = [{"hostname": "lb.example", "ip": "203.0.113.7"}]
+    fake_kube.add("services", svc)
+    settings = StatusSettings(name="demo", kubeconfig=kubeconfig, slurm_enabled=False)
+    async with StatusWatcher(settings) as watcher:
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
+            if snap.kube is not None:
+                assert (snap.login.host, snap.login.source) == ("203.0.113.7", "service")
+                break
+
+
+@pytest.mark.parametrize("source", ["flag", "config", "none"])
+async def test_a_configured_login_host_wins_over_the_service_in_the_live_watcher(
+    fake_kube: FakeKubeServer, kubeconfig: Path, source: str
+) -> None:
+    fake_kube.add("services", make_login_service("203.0.113.9"))
+    settings = StatusSettings(
+        name="demo",
+        kubeconfig=kubeconfig,
+        slurm_enabled=False,
+        login_host="login.example",
+        login_port=2200,
+        login_user="ops",
+        login_source=source,  # type: ignore[arg-type]
+    )
+    async with StatusWatcher(settings) as watcher:
+        async for snap in within(watcher.snapshots(), what="status snapshots"):
+            if snap.kube is not None and snap.kube.login_ip == "203.0.113.9":
+                login = snap.login
+                assert (login.host, login.port, login.user) == ("login.example", 2200, "ops")
+                assert login.source == ("flag" if source == "none" else source)
+                break
