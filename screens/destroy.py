@@ -123,7 +123,7 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
         if not len(self._intake):
             return
         batch = self._intake.take()
-        show_events(self, batch.events, batch.lines, batch.dropped_lines)
+        show_events(self, batch.events, batch.lines, batch.dropped_lines, batch.folded_ends)
 
     @work(exclusive=True, group="destroy", exit_on_error=False)
     async def _run(self, name: str) -> None:

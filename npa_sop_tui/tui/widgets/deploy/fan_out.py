@@ -38,6 +38,7 @@ class ProgressWidgets:
         """Show a batch; True when one of its events started a phase after which the
         cluster's kube context exists (live status can start)."""
         events: Sequence[Event] = batch.events
+        self.table.completed += batch.folded_ends  # runs the intake folded away
         kube_ready = False
         folded = 0  # events[:folded] are in the table
         for i, ev in enumerate(events):

@@ -6,9 +6,11 @@ flood); the screen takes one `Batch` per flush. Nothing here grows with the stre
 
 - the log lines are worded as they arrive and kept in a window of `LOG_WINDOW` (what the
   log pane can show; the whole log is the operation's NDJSON file);
-- a resource's events in one batch share one slot, in the order its first one came: its
-  first start and its latest end (or progress), so a resource that starts, ticks a hundred
-  times and finishes between two frames costs two events;
+- a run of a resource shares one slot, where it began: its start and its latest end (or
+  progress), so a resource that starts, ticks a hundred times and finishes between two
+  frames costs two events; a resource run again in the same batch (a later phase re-runs
+  it) gets a slot where that run began, up to `MAX_RUNS`, then the last slot takes the
+  newest run and the ended ones are counted (`folded_ends`), so every run still counts;
 - the other events (phases, plans, diagnostics, the end) keep their order; past
   `MAX_OTHERS` in one batch, warnings and notes are left to the log lines (errors never).
 """
@@ -33,6 +35,9 @@ MAX_OTHERS = 1_000
 """Non-resource events one batch keeps in order (phases, plans, diagnostics)."""
 MAX_SLOTS = 20_000
 """Resources one batch holds; a flood of new addresses beyond it goes to the log only."""
+MAX_RUNS = 4
+"""Runs of one resource one batch keeps apart, each where it began (the recipe re-runs a
+resource in a later phase, after that phase's plan); more are folded into the last."""
 
 _RESOURCE = (ResourceStarted, ResourceProgress, ResourceFinished, ResourceFailed)
 
@@ -46,6 +51,9 @@ class Batch:
     """(level, text) log lines, in the order their events came."""
     dropped_lines: int = 0
     """Lines that fell out of the window before this flush."""
+    folded_ends: int = 0
+    """Runs that ended and were started again within this batch (the recipe re-runs some
+    resources in a later phase): their ends are folded away but still count as runs."""
 
 
 @dataclass
@@ -54,11 +62,18 @@ class _Slot:
 
     start: Event | None = None
     latest: Event | None = None
+    folded_ends: int = 0
+
+    @property
+    def ended(self) -> bool:
+        return isinstance(self.latest, ResourceFinished | ResourceFailed)
 
     def add(self, event: Event) -> None:
         if isinstance(event, ResourceStarted) and self.start is None and self.latest is None:
             self.start = event
         elif isinstance(event, ResourceStarted):
+            if isinstance(self.latest, ResourceFinished | ResourceFailed):
+                self.folded_ends += 1  # the run that ended is still a run
             self.start, self.latest = event, None  # started again: the new run
         elif isinstance(event, ResourceProgress) and isinstance(
             self.latest, ResourceFinished | ResourceFailed
@@ -76,8 +91,9 @@ class EventIntake:
 
     def __init__(self, *, window: int = LOG_WINDOW) -> None:
         self._lines: deque[tuple[str, str]] = deque(maxlen=window)
-        self._order: list[Event | str] = []  # other events, and resource addresses
-        self._slots: dict[str, _Slot] = {}
+        self._order: list[Event | _Slot] = []  # other events, and resources' runs
+        self._slots: dict[str, _Slot] = {}  # each resource's latest run in this batch
+        self._runs: dict[str, int] = {}
         self._others = 0
         self._lines_in = 0
         self.operation_id: str | None = None
@@ -94,11 +110,14 @@ class EventIntake:
             return
         if isinstance(event, _RESOURCE) and event.addr:
             slot = self._slots.get(event.addr)
-            if slot is None:
-                if len(self._slots) >= MAX_SLOTS:
+            again = isinstance(event, ResourceStarted) and slot is not None and slot.ended
+            if slot is None or (again and self._runs[event.addr] < MAX_RUNS):
+                if slot is None and len(self._slots) >= MAX_SLOTS:
                     return
+                # a new run starts here, after what came between (a later phase's plan)
                 slot = self._slots[event.addr] = _Slot()
-                self._order.append(event.addr)
+                self._runs[event.addr] = self._runs.get(event.addr, 0) + 1
+                self._order.append(slot)
             slot.add(event)
             return
         if self._others >= MAX_OTHERS and not _must_keep(event):
@@ -108,16 +127,19 @@ class EventIntake:
 
     def take(self) -> Batch:
         events: list[Event] = []
+        folded = 0
         for item in self._order:
-            if isinstance(item, str):
-                events.extend(self._slots[item].events())
+            if isinstance(item, _Slot):
+                events.extend(item.events())
+                folded += item.folded_ends
             else:
                 events.append(item)
         lines = list(self._lines)
-        batch = Batch(events, lines, dropped_lines=self._lines_in - len(lines))
+        batch = Batch(events, lines, self._lines_in - len(lines), folded_ends=folded)
         self._lines.clear()
         self._order.clear()
         self._slots.clear()
+        self._runs.clear()
         self._others = 0
         self._lines_in = 0
         return batch

@@ -340,11 +340,13 @@ def show_events(
     events: Sequence[Event],
     lines: list[tuple[str, str]] | None = None,
     dropped_lines: int = 0,
+    folded_ends: int = 0,
 ) -> None:
     """One batch of an operation's events into the progress widgets `screen` holds (the
     phase bar, the resource table, the log, the diagnostics); `lines` are the batch's log
     lines when an intake worded them already (else worded here)."""
     bar, table = screen.query_one(PhaseBar), screen.query_one(ResourceTable)
+    table.completed += folded_ends  # runs an intake folded away ended before this batch's
     folded = 0  # events[:folded] are in the table
     for i, ev in enumerate(events):
         if isinstance(ev, PhaseChanged):
