@@ -26,6 +26,7 @@ from npa_sop_tui.tui.widgets.deploy.progress import (
     EventLog,
     PhaseBar,
     ResourceTable,
+    operation_body,
     show_events,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -83,13 +84,7 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
                 yield Input(placeholder=self.cluster_name, id="confirm-name")
                 yield Button("Destroy (⏎)", id="destroy", variant="error")
             yield Static("", id="destroy-error", classes="inline-error", markup=False)
-        yield PhaseBar(id="phase-bar")
-        with Horizontal(id="op-body"):
-            with Vertical(id="op-left"):
-                yield ResourceTable(id="resources")
-                yield DiagnosticsPanel(id="diagnostics")
-            yield EventLog(id="log")
-        yield Static("", id="op-result")
+        yield from operation_body()
         yield AppFooter()
 
     def on_mount(self) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
@@ -26,11 +25,11 @@ from npa_sop_tui.events import Event
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
+from npa_sop_tui.tui.widgets.deploy.intake import EventIntake
 from npa_sop_tui.tui.widgets.deploy.progress import (
-    DiagnosticsPanel,
-    EventLog,
     PhaseBar,
     ResourceTable,
+    operation_body,
     show_events,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
@@ -61,7 +60,7 @@ class UpgradeScreen(Guarded, OperatorGated, Screen[None]):
         self.cluster_name = name
         self.planned_for: str | None = None  # the version the shown plan goes to
         self.outcome: OperationOutcome | None = None
-        self._pending: deque[Event] = deque(maxlen=50_000)
+        self._intake = EventIntake()  # bounded, however fast events come (deploy's too)
 
     @property
     def npa(self) -> NpaSopApp:
@@ -77,13 +76,7 @@ class UpgradeScreen(Guarded, OperatorGated, Screen[None]):
                 yield Button("Upgrade", id="upgrade-run", variant="warning", disabled=True)
             with VerticalScroll(id="upgrade-plan-box"):
                 yield Static("", id="upgrade-plan-text", markup=False)
-        yield PhaseBar(id="phase-bar")
-        with Horizontal(id="op-body"):
-            with Vertical(id="op-left"):
-                yield ResourceTable(id="resources")
-                yield DiagnosticsPanel(id="diagnostics")
-            yield EventLog(id="log")
-        yield Static("", id="op-result")
+        yield from operation_body()
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -125,14 +118,13 @@ class UpgradeScreen(Guarded, OperatorGated, Screen[None]):
         self._run(self.planned_for)
 
     def sink(self, event: Event) -> None:
-        self._pending.append(event)
+        self._intake.append(event)
 
     def _flush(self) -> None:
-        if not self._pending:
+        if not len(self._intake):
             return
-        events = list(self._pending)
-        self._pending.clear()
-        show_events(self, events)
+        batch = self._intake.take()
+        show_events(self, batch.events, batch.lines, batch.dropped_lines, batch.folded_ends)
 
     @work(exclusive=True, group="upgrade", exit_on_error=False)
     async def _run(self, to: str) -> None:

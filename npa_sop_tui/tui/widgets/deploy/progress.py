@@ -335,6 +335,18 @@ def first_error_block(items: Iterable[Event]) -> str | None:
     return None
 
 
+def operation_body() -> ComposeResult:
+    """What a screen running an operation shows under its own controls: the phase bar, the
+    resources and diagnostics beside the log, and the result line (destroy, upgrade)."""
+    yield PhaseBar(id="phase-bar")
+    with Horizontal(id="op-body"):
+        with Vertical(id="op-left"):
+            yield ResourceTable(id="resources")
+            yield DiagnosticsPanel(id="diagnostics")
+        yield EventLog(id="log")
+    yield Static("", id="op-result")
+
+
 def show_events(
     screen: DOMNode,
     events: Sequence[Event],
