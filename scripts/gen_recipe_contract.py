@@ -15,7 +15,7 @@ renderer checks its output against (npa_sop_tui/recipe/contract.py):
   without a null guard, and under which flag (e.g. only when `accounting_enabled`);
 - from terraform.tf: `required_version`; from terraform.tfvars: the Soperator version.
 
-python-hcl2 is needed here only (the `dev` extra); the generated JSON is what ships.
+python-hcl2 is needed here only (the `test` extra); the generated JSON is what ships.
 Whole upstream files sometimes fail to parse in python-hcl2 (a line inside parentheses that
 starts with `?` or `||` after a blank or comment line), so blank and comment lines are dropped
 first and each `variable` block is parsed on its own.

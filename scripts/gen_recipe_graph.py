@@ -22,7 +22,7 @@ output, `<out>/<layout>.json`, is what npa needs of the recipe's graph (python-h
   a `local_file` (a file the recipe renders again) and a `terraform_data` (a value or a
   local-exec wait: no cloud object). The deploy guard reads this list per commit.
 
-python-hcl2 is needed here only (the `dev` extra); the generated JSON is what ships.
+python-hcl2 is needed here only (the `test` extra); the generated JSON is what ships.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ def _run(
 ) -> int:
     import contextlib
 
-    from npa_sop_tui.cli.interrupts import signals_restored
+    from npa_sop_tui.cli.interrupts import ignore_stops_until_exit, signals_restored
 
     # A command called in-process (tests, embedders: `main([...])`) gives the caller its own
     # signal handlers back. As the process's own command (`npa …`), a stop signal after the
@@ -114,6 +114,8 @@ def _run(
             return _run_command(args, raw, debug, program=program)
         finally:
             _release_state_keys()
+            if own_process:
+                ignore_stops_until_exit()
 
 
 def _release_state_keys() -> None:

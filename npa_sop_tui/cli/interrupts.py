@@ -119,6 +119,16 @@ def _swallow(_signum: int, _frame: object) -> None:
     """A stop signal after the command's last operation finished: nothing left to stop."""
 
 
+def ignore_stops_until_exit() -> None:
+    """The process's own command is over and starts nothing more: stop signals are ignored
+    from here. A Python handler (`_swallow`) is not enough: the interpreter puts the default
+    back while it finalizes, and a SIGTERM in that moment would end a recorded success by the
+    signal (-15) instead of its exit code; an ignored signal stays ignored."""
+    if threading.current_thread() is threading.main_thread():
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
 @contextlib.contextmanager
 def signals_restored() -> Iterator[None]:
     """Around one CLI command: whatever `run_interruptible` installs is undone afterwards, so
