@@ -180,6 +180,12 @@ def test_served_dashboard_read_only_and_token(served: tuple[str, str, Path]) -> 
             # dashboard behind the help redraws on its own, so a redraw is no sign the help closed
             page.keyboard.press("Enter")
             _wait_text(page, "Slurm partitions", since=closing)
+            # and the help is gone from what the terminal shows now (its rows), before the
+            # next keys: they must reach the dashboard, not the help still on top
+            page.wait_for_function(
+                "() => !(document.querySelector('.xterm-rows')?.innerText ?? '')"
+                ".includes('Keys on this screen')"
+            )
             before = len(page.evaluate("window.__screen"))
             page.keyboard.press("x")  # destroy, in an operator session
             page.keyboard.press("j")  # the jobs screen: keys do reach the app
