@@ -16,18 +16,16 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static
 
-from npa_sop_tui.events import Event
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
-from npa_sop_tui.tui.widgets.deploy.intake import EventIntake
+from npa_sop_tui.tui.widgets.deploy.intake import EventIntake, ShowsOperationEvents
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
     EventLog,
     PhaseBar,
     ResourceTable,
     operation_body,
-    show_events,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -35,7 +33,7 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 
-class DestroyScreen(Guarded, OperatorGated, Screen[None]):
+class DestroyScreen(Guarded, OperatorGated, ShowsOperationEvents, Screen[None]):
     """Tear a cluster down after the user types its name."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -110,15 +108,6 @@ class DestroyScreen(Guarded, OperatorGated, Screen[None]):
     @on(DestroyRequested)
     def _requested(self, message: DestroyRequested) -> None:
         self._run(message.name)
-
-    def sink(self, event: Event) -> None:
-        self._intake.append(event)
-
-    def _flush(self) -> None:
-        if not len(self._intake):
-            return
-        batch = self._intake.take()
-        show_events(self, batch.events, batch.lines, batch.dropped_lines, batch.folded_ends)
 
     @work(exclusive=True, group="destroy", exit_on_error=False)
     async def _run(self, name: str) -> None:

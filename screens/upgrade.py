@@ -21,16 +21,14 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Static
 
-from npa_sop_tui.events import Event
 from npa_sop_tui.tui.backend import OperationOutcome
 from npa_sop_tui.tui.read_only import OperatorGated
 from npa_sop_tui.tui.safety import Guarded, markup
-from npa_sop_tui.tui.widgets.deploy.intake import EventIntake
+from npa_sop_tui.tui.widgets.deploy.intake import EventIntake, ShowsOperationEvents
 from npa_sop_tui.tui.widgets.deploy.progress import (
     PhaseBar,
     ResourceTable,
     operation_body,
-    show_events,
 )
 from npa_sop_tui.tui.widgets.footer import AppFooter
 
@@ -44,7 +42,7 @@ def newest_version() -> str:
     return max(SUPPORTED_VERSIONS, key=lambda v: tuple(int(p) for p in v.split(".")))
 
 
-class UpgradeScreen(Guarded, OperatorGated, Screen[None]):
+class UpgradeScreen(Guarded, OperatorGated, ShowsOperationEvents, Screen[None]):
     """Plan an upgrade of one cluster, then run it after the user asks."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -116,15 +114,6 @@ class UpgradeScreen(Guarded, OperatorGated, Screen[None]):
         if self.running or self.planned_for is None or self.outcome is not None:
             return
         self._run(self.planned_for)
-
-    def sink(self, event: Event) -> None:
-        self._intake.append(event)
-
-    def _flush(self) -> None:
-        if not len(self._intake):
-            return
-        batch = self._intake.take()
-        show_events(self, batch.events, batch.lines, batch.dropped_lines, batch.folded_ends)
 
     @work(exclusive=True, group="upgrade", exit_on_error=False)
     async def _run(self, to: str) -> None:

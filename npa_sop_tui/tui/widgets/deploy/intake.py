@@ -29,7 +29,7 @@ from npa_sop_tui.events import (
     ResourceProgress,
     ResourceStarted,
 )
-from npa_sop_tui.tui.widgets.deploy.progress import LOG_WINDOW, log_lines
+from npa_sop_tui.tui.widgets.deploy.progress import LOG_WINDOW, log_lines, show_events
 
 MAX_OTHERS = 1_000
 """Non-resource events one batch keeps in order (phases, plans, diagnostics)."""
@@ -148,3 +148,27 @@ class EventIntake:
 def _must_keep(event: Event) -> bool:
     """Events a batch never leaves out: errors, and everything but diagnostics."""
     return not isinstance(event, Diagnostic) or event.severity == "error"
+
+
+class ShowsOperationEvents:
+    """A screen running an operation (destroy, upgrade): its events go to `sink` from the
+    operation's worker and are shown by `_flush`, a batch at a time, in the progress
+    widgets `operation_body` composed. The screen creates `_intake` and calls `_flush` on
+    its own timer."""
+
+    _intake: EventIntake
+
+    def sink(self, event: Event) -> None:
+        self._intake.append(event)
+
+    def _flush(self) -> None:
+        if not len(self._intake):
+            return
+        batch = self._intake.take()
+        show_events(
+            self,  # type: ignore[arg-type]  # mixed into a Screen
+            batch.events,
+            batch.lines,
+            batch.dropped_lines,
+            batch.folded_ends,
+        )
