@@ -7,6 +7,7 @@ Slurm/sshd substrate, `tui` drives the Textual app, `slow` takes more than ~5 s.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 from collections.abc import Iterator
@@ -98,6 +99,23 @@ def gpu_lab(request: pytest.FixtureRequest) -> Iterator[GpuLab]:
     site: LabSite = request.param
     with held_gpu_lab(site, require=REQUIRE_SUBSTRATE) as lab:
         yield lab
+
+
+@pytest.fixture(autouse=True)
+def shared_substrate_held(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test of the `substrate` group (the :2222 slurmctld, its fake nodes, the shared login
+    sshd) holds the substrate's lock file for its whole run. Within one run `--dist loadgroup`
+    already keeps these tests in one worker; the lock keeps two runs on one machine (a second
+    checkout's suite, a run beside CI) from draining a node under each other's tests."""
+    if substrate_group(request.node) != "substrate" or not LAB.is_dir():
+        yield
+        return
+    with (LAB / ".tests.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture

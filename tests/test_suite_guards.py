@@ -1,13 +1,19 @@
 """The suite's own guards, run on throwaway test files in a child pytest: a hanging test
-fails by timeout with its name, and under NPA_NO_SKIPS (CI) a skip fails the run."""
+fails by timeout with its name, and under NPA_NO_SKIPS (CI) a skip fails the run; and the
+shared substrate is held by one run's test at a time."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+
+import pytest
+
+from testkit.substrate import LAB, Substrate
 
 TESTS = Path(__file__).resolve().parent
 
@@ -112,3 +118,12 @@ async def test_reading_an_endless_stream_fails_at_its_deadline() -> None:
 async def _three() -> AsyncIterator[int]:
     for n in (1, 2, 3):
         yield n
+
+
+@pytest.mark.slurm
+def test_a_substrate_test_holds_the_shared_substrate_against_another_run(
+    substrate: Substrate,
+) -> None:
+    # What a second checkout's suite on the same machine does before a test of its own.
+    with (LAB / ".tests.lock").open("a") as other_run, pytest.raises(BlockingIOError):
+        fcntl.flock(other_run, fcntl.LOCK_EX | fcntl.LOCK_NB)
