@@ -21,15 +21,17 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Button, Header, Static
+from textual.widgets import Button, Header
 
 from npa_sop_tui.events import Event, PlanSummary
+from npa_sop_tui.screens.deploy_stage import OperationStage, offered, running
 from npa_sop_tui.screens.timeline import timeline_binding
-from npa_sop_tui.tui.backend import OperationOutcome
+from npa_sop_tui.tui.backend import OperationOutcome, QuotasUnjudged
 from npa_sop_tui.tui.read_only import OperatorGated
-from npa_sop_tui.tui.safety import Guarded, markup
+from npa_sop_tui.tui.safety import Guarded
 from npa_sop_tui.tui.widgets.deploy.fan_out import ProgressWidgets
 from npa_sop_tui.tui.widgets.deploy.intake import Batch, EventIntake
+from npa_sop_tui.tui.widgets.deploy.outcome_line import OutcomeLine
 from npa_sop_tui.tui.widgets.deploy.plan_review import PlanReview
 from npa_sop_tui.tui.widgets.deploy.progress import (
     DiagnosticsPanel,
@@ -45,14 +47,6 @@ if TYPE_CHECKING:
     from npa_sop_tui.tui.app import NpaSopApp
 
 FLUSH_SECONDS = 0.1
-
-
-class OperationStage:
-    PLANNING = "planning"
-    PLANNED = "planned"
-    APPLYING = "applying"
-    CANCELLING = "cancelling"
-    DONE = "done"
 
 
 class DeployScreen(Guarded, OperatorGated, Screen[None]):
@@ -75,6 +69,13 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             super().__init__()
             self.summary = summary
 
+    class QuotasUnjudgedFound(Message):
+        """The preflight could not judge every quota: the user may plan on without them."""
+
+        def __init__(self, why: str) -> None:
+            super().__init__()
+            self.why = why
+
     class DeployRequested(Message):
         def __init__(self, allow_destructive: bool) -> None:
             super().__init__()
@@ -92,12 +93,16 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             return self.batch.events
 
     class DeployFinished(Message):
-        """The plan (`step` "plan") or the apply ("deploy") ended: ok, failed or interrupted."""
+        """The plan (`step` "plan") or the apply ("deploy") ended: ok, failed or interrupted.
+        `declined`: the user chose to stop there, so no failure modal tells them again."""
 
-        def __init__(self, outcome: OperationOutcome, step: str = "deploy") -> None:
+        def __init__(
+            self, outcome: OperationOutcome, step: str = "deploy", *, declined: bool = False
+        ) -> None:
             super().__init__()
             self.outcome = outcome
             self.step = step
+            self.declined = declined
 
     stage: reactive[str] = reactive(OperationStage.PLANNING)
     """Where the screen is: planning → planned → applying (→ cancelling) → done."""
@@ -116,6 +121,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         self._planned_before_phase = 0
         self._status_started = False
         self._operation_id: str | None = None
+        self._allow_unknown = False  # the user chose to go on past unjudged quotas
 
     @property
     def npa(self) -> NpaSopApp:
@@ -141,7 +147,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
                     "Live status starts once the Kubernetes cluster exists.", id="mini-status"
                 )
         yield DeployTimelinePane(id="deploy-timeline")
-        yield Static("", id="op-result")
+        yield OutcomeLine("", id="op-result")
         yield AppFooter()
 
     def on_mount(self) -> None:
@@ -186,9 +192,15 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         self.stage = OperationStage.PLANNING
         self.query_one(PhaseBar).phase = "planning"
         try:
-            summary = await self.npa.backend.plan(self.spec, self.sink)
+            summary = await self.npa.backend.plan(
+                self.spec, self.sink, allow_unknown=self._allow_unknown
+            )
         except asyncio.CancelledError:
             raise
+        except QuotasUnjudged as exc:
+            self._flush(force=True)
+            self.post_message(self.QuotasUnjudgedFound(exc.message))
+            return
         except Exception as exc:
             self._flush(force=True)
             self.post_message(
@@ -197,6 +209,21 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             return
         self._flush(force=True)
         self.post_message(self.PlanReady(summary))
+
+    @on(QuotasUnjudgedFound)
+    def _ask_to_go_on(self, message: QuotasUnjudgedFound) -> None:
+        """What `--allow-unknown` is in the CLI: asked, never assumed."""
+        from npa_sop_tui.screens.modals import unjudged_quotas_modal
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._allow_unknown = True
+                self._plan_again()
+            else:
+                outcome = OperationOutcome("failed", message.why)
+                self.post_message(self.DeployFinished(outcome, "plan", declined=True))
+
+        self.app.push_screen(unjudged_quotas_modal(message.why), answered)
 
     @on(PlanReady)
     def _plan_ready(self, message: PlanReady) -> None:
@@ -241,7 +268,12 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         # not the log filter: there `c` (cancel) would type a letter instead
         self.query_one(ResourceTable).focus()
         self._op_task = asyncio.create_task(
-            self.npa.backend.deploy(self.spec, self.sink, allow_destructive=allow_destructive)
+            self.npa.backend.deploy(
+                self.spec,
+                self.sink,
+                allow_destructive=allow_destructive,
+                allow_unknown=self._allow_unknown,
+            )
         )
         try:
             await asyncio.shield(self._op_task)
@@ -258,41 +290,25 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
 
     @on(DeployFinished)
     def _finished(self, message: DeployFinished) -> None:
-        self.outcome = message.outcome
+        outcome, step = message.outcome, message.step
+        self.outcome = outcome
         self.stage = OperationStage.DONE
-        if message.step != "plan":
-            self.query_one(PlanReview).show_applied(message.outcome.result)
-        result = self.query_one("#op-result", Static)
-        if message.outcome.result != "ok":
-            failed = message.outcome.result == "failed"
-            self.query_one(ResourceTable).end_in_flight(
-                time.time(), state="failed" if failed else "stopped"
-            )
-        if message.step == "plan":
-            self.query_one(PlanReview).show_plan_failed(message.outcome.message)
-            result.update(markup("Press [b]r[/b] to plan again, [b]l[/b] for the whole log."))
+        self.query_one(OutcomeLine).show_ending(outcome, step)
+        if outcome.result != "ok":
+            state = "failed" if outcome.result == "failed" else "stopped"
+            self.query_one(ResourceTable).end_in_flight(time.time(), state=state)
+        if step == "plan":
+            self.query_one(PlanReview).show_plan_failed(outcome.message)
             self.query_one(PhaseBar).phase = "plan failed"
-            self._offer_retry("Plan failed", message.outcome.message)
-            self.refresh_bindings()
-            return
-        match message.outcome.result:
-            case "ok":
-                result.update("[green]Deployed.[/] Opening the status dashboard…")
+            if not message.declined:
+                self._offer_retry("Plan failed", outcome.message)
+        else:
+            self.query_one(PlanReview).show_applied(outcome.result)
+            self.query_one(PhaseBar).phase = f"deploy {outcome.result}"
+            if outcome.result == "ok":
                 self.set_timer(0.5, self._to_dashboard)
-            case "interrupted":
-                result.update(
-                    "[yellow]Interrupted.[/] Terraform stopped and saved its state; deploy again "
-                    "to converge, or destroy to remove what was created."
-                )
-            case _:
-                result.update(
-                    markup(
-                        "[red]Deploy failed:[/] $why  ([b]r[/b] plan again, [b]l[/b] log)",
-                        why=message.outcome.message,
-                    )
-                )
-                self._offer_retry("Deploy failed", message.outcome.message)
-        self.query_one(PhaseBar).phase = f"deploy {message.outcome.result}"
+            elif outcome.result == "failed":
+                self._offer_retry("Deploy failed", outcome.message)
         self.refresh_bindings()
 
     def _offer_retry(self, title: str, message: str) -> None:
@@ -315,11 +331,14 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
             return
         if self.outcome.result == "ok" and self.plan is not None:
             return
+        self._plan_again()
+
+    def _plan_again(self) -> None:
         self.outcome = None
         self.cancels = 0
         self._op_task = None
         self.query_one(DiagnosticsPanel).reset()
-        self.query_one("#op-result", Static).update("")
+        self.query_one(OutcomeLine).clear()
         self.query_one(PlanReview).restart()
         self._run_plan()
 
@@ -365,25 +384,11 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
         self.app.push_screen(modal, confirmed)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "apply":
-            return True if self.stage == OperationStage.PLANNED else None
-        if action == "cancel":
-            return (
-                True if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING) else None
-            )
-        if action == "status":
-            return True if self._status_started or self.stage == OperationStage.DONE else None
-        if action == "retry":
-            failed = self.outcome is not None and self.outcome.result != "ok"
-            return True if self.stage == OperationStage.DONE and failed else None
-        if action == "leave":
-            return (
-                None if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING) else True
-            )
-        return True
+        failed = self.outcome is not None and self.outcome.result != "ok"
+        return offered(action, self.stage, failed=failed, status_started=self._status_started)
 
     def operation_running(self) -> bool:
-        return self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING)
+        return running(self.stage)
 
     @property
     def operation_label(self) -> str:
@@ -394,7 +399,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
 
     @on(Button.Pressed, "#leave")
     def action_leave(self) -> None:
-        if self.stage in (OperationStage.APPLYING, OperationStage.CANCELLING):
+        if running(self.stage):
             self.notify("Cancel the deploy first (c).", severity="warning")
             return
         self.app.pop_screen()

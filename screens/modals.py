@@ -306,6 +306,16 @@ class SshModal(TextModal):
         self.notify(f"Copied {text}")
 
 
+def unjudged_quotas_modal(why: str) -> ConfirmModal:
+    """The app's `--allow-unknown`: quotas the preflight could not judge (`why` names them
+    and the reason), and whether to plan on without them. No is the focused answer."""
+    question = (
+        f"{why}\n\nPlan without them? The apply still stops on a quota the cloud "
+        "enforces, possibly after some resources were created."
+    )
+    return ConfirmModal(question, yes="Plan without them")
+
+
 def interrupt_modal(operation: str, *, forced: bool) -> ConfirmModal:
     """Stopping a running `operation`: first gracefully (Terraform saves its state and a
     later run continues), then, asked again, by force (and what that may leave behind)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -69,6 +70,12 @@ class OperationOutcome:
     result: Literal["ok", "failed", "interrupted"]
     message: str = ""
     remaining: tuple[str, ...] = ()
+
+
+class QuotasUnjudged(UsageError):
+    """The preflight could not judge every quota (the cloud did not answer, a limit hidden
+    from the credentials or counted in a foreign unit). The user may go on without them, as
+    `--allow-unknown` does in the CLI: the app asks, and plans again with `allow_unknown`."""
 
 
 HostKeyConsent = Callable[[str, int, str], Awaitable[bool]]
@@ -209,33 +216,39 @@ class Backend(SpecFiles):
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def lifecycle_options(self) -> Any:
+    def lifecycle_options(self, *, allow_unknown: bool = False) -> Any:
         from npa_sop_tui.lifecycle.api import LifecycleOptions
 
         # Reservation IDs are secrets and never in cluster.yaml: like the CLI, the app takes
         # them at run time from the settings (NPA_CAPACITY_BLOCK_GROUPS).
-        return LifecycleOptions(environment=self.environment)
+        return LifecycleOptions(environment=self.environment, allow_unknown=allow_unknown)
 
-    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
-        """Run plan, streaming its events to `sink`; returns the whole plan's summary."""
+    async def plan(self, spec: Any, sink: EventSink, *, allow_unknown: bool = False) -> PlanSummary:
+        """Run plan, streaming its events to `sink`; returns the whole plan's summary.
+        Quotas the preflight cannot judge raise QuotasUnjudged unless `allow_unknown`."""
         from npa_sop_tui.events import PlanSummary
         from npa_sop_tui.lifecycle import api as lifecycle
 
-        result = await lifecycle.plan(spec, options=self.lifecycle_options(), on_event=sink)
+        options = self.lifecycle_options(allow_unknown=allow_unknown)
+        async with _unjudged_quotas():
+            result = await lifecycle.plan(spec, options=options, on_event=sink)
         return PlanSummary(
             operation_id=result.operation_id, phase="plan", **result.changes.model_dump()
         )
 
-    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: EventSink, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         from npa_sop_tui.lifecycle import api as lifecycle
 
         await self.environment.start_live()
-        return await lifecycle.deploy(
-            spec,
-            options=self.lifecycle_options(),
-            on_event=sink,
-            allow_destructive=allow_destructive,
-        )
+        async with _unjudged_quotas():
+            return await lifecycle.deploy(
+                spec,
+                options=self.lifecycle_options(allow_unknown=allow_unknown),
+                on_event=sink,
+                allow_destructive=allow_destructive,
+            )
 
     async def destroy(self, name: str, sink: EventSink) -> OperationOutcome:
         """Destroy; an incomplete teardown is a failed outcome listing what remains."""
@@ -404,3 +417,15 @@ def operation_log(name: str, operation_id: str | None = None) -> tuple[Path | No
     except OSError as exc:
         return path, [("error", f"cannot read {path}: {exc.strerror or exc}")]
     return path, list(lines)
+
+
+@asynccontextmanager
+async def _unjudged_quotas() -> AsyncIterator[None]:
+    """The lifecycle's PreflightUndecided as the app's QuotasUnjudged: its message without
+    the CLI's `--allow-unknown` hint, since the app asks instead."""
+    from npa_sop_tui.lifecycle.cloud_steps import PreflightUndecided
+
+    try:
+        yield
+    except PreflightUndecided as exc:
+        raise QuotasUnjudged(exc.message) from exc

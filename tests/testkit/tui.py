@@ -179,7 +179,8 @@ def _label_width(button: Any) -> int:
 async def planned(pilot: Any, spec_path: Path) -> Any:
     """Write CPU_SPEC to `spec_path`, start its deploy and return the deploy screen once its
     plan is shown (nothing applied yet)."""
-    from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+    from npa_sop_tui.screens.deploy import DeployScreen
+    from npa_sop_tui.screens.deploy_stage import OperationStage
 
     app = pilot.app
     spec_path.write_text(CPU_SPEC)

@@ -137,10 +137,12 @@ class FixedBackend(Backend):
             ClusterRow("train", "us-central1", "failed", "deploy failed 2026-11-29 18:12"),
         ]
 
-    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+    async def plan(self, spec: Any, sink: EventSink, *, allow_unknown: bool = False) -> PlanSummary:
         return PlanSummary(ts=T0, operation_id=OP, phase="plan", add=len(ADDRS), change=0, remove=0)
 
-    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: EventSink, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         label = "Deploying Slurm and the rest"
         sink(PhaseChanged(ts=T0, operation_id=OP, phase="apply:full", label=label))
         for i, addr in enumerate(ADDRS):

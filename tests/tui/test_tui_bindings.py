@@ -20,7 +20,8 @@ from textual.widgets import Input, Static
 
 from npa_sop_tui.jobs.model import JobRequest
 from npa_sop_tui.sandbox.slurm_sim import SimulatedSlurm
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.fleet_node_states import FleetNodeStatesScreen
 from npa_sop_tui.screens.home import HomeScreen
@@ -583,7 +584,7 @@ async def test_failure_modal_keys_retry_and_log(npa_home: Path) -> None:
     class FailingPlan(BindingsBackend):
         plans = 0
 
-        async def plan(self, spec: Any, sink: Any) -> Any:
+        async def plan(self, spec: Any, sink: Any, *, allow_unknown: bool = False) -> Any:
             type(self).plans += 1
             raise RuntimeError("Error: boom in main.tf")
 

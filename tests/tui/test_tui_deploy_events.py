@@ -24,7 +24,8 @@ from npa_sop_tui.events import (
     ResourceStarted,
     describe,
 )
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.backend import Backend
 from npa_sop_tui.tui.widgets.deploy.progress import (
@@ -49,12 +50,14 @@ class ReplayBackend(Backend):
         self.plan_events = plan_events
         self.deploy_events = deploy_events
 
-    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+    async def plan(self, spec: Any, sink: EventSink, *, allow_unknown: bool = False) -> PlanSummary:
         for event in self.plan_events:
             sink(event)
         return self.summary
 
-    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: EventSink, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         for event in self.deploy_events:
             sink(event)
         await asyncio.Event().wait()  # stays "applying": the screen is inspected as it is

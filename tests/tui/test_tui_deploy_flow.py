@@ -14,7 +14,8 @@ from textual.widgets import DataTable, Static
 
 from npa_sop_tui.home import inventory
 from npa_sop_tui.home.locks import ClusterLock
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.screens.status import StatusScreen

@@ -11,7 +11,8 @@ import pytest
 from textual.widgets import Static
 
 from npa_sop_tui.events import ResourceFinished, ResourceStarted
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.modals import ConfirmModal
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.progress import DiagnosticsPanel, ResourceTable
@@ -27,7 +28,9 @@ ADDRS = [f"module.k8s.null_resource.step[{i}]" for i in range(30)]
 class ManyResources(FixedBackend):
     """25 resources done, then 5 that stay in flight until interrupted."""
 
-    async def deploy(self, spec: Any, sink: Any, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: Any, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         for i, addr in enumerate(ADDRS):
             sink(ResourceStarted(ts=i, operation_id="op", addr=addr, module="k8s", action="create"))
             if i < 25:
@@ -104,10 +107,12 @@ class PlannedAs(FixedBackend):
         self.summary = summary
         self.deploys = 0
 
-    async def plan(self, spec: Any, sink: Any) -> Any:
+    async def plan(self, spec: Any, sink: Any, *, allow_unknown: bool = False) -> Any:
         return self.summary
 
-    async def deploy(self, spec: Any, sink: Any, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: Any, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         self.deploys += 1
         await asyncio.Event().wait()
 

@@ -10,7 +10,8 @@ from textual.widgets import Input
 
 from npa_sop_tui.errors import OperationError
 from npa_sop_tui.events import Diagnostic, EventSink, LogLine, PlanSummary, ResourceStarted
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.log_viewer import LogViewerScreen
 from npa_sop_tui.screens.modals import FailureModal
 from npa_sop_tui.tui.app import NpaSopApp
@@ -30,7 +31,7 @@ class FailingBackend(FixedBackend):
 
     plans = 0
 
-    async def plan(self, spec: Any, sink: EventSink) -> PlanSummary:
+    async def plan(self, spec: Any, sink: EventSink, *, allow_unknown: bool = False) -> PlanSummary:
         self.plans += 1
         if self.plans == 1:
             sink(LogLine(ts=T0, operation_id=OP, stream="terraform", text="Initializing…"))
@@ -47,7 +48,9 @@ class FailingBackend(FixedBackend):
             raise OperationError("terraform plan failed (exit 1)")
         return PlanSummary(ts=T0, operation_id=OP, phase="plan", add=1, change=0, remove=0)
 
-    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: EventSink, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         sink(ResourceStarted(ts=T0, operation_id=OP, addr=ADDR, module="k8s", action="create"))
         sink(Diagnostic(ts=T0, operation_id=OP, severity="error", summary="Quota exceeded"))
         raise OperationError("terraform apply failed (exit 1)")

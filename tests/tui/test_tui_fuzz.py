@@ -27,7 +27,8 @@ from npa_sop_tui.events import (
     ResourceFailed,
     ResourceStarted,
 )
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.log_viewer import LogViewerScreen
@@ -67,7 +68,9 @@ class HostileBackend(FixedBackend):
             ClusterRow("train", "us-central1", "failed", "deploy failed \\[ 2026"),
         ]
 
-    async def deploy(self, spec: Any, sink: EventSink, *, allow_destructive: bool) -> Any:
+    async def deploy(
+        self, spec: Any, sink: EventSink, *, allow_destructive: bool, allow_unknown: bool = False
+    ) -> Any:
         op, addr = "fuzz", 'module.x.null_resource.y["[/]"]'
         sink(PhaseChanged(ts=T0, operation_id=op, phase="apply:full", label="[/] phase"))
         sink(ResourceStarted(ts=T0, operation_id=op, addr=addr, module="x", action="create"))

@@ -12,7 +12,8 @@ import pytest
 from textual.widgets import Input, Select, Static
 
 from npa_sop_tui.cli.entry import main as npa_main
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.home import HomeScreen
 from npa_sop_tui.screens.modals import ConfirmModal, TextModal
 from npa_sop_tui.screens.status import StatusScreen
@@ -306,7 +307,7 @@ async def test_a_destructive_plan_still_asks_naming_what_it_loses(tmp_path: Path
     from testkit.tui import CPU_SPEC
 
     class Destructive(FixedBackend):
-        async def plan(self, spec: Any, sink: Any) -> PlanSummary:
+        async def plan(self, spec: Any, sink: Any, *, allow_unknown: bool = False) -> PlanSummary:
             return PlanSummary(
                 operation_id="op",
                 phase="plan",

@@ -37,7 +37,7 @@ def _price(screen: DeployScreen) -> str:
 async def test_the_plan_screen_shows_the_sandbox_price(
     sandbox_backend: Any, tmp_path: Path
 ) -> None:
-    async def plan(spec: Any, sink: Any) -> PlanSummary:
+    async def plan(spec: Any, sink: Any, *, allow_unknown: bool = False) -> PlanSummary:
         return PLAN  # the plan itself is tested elsewhere; the price path here is real
 
     sandbox_backend.plan = plan
@@ -67,7 +67,7 @@ async def test_the_plan_screen_shows_the_sandbox_price(
 class NoPlanBackend(FixedBackend):
     """Plans three resources at once."""
 
-    async def plan(self, spec: Any, sink: Any) -> PlanSummary:
+    async def plan(self, spec: Any, sink: Any, *, allow_unknown: bool = False) -> PlanSummary:
         return PLAN
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from textual.widgets import Button, Input, Select
 
-from npa_sop_tui.screens.deploy import DeployScreen, OperationStage
+from npa_sop_tui.screens.deploy import DeployScreen
+from npa_sop_tui.screens.deploy_stage import OperationStage
 from npa_sop_tui.screens.destroy import DestroyScreen
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.wizard import WizardScreen
