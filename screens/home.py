@@ -77,6 +77,15 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         Binding("d", "deploy", "Deploy", id="home.deploy"),
         Binding("s", "status", "Status", id="home.status"),
         Binding("x", "destroy", "Destroy", id="home.destroy"),
+        # in `?` and the palette, not the footer: at 80 columns it has no room left
+        Binding(
+            "u",
+            "upgrade",
+            "Upgrade",
+            show=False,
+            tooltip="Another Soperator version, planned first",
+            id="home.upgrade",
+        ),
         timeline_binding("home"),
         fleet_binding(),
         Binding("b", "sandbox", "Sandbox", id="home.sandbox"),
@@ -168,8 +177,8 @@ class HomeScreen(Guarded, OperatorGated, Screen[None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in {"status", "destroy", "timeline"}:
-            row = self._row()  # a draft has no cluster yet: nothing to show or destroy
+        if action in {"status", "destroy", "timeline", "upgrade"}:
+            row = self._row()  # a draft has no cluster yet: nothing to show, upgrade or destroy
             return True if self.selected and (row is None or row.state != DRAFT) else None
         if action in {"edit", "deploy"}:
             return True if self.selected else None

@@ -40,6 +40,7 @@ from npa_sop_tui.screens.node_detail import NodeDetailScreen
 from npa_sop_tui.screens.run_dialog import RunDialog
 from npa_sop_tui.screens.status import StatusScreen
 from npa_sop_tui.screens.timeline import TimelineScreen
+from npa_sop_tui.screens.upgrade import UpgradeScreen
 from npa_sop_tui.screens.wizard import WizardScreen
 from npa_sop_tui.tui.app import NpaSopApp
 from npa_sop_tui.tui.widgets.deploy.timeline_pane import DeployTimelinePane
@@ -243,6 +244,7 @@ async def test_home_keys(npa_home: Path) -> None:
             "d": opens(pilot, app, "d", DeployScreen),
             "s": opens(pilot, app, "s", StatusScreen),
             "x": opens(pilot, app, "x", DestroyScreen),
+            "u": opens(pilot, app, "u", UpgradeScreen),
             "t": opens(pilot, app, "t", TimelineScreen),
             "f": opens(pilot, app, "f", FleetNodeStatesScreen),
             "r": reloads,
