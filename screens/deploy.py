@@ -345,7 +345,7 @@ class DeployScreen(Guarded, OperatorGated, Screen[None]):
     def action_log(self) -> None:
         """The whole log of this operation (from its file), searchable."""
         from npa_sop_tui.screens.log_viewer import LogViewerScreen
-        from npa_sop_tui.tui.backend import operation_log
+        from npa_sop_tui.tui.operation_log import operation_log
 
         path, lines = operation_log(self.spec.name, self._operation_id)
         if not lines:  # nothing on disk yet (or no inventory): what this screen received

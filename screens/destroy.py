@@ -181,7 +181,7 @@ class DestroyScreen(Guarded, OperatorGated, ShowsOperationEvents, Screen[None]):
 
     def action_log(self) -> None:
         from npa_sop_tui.screens.log_viewer import LogViewerScreen
-        from npa_sop_tui.tui.backend import operation_log
+        from npa_sop_tui.tui.operation_log import operation_log
 
         path, lines = operation_log(self.cluster_name)
         if not lines:

@@ -387,7 +387,7 @@ class StatusScreen(Guarded, OperatorGated, Screen[None]):
 
     def action_log(self) -> None:
         from npa_sop_tui.screens.log_viewer import LogViewerScreen
-        from npa_sop_tui.tui.backend import operation_log
+        from npa_sop_tui.tui.operation_log import operation_log
 
         path, lines = operation_log(self.cluster_name)
         title = f"Last operation log of {self.cluster_name}"
