@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from npa_sop_tui.spec.identity import identifier_problem, identity_shape_problems
+from npa_sop_tui.spec.identity import (
+    MAX_ID_LENGTH,
+    MAX_PROFILE_LENGTH,
+    MAX_REGION_LENGTH,
+    identifier_problem,
+    identity_shape_problems,
+)
 
 ACCEPTED = [
     ("region", "eu-north1"),
@@ -20,6 +26,9 @@ ACCEPTED = [
     ("state.service_account_id", "serviceaccount-e00ci"),
     ("profile", "dev"),
     ("profile", "team.prod@eu"),
+    ("project", "project-e00alpha"),  # `--project` takes an ID
+    ("project", "team-alpha"),  # or the alias of a `projects:` section
+    ("fleet.targets.state.region", "eu-north1"),  # the last part of the field names the kind
 ]
 REFUSED = [
     ("region", "../../tmp/victim", "is not a region name"),
@@ -38,6 +47,9 @@ REFUSED = [
     ("profile", "../x", "is not one word"),
     ("profile", "a b", "is not one word"),
     ("profile", "-x", "is not one word"),
+    ("project", "../x", "is not a project ID (project-e00…) or the alias"),
+    ("project", "a b", "is not a project ID"),
+    ("fleet.targets.state.region", "../x", "is not a region name"),
 ]
 
 
@@ -56,8 +68,33 @@ def test_anything_else_names_the_field_the_value_and_the_shape(
 
 def test_a_value_that_is_not_text_is_refused_and_an_unknown_field_is_a_bug() -> None:
     assert identifier_problem("region", 3) == "region must be text, got int"
-    with pytest.raises(KeyError):
-        identifier_problem("colour", "red")
+    with pytest.raises(KeyError) as caught:
+        identifier_problem("spec.colour", "red")
+    assert caught.value.args == ("spec.colour",)  # the bug names the field it met
+
+
+@pytest.mark.parametrize(
+    ("field", "prefix", "limit"),
+    [
+        ("region", "", MAX_REGION_LENGTH),
+        ("profile", "", MAX_PROFILE_LENGTH),
+        ("project", "", MAX_ID_LENGTH),
+        ("project_id", "project-", MAX_ID_LENGTH),
+    ],
+)
+def test_an_identifier_may_be_as_long_as_its_limit_and_not_a_character_more(
+    field: str, prefix: str, limit: int
+) -> None:
+    def of_length(n: int) -> str:
+        return prefix + "a" * (n - len(prefix))
+
+    assert identifier_problem(field, of_length(limit)) is None
+    assert identifier_problem(field, of_length(limit + 1)) is not None
+
+
+def test_a_malformed_id_is_told_the_shape_of_its_own_kind() -> None:
+    problem = identifier_problem("subnet_id", "vpcsubnet-A_B")
+    assert problem is not None and "(e.g. vpcsubnet-e00abc123)" in problem
 
 
 def test_identity_shape_problems_checks_what_is_set() -> None:
