@@ -161,9 +161,8 @@ def adopted_here(name: str) -> list[Path]:
     from npa_sop_tui.home.bounded_read import Unreadable, read_regular_text
 
     try:
-        text = read_regular_text(
-            paths.cluster_dir(name) / ADOPTED_HERE, limit=1 << 16, what="adoption record"
-        )
+        # why it cannot be read is never shown: such a file simply names no folder
+        text = read_regular_text(paths.cluster_dir(name) / ADOPTED_HERE, limit=1 << 16)
         data = json.loads(text)
     except (Unreadable, ValueError, RecursionError):
         return []
