@@ -76,6 +76,7 @@ def read_regular_bytes(
     path = Path(path)
     subject = subject or what
     try:
+        # A folder opens read-only too (never EISDIR): the fstat below names it.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except FileNotFoundError:
         raise Unreadable(
@@ -83,8 +84,6 @@ def read_regular_bytes(
             hint="check the path; relative paths start from the current folder",
             missing=True,
         ) from None
-    except IsADirectoryError:
-        raise Unreadable(f"is a folder, not a {what}") from None
     except OSError as exc:
         if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody could ever write to
             raise Unreadable(f"is a special file, not a {what}") from None
