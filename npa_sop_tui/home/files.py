@@ -220,7 +220,7 @@ def make_link(link: Path | str, target: Path | str) -> None:
     try:
         link.symlink_to(target, target_is_directory=True)
     except OSError as exc:
-        problem = read_only(exc, link) if not isinstance(exc, FileExistsError) else None
+        problem = read_only(exc, link)  # an existing file (EEXIST) is never a read-only home
         if problem is None:
             raise
         raise problem from None
