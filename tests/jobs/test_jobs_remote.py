@@ -153,7 +153,12 @@ def test_invalid_utf8_and_very_long_lines_arrive_byte_for_byte(
 
 def _spawn(lab: GpuLab, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    entry = "import sys; from npa_sop_tui.cli.entry import main; sys.exit(main(sys.argv[1:]))"
+    # Ctrl-C as at a terminal: a suite started in the background (a non-interactive shell's
+    # `&`) ignores SIGINT and its children inherit that, and npa rightly keeps ignoring it.
+    entry = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from npa_sop_tui.cli.entry import main; sys.exit(main(sys.argv[1:]))"
+    )
     argv = [sys.executable, "-c", entry, "soperator", "run", "--name", "lab"]
     return subprocess.Popen(
         [*argv, *connection_flags(lab), *args],
