@@ -55,6 +55,7 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
         super().__init__()
         self.pool = pool
         self.template = template
+        self._answered = False
 
     def compose(self) -> ComposeResult:
         from npa_sop_tui.jobs.templates import load_templates
@@ -100,11 +101,16 @@ class RunDialog(Guarded, ModalScreen[RunChoice | None]):
     @on(Button.Pressed, "#run-yes")
     @on(Input.Submitted)
     def action_submit(self) -> None:
+        # A dialog answers once: a submit queued behind the first answer or a cancel (Enter
+        # on a busy machine) would otherwise read the widgets of a dialog already taken down.
+        if self._answered or not self.is_current:
+            return
         try:
             choice = self._choice()
         except UsageError as exc:
             self.query_one("#run-error", Static).update(plain(exc.args[0]))
             return
+        self._answered = True
         self.dismiss(choice)
 
     def _choice(self) -> RunChoice:
