@@ -7,7 +7,6 @@ Slurm/sshd substrate, `tui` drives the Textual app, `slow` takes more than ~5 s.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import subprocess
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ import pytest
 
 from testkit.gpu_lab import LABS, GpuLab, LabSite, held_gpu_lab
 from testkit.kube import CONTEXT
-from testkit.substrate import LAB, PrivateSshd, Substrate, substrate_missing
+from testkit.substrate import LAB, PrivateSshd, Substrate, held_exclusively, substrate_missing
 
 # Under NPA_NO_SKIPS (scripts/test.sh, so CI) a skipped test fails: see testkit/ci_guards.py.
 # The disk-full tests' tmpfs, with or without root: testkit/disks.py.
@@ -110,12 +109,8 @@ def shared_substrate_held(request: pytest.FixtureRequest) -> Iterator[None]:
     if substrate_group(request.node) != "substrate" or not LAB.is_dir():
         yield
         return
-    with (LAB / ".tests.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with held_exclusively(LAB / ".tests.lock"):
+        yield
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ own node behaviour."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import socket
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.substrate import LAB
+from testkit.substrate import LAB, held_exclusively
 
 # scripts/substrate.sh: $NPA_GPU_LAB_DIR, else the substrate folder's name + "-gpu"
 GPU = Path(os.environ.get("NPA_GPU_LAB_DIR") or f"{LAB}-gpu")
@@ -117,8 +116,7 @@ def held_gpu_lab(site: LabSite = LABS[0], *, require: bool = False) -> Iterator[
             pytest.fail(msg)
         pytest.skip(msg)
     behaviour = site.folder / "behaviour"
-    with (behaviour / ".lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with held_exclusively(behaviour / ".lock"):
         try:
             for node in NODES:
                 (behaviour / node).unlink(missing_ok=True)
@@ -132,4 +130,3 @@ def held_gpu_lab(site: LabSite = LABS[0], *, require: bool = False) -> Iterator[
         finally:
             for node in NODES:
                 (behaviour / node).unlink(missing_ok=True)
-            fcntl.flock(lock, fcntl.LOCK_UN)

@@ -7,11 +7,13 @@ marked `slurm` (the collection check in tests/conftest.py enforces it).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
 import socket
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +24,18 @@ LAB = Path(os.environ.get("NPA_SUBSTRATE_DIR") or os.environ.get("LAB") or "/tmp
 SSHD = "/usr/sbin/sshd"
 HOST = "127.0.0.1"
 PORT = 2222
+
+
+@contextlib.contextmanager
+def held_exclusively(lock_file: Path) -> Iterator[None]:
+    """One test at a time, across every suite on the machine, holds the piece of the
+    substrate `lock_file` stands for (an flock, let go when the test ends or dies)."""
+    with lock_file.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @dataclass(frozen=True)
