@@ -146,7 +146,9 @@ def test_npa_gone_terraform_stops_gracefully_and_keeps_state(
     text = spool.read_text()
     # Whichever it noticed first: the lifeline's end of file, or the broken output pipe.
     assert "npa went away" in text or "npa's pipe is broken" in text
-    assert "Interrupt received" in text
+    # Terraform's message, or (when its interrupted provisioner ended the apply first) the
+    # provisioner's: the same graceful stop, see test_interrupt_then_kill_through_the_lifeline
+    assert "Interrupt received" in text or "signal: interrupt" in text, text
     assert "Terraform exited with 1" in text
     assert stat.S_IMODE(spool.stat().st_mode) == 0o600
 
@@ -170,7 +172,15 @@ async def test_interrupt_then_kill_through_the_lifeline(
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert any("Interrupt received" in getattr(e, "text", "") for e in events)
+    # Terraform's own "Interrupt received" is printed by a goroutine of its own: on a busy
+    # machine the provisioner, interrupted in the same group, can fail the apply and end
+    # Terraform first. Either way the stop was the graceful one, never the kill.
+    said = " ".join(
+        f"{getattr(e, 'text', '')} {getattr(e, 'summary', '')} {getattr(e, 'detail', '')}"
+        for e in events
+    )
+    assert "Interrupt received" in said or "signal: interrupt" in said, said
+    assert "killed before it could stop cleanly" not in said
     _assert_gone(work, within=5)
     assert "null_resource.quick[1]" in (work / "terraform.tfstate").read_text() or (
         '"quick"' in (work / "terraform.tfstate").read_text()
