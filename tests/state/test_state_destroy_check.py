@@ -172,65 +172,6 @@ async def test_full_destroy_with_s3_state_reports_and_verifies_like_local(
                for e in seen.kinds("log_line"))  # fmt: skip
 
 
-@pytest.mark.terraform
-async def test_s3_destroy_that_leaves_a_filesystem_names_it_end_to_end(
-    bucket_env: dict[str, str],
-    moto: MotoServer,
-    sandbox_in_home: Path,
-    fast_standin: None,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A recipe with a real `nebius_compute_v1_filesystem` (the stand-in nebius/nebius
-    provider under real Terraform), state in the bucket: Terraform destroys it, the cloud
-    keeps it (`destroy-leftover`), and the destroy is incomplete naming that filesystem by
-    the ID Terraform recorded; once the cloud lets go, a second destroy ends `destroyed`."""
-    from npa_sop_tui.environment_choice import open_environment
-    from npa_sop_tui.home import inventory
-    from npa_sop_tui.lifecycle import api as lifecycle
-    from npa_sop_tui.lifecycle.api import LifecycleOptions
-    from npa_sop_tui.sandbox.nebius_provider.filesystem import filesystem_id
-
-    from testkit.filesystem_recipe import filesystem_recipe
-    from testkit.lifecycle import IDENTITY, Recorder, make_spec
-
-    recipe = filesystem_recipe(tmp_path / "recipe")
-
-    def options() -> LifecycleOptions:
-        environment = open_environment(
-            sandbox=True, flags={"terraform_dir": str(recipe)}, sleep_seconds=0
-        )
-        return LifecycleOptions(environment=environment, identity=IDENTITY)
-
-    name = "s3fs"
-    await lifecycle.deploy(make_spec(name, workers=[{"name": "cpu", "size": 1}]), options=options())
-    assert not list(sandbox_in_home.glob(f"**/{name}/terraform.tfstate"))  # the state is remote
-    store = default_store()
-    state = json.loads(
-        moto.client()
-        .get_object(Bucket=bucket_env["NPA_STATE_BUCKET"], Key=store.tfstate_key(name))["Body"]  # type: ignore[attr-defined]
-        .read()
-    )
-    (fs_state,) = [r for r in state["resources"] if r["type"] == "nebius_compute_v1_filesystem"]
-    fs_id = fs_state["instances"][0]["attributes"]["id"]
-    assert fs_id == filesystem_id(IDENTITY.project_id or "", f"soperator-{name}-jail")
-
-    monkeypatch.setenv("NPA_SANDBOX_SCENARIO", "destroy-leftover")
-    seen = Recorder()
-    with pytest.raises(lifecycle.DestroyIncomplete) as info:
-        await lifecycle.destroy(name, options=options(), on_event=seen)
-    deleted = [e.addr for e in seen.kinds("resource_finished") if e.action == "delete"]
-    assert "module.filestore.nebius_compute_v1_filesystem.jail" in deleted  # Terraform did
-    assert f"filesystem soperator-{name}-jail ({fs_id}, ready)" in info.value.remaining
-    assert "still present in Nebius after destroy" in info.value.message
-    assert inventory.require(name).state == "destroy-incomplete"
-
-    monkeypatch.delenv("NPA_SANDBOX_SCENARIO")
-    done = await lifecycle.destroy(name, options=options(), on_event=Recorder())
-    assert done.status == "destroyed"
-    assert inventory.require(name).state == "destroyed"
-
-
 async def test_a_cluster_deployed_elsewhere_without_its_spec_is_refused(
     bucket_env: dict[str, str], sandbox_in_home: Path, tmp_path: Path
 ) -> None:

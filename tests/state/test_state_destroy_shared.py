@@ -5,43 +5,22 @@ answering during destroy is named as the cause (moto's real S3 API on 127.0.0.1)
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from npa_sop_tui.environment_choice import open_environment
 from npa_sop_tui.home import inventory
 from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle import steps
-from npa_sop_tui.lifecycle.api import LifecycleOptions
 from npa_sop_tui.state.errors import StateUnreachable
 from npa_sop_tui.state.stores import default_store
 
-from testkit.lifecycle import IDENTITY, Recorder, make_spec
-from testkit.moto import ACCESS_KEY, REGION, SECRET_KEY, MotoServer
+from testkit.lifecycle import Recorder, make_spec
+from testkit.moto import MotoServer, team_options
 
 pytestmark = [pytest.mark.terraform]
-
-
-def _team(server: MotoServer, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Options whose environment selects a fresh bucket by its flags; only the keys are in
-    the process environment, so the default store stays this machine's local one."""
-    bucket = server.make_bucket(
-        f"npa-destroy-{os.getpid()}-{len(server.client().list_buckets()['Buckets'])}"
-    )
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
-    flags = {"state.bucket": bucket, "state.endpoint": server.endpoint, "state.region": REGION}
-
-    def options(**extra: Any) -> LifecycleOptions:
-        extra.setdefault("identity", IDENTITY)
-        environment = open_environment(sandbox=True, flags=flags, sleep_seconds=0)
-        return LifecycleOptions(environment=environment, **extra)
-
-    return options
 
 
 async def test_destroy_reads_the_cluster_from_the_store_its_settings_choose(
@@ -51,7 +30,7 @@ async def test_destroy_reads_the_cluster_from_the_store_its_settings_choose(
     (the local inventory has no such cluster), the plan shown is "remove every resource,
     add and change nothing", the saved plan folder goes with the cluster, and the result
     names the installation folder and the operation's log."""
-    options = _team(moto, monkeypatch)
+    options = team_options(moto, monkeypatch)
     spec = make_spec("flagged", workers=[{"name": "cpu", "size": 1}])
     deployed = await lifecycle.deploy(spec, options=options(preflight=False))
     assert inventory.get("flagged") is None  # not in this machine's default store
@@ -78,7 +57,7 @@ async def test_a_cluster_deployed_from_another_machine_is_rebuilt_and_destroyed(
     source check passes without one (nothing to check on this machine) and destroy builds
     the installation from the spec as deployed, kept in the bucket, then removes
     everything the bucket's state holds."""
-    options = _team(moto, monkeypatch)
+    options = team_options(moto, monkeypatch)
     spec = make_spec("roaming", workers=[{"name": "cpu", "size": 1}])
     deployed = await lifecycle.deploy(spec, options=options(preflight=False))
     store = steps.store_of(options())
@@ -101,7 +80,7 @@ async def test_a_bucket_that_stops_answering_during_destroy_is_named_as_the_caus
     answers, not that resources remain."""
     server = MotoServer().start()
     try:
-        options = _team(server, monkeypatch)
+        options = team_options(server, monkeypatch)
         spec = make_spec("outage", workers=[{"name": "cpu", "size": 1}])
         await lifecycle.deploy(spec, options=options(preflight=False))
 
@@ -120,31 +99,3 @@ async def test_a_bucket_that_stops_answering_during_destroy_is_named_as_the_caus
     finally:
         server.stop()
     assert default_store().get("outage") is None
-
-
-async def test_a_spec_deployed_under_older_rules_can_still_be_destroyed_elsewhere(
-    moto: MotoServer, sandbox_in_home: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Protects tearing down what an older npa deployed: the spec as deployed in the bucket
-    breaks a rule npa has today (a 256 GiB boot disk; the rule is now >= 512), yet a destroy
-    from another machine rebuilds the installation from it and removes everything instead
-    of refusing the spec and leaving the cluster running."""
-    from npa_sop_tui.spec.model import load_spec
-    from npa_sop_tui.spec.reading import SpecError
-
-    options = _team(moto, monkeypatch)
-    spec = make_spec("legacy", workers=[{"name": "cpu", "size": 1}])
-    deployed = await lifecycle.deploy(spec, options=options(preflight=False))
-    store = steps.store_of(options())
-    shutil.rmtree(inventory.require("legacy", store=store).install_dir or "")
-    as_deployed = store.read_spec("legacy") or ""
-    older = as_deployed.replace("  size: 1\n", "  size: 1\n  boot_disk_gib: 256\n", 1)
-    assert older != as_deployed
-    store.save_spec("legacy", older)
-    kept = store.spec_file("legacy")
-    assert kept is not None
-    with pytest.raises(SpecError, match="boot_disk_gib"):
-        load_spec(kept)  # today's rules refuse it
-    done = await lifecycle.destroy("legacy", options=options(), on_event=Recorder())
-    assert (done.status, done.destroyed) == ("destroyed", deployed.resources)
-    assert inventory.require("legacy", store=store).state == "destroyed"

@@ -95,6 +95,32 @@ def team_env(endpoint: str, bucket: str) -> dict[str, str]:
     }
 
 
+def team_options(server: MotoServer, monkeypatch: Any) -> Any:
+    """`options(**extra)` whose environment selects a fresh bucket of `server` by its flags;
+    only the keys are in the process environment, so the default store stays this machine's
+    local one."""
+    import os
+
+    from npa_sop_tui.environment_choice import open_environment
+    from npa_sop_tui.lifecycle.api import LifecycleOptions
+
+    from testkit.lifecycle import IDENTITY
+
+    bucket = server.make_bucket(
+        f"npa-destroy-{os.getpid()}-{len(server.client().list_buckets()['Buckets'])}"
+    )
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    flags = {"state.bucket": bucket, "state.endpoint": server.endpoint, "state.region": REGION}
+
+    def options(**extra: Any) -> LifecycleOptions:
+        extra.setdefault("identity", IDENTITY)
+        environment = open_environment(sandbox=True, flags=flags, sleep_seconds=0)
+        return LifecycleOptions(environment=environment, **extra)
+
+    return options
+
+
 _ALLOW_ALL = json.dumps(
     {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
 )
