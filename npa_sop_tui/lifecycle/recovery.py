@@ -123,27 +123,46 @@ def reap_orphans(install_dir: Path) -> list[str]:
     its supervisor's pid and start time (`NPA_SUPERVISOR`), so nothing else is touched.
     Linux only (/proc); elsewhere a no-op.
     """
-    from npa_sop_tui.home.locks import process_alive
-
-    notes: list[str] = []
     root = str(install_dir.resolve())
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return notes
+        return []
+    # The environment is read only for the processes in the folder: they are few.
+    orphans = [
+        pid
+        for pid in pids
+        if _inside(_proc_field(pid, "cwd"), root) and _supervisor_gone(_proc_field(pid, "environ"))
+    ]
+    return _stop_orphans(orphans)
+
+
+def _inside(cwd: str, root: str) -> bool:
+    """`cwd` is the folder `root` or one below it (not a sibling sharing its prefix)."""
+    return cwd == root or cwd.startswith(root + os.sep)
+
+
+def _supervisor_gone(environ: str) -> bool:
+    """The process (its NUL-separated environment) belongs to a supervised run whose
+    supervisor is gone: `NPA_SUPERVISOR=<pid>:<start ticks>` names a pid that no longer runs,
+    or runs as another process (a recycled pid: its start differs). An unmarked process, or a
+    mark that names no pid, is not a run's."""
+    from npa_sop_tui.home.locks import process_alive
+
+    mark = next((v for v in environ.split("\0") if v.startswith(f"{MARK_ENV}=")), None)
+    if mark is None:
+        return False
+    sup_pid, _, start = mark.partition("=")[2].partition(":")
+    if not sup_pid.isdigit():
+        return False
+    return not process_alive(int(sup_pid), int(start) if start.isdigit() else None)
+
+
+def _stop_orphans(pids: list[str]) -> list[str]:
+    """SIGKILL each process, with a note naming it; one that exited since it was found (or
+    cannot be signalled) is passed over without a note."""
+    notes: list[str] = []
     for pid in pids:
-        cwd = _proc_field(pid, "cwd")
-        if cwd != root and not cwd.startswith(root + os.sep):
-            continue
-        environ = _proc_field(pid, "environ").split("\0")
-        mark = next((v for v in environ if v.startswith(f"{MARK_ENV}=")), None)
-        if mark is None:
-            continue
-        sup_pid, _, start = mark.partition("=")[2].partition(":")
-        if not sup_pid.isdigit() or process_alive(
-            int(sup_pid), int(start) if start.isdigit() else None
-        ):
-            continue
         argv0 = os.path.basename(_proc_field(pid, "cmdline").split("\0", 1)[0])
         with contextlib.suppress(OSError):
             os.kill(int(pid), signal.SIGKILL)

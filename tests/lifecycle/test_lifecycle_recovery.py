@@ -1,6 +1,7 @@
 """Self-recovery after a killed run: the lock names a Terraform that outlived npa, a record
-left `running` is settled with the next step, abandoned temp files go, and SIGHUP is handled
-like Ctrl-C."""
+left `running` is settled with the next step, abandoned temp files go; then recovery.py's
+rules one by one. The same through real deploys (and SIGHUP handled like Ctrl-C):
+test_lifecycle_recovery_e2e.py."""
 
 from __future__ import annotations
 
@@ -18,14 +19,13 @@ from typing import Any
 import pytest
 
 from npa_sop_tui.errors import NpaError, OperationError
-from npa_sop_tui.events import Event
 from npa_sop_tui.home import inventory
 from npa_sop_tui.home.fsutil import DiskFull
 from npa_sop_tui.home.inventory import InventoryEntry, OperationRecord, RecipeInfo
 from npa_sop_tui.home.locks import ClusterBusy, ClusterLock, is_locked, process_alive, process_start
 from npa_sop_tui.home.paths import cluster_dir
-from npa_sop_tui.lifecycle import api as lifecycle
 from npa_sop_tui.lifecycle import recovery
+from npa_sop_tui.state.local import LocalStore
 from npa_sop_tui.terraform import supervision
 from npa_sop_tui.terraform._supervisor import MARK_ENV
 
@@ -128,82 +128,6 @@ def test_a_running_record_under_a_held_lock_is_left_alone(npa_home: Path) -> Non
     with ClusterLock("live", operation="deploy"):
         (entry,) = [e for e in inventory.list_clusters() if e.name == "live"]
         assert entry.state == "deploying"  # someone holds it: it really is running
-
-
-@pytest.mark.terraform
-async def test_the_next_operation_settles_and_sweeps(
-    make_spec: Any, sandbox_options: Any, npa_home: Path
-) -> None:
-    spec = make_spec("swept")
-    await lifecycle.deploy(spec, options=sandbox_options())
-    entry = inventory.require("swept")
-    entry.state = "deploying"
-    entry.record(OperationRecord(id="deploy-x", kind="deploy", started=1.0, pid=_dead_pid()))
-    inventory.save(entry)
-    folder = cluster_dir("swept")
-    install = Path(entry.install_dir or "")
-    dead, mine = _dead_pid(), os.getpid()
-    abandoned = [
-        folder / f".inventory.json.{dead}-abcd1234.tmp",
-        install / f".terraform.tfvars.json.{dead}-zz_99xyz.tmp",
-        npa_home / ".config.yaml.q1w2e3r4.tmp",  # an old-style name, long abandoned
-    ]
-    for path in abandoned:
-        path.write_text("partial")
-    os.utime(abandoned[-1], (time.time() - 3600, time.time() - 3600))
-    in_flight = folder / f".spec.yaml.{mine}-inflight.tmp"  # a live writer's
-    in_flight.write_text("partial")
-    events: list[Event] = []
-    await lifecycle.plan(spec, options=sandbox_options(), on_event=events.append)
-    assert not any(p.exists() for p in abandoned) and in_flight.exists()
-    notes = [e.summary for e in events if e.kind == "diagnostic" and e.severity == "warning"]  # type: ignore[attr-defined]
-    assert any("removed 3 temp file(s)" in n for n in notes), notes
-    assert any("deploy deploy-x did not finish" in n and "Next:" in n for n in notes), notes
-    assert inventory.require("swept").operations[-2].result == "interrupted"
-    # Every folder npa (or Terraform, under umask 077) made in the home is private (the
-    # home itself is the test's: npa changes the mode of nothing it did not create).
-    loose = [
-        folder
-        for folder, _dirs, _files in os.walk(npa_home)
-        if folder != str(npa_home) and os.stat(folder).st_mode & 0o077
-    ]
-    assert not loose, loose
-
-
-@pytest.mark.terraform
-@pytest.mark.slow
-def test_sighup_stops_like_ctrl_c(tmp_path: Path, npa_home: Path) -> None:
-    spec = tmp_path / "hup.yaml"
-    spec.write_text(
-        "apiVersion: npa.soperator/v0.0.1\nname: hup\n"
-        "root_login_ssh_public_key: ssh-ed25519 "
-        "AAAAC3NzaC1lZDI1NTE5AAAAIEdXlFusLvYjeeK1rVVinKzN6pzzcRQunPAvc+y2YBhJ t\n"
-        "workers:\n  - name: cpu\n    size: 1\n"
-    )
-    env = {
-        **os.environ,
-        "NPA_HOME": str(npa_home),
-        "NPA_SANDBOX_HOME": str(npa_home),
-        "TF_VAR_standin_sleep_seconds": "2",
-    }
-    proc = subprocess.Popen(
-        [*NPA, "soperator", "deploy", "--sandbox", "--yes", "--spec", str(spec), "-o", "ndjson"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if json.loads(line).get("kind") == "resource_started":
-            break
-    proc.send_signal(signal.SIGHUP)
-    _out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 129, err
-    assert "SIGHUP: interrupting" in err and "Traceback" not in err
-    last = inventory.require("hup").last_operation
-    assert last is not None and last.result == "interrupted" and last.summary.endswith("SIGHUP")
-    assert not is_locked("hup")
 
 
 # -- recovery.py's rules one by one (no Terraform) -----------------------------------------
@@ -336,6 +260,124 @@ def test_begin_gives_the_lock_back_when_the_disk_is_full(
     assert inventory.require("full").state == "deploying"  # refused before settling
 
 
+def test_the_disk_check_counts_the_installations_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the room asked of each disk checked, the cluster's folder's too: the floor
+    plus three times the installation's state (the state, a plan and a backup)."""
+    home, install = tmp_path / "home", tmp_path / "install"
+    home.mkdir(), install.mkdir()
+    (install / "terraform.tfstate").write_bytes(b"x" * 1000)
+    needed = recovery.MIN_FREE_BYTES + 3000
+    free = {home: needed, install: needed}
+    monkeypatch.setattr(recovery, "free_bytes", lambda where: free[where])
+    recovery.check_free_space(home, install)
+    free[home] = needed - 1
+    with pytest.raises(DiskFull) as full:
+        recovery.check_free_space(home, install)
+    assert full.value.path == home and full.value.needed == needed
+
+
+class _RecordingStore(LocalStore):
+    """The local store, noting each record read and saved: which store begin() uses."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.got: list[str] = []
+        self.saved: list[str] = []
+
+    def get(self, name: str) -> InventoryEntry | None:
+        self.got.append(name)
+        return super().get(name)
+
+    def save(self, entry: InventoryEntry) -> None:
+        self.saved.append(entry.name)
+        super().save(entry)
+
+
+def test_begin_reads_and_settles_the_record_in_the_store_it_is_given(npa_home: Path) -> None:
+    """Protects `store`: a cluster whose records are the team's is settled in the team's
+    bucket, not in a local record of the same name."""
+    _record_running("shared", None)
+    store = _RecordingStore()
+    lock = ClusterLock("shared", operation="plan")
+    try:
+        (note,) = recovery.begin(lock, "shared", store)
+    finally:
+        lock.release()
+    assert note.startswith("deploy deploy-9 did not finish")
+    assert store.got == ["shared"] and store.saved == ["shared"]
+
+
+def test_an_installation_folder_not_made_yet_is_not_measured(
+    npa_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the disk check's folders: a recorded installation that does not exist (yet,
+    or any more) is not measured; its nearest folder is the home's, measured already."""
+    install = _install_in_home("unmade")
+    _record_running("unmade", install)
+    measured: list[Path] = []
+
+    def free(where: Path) -> int:
+        measured.append(where)
+        return 0 if where == install else recovery.MIN_FREE_BYTES
+
+    monkeypatch.setattr(recovery, "free_bytes", free)
+    lock = ClusterLock("unmade", operation="plan")
+    try:
+        recovery.begin(lock, "unmade")
+    finally:
+        lock.release()
+    assert measured == [cluster_dir("unmade")]
+
+
+def test_a_mark_names_the_supervisor_pid_before_its_first_colon() -> None:
+    """Protects how a process's `NPA_SUPERVISOR=<pid>:<start ticks>` is read: only a gone
+    supervisor (a dead pid, or a live pid started at another time: recycled) makes it an
+    orphan; an unmarked process, a live supervisor and a mark naming no pid do not."""
+    dead, me = _dead_pid(), os.getpid()
+    start = process_start(me)
+
+    def env(*entries: str) -> str:
+        return "\0".join(["PATH=/usr/bin", *entries, "HOME=/root"])
+
+    assert recovery._supervisor_gone(env(f"{MARK_ENV}={dead}:123"))
+    assert recovery._supervisor_gone(env(f"{MARK_ENV}={dead}:"))  # start unknown
+    assert recovery._supervisor_gone(env(f"{MARK_ENV}={me}:{(start or 0) + 1}"))  # recycled
+    assert not recovery._supervisor_gone(env(f"{MARK_ENV}={me}:{start}"))
+    assert not recovery._supervisor_gone(env(f"{MARK_ENV}={me}:"))
+    assert not recovery._supervisor_gone(env())
+    assert not recovery._supervisor_gone(env(f"X{MARK_ENV}={dead}:1", f"{MARK_ENV}X={dead}:1"))
+    assert not recovery._supervisor_gone(env(f"{MARK_ENV}=abc:1"))
+    # the pid is what comes before the first colon, the value what follows the first "="
+    assert recovery._supervisor_gone(env(f"{MARK_ENV}={dead}:1:2"))  # start unreadable
+    assert not recovery._supervisor_gone(env(f"{MARK_ENV}=7={dead}:1"))  # "7=…" is no pid
+    # the first mark counts (a process has one; its supervisor set it last)
+    assert not recovery._supervisor_gone(env(f"{MARK_ENV}={me}:{start}", f"{MARK_ENV}={dead}:"))
+
+
+def test_a_process_belongs_to_the_folder_it_runs_in_or_below() -> None:
+    assert recovery._inside("/srv/inst", "/srv/inst")
+    assert recovery._inside("/srv/inst/sub/deeper", "/srv/inst")
+    assert not recovery._inside("/srv/instx", "/srv/inst")  # shares the prefix only
+    assert not recovery._inside("/srv", "/srv/inst")
+    assert not recovery._inside("", "/srv/inst")  # a gone process's folder reads empty
+
+
+def test_an_orphan_gone_before_its_kill_is_passed_over_without_a_note() -> None:
+    """Protects the stop: a process that exited between being found and being killed is not
+    an error (npa's next operation must start) and is not reported as stopped."""
+    assert recovery._stop_orphans([str(_dead_pid())]) == []
+    live = subprocess.Popen(["sleep", "60"])
+    try:
+        notes = recovery._stop_orphans([str(_dead_pid()), str(live.pid)])
+        assert notes == [f"stopped sleep (pid {live.pid}), left running by an earlier run"]
+        assert live.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        live.kill()
+        live.wait()
+
+
 def _sleeper(cwd: Path, mark: str | None) -> subprocess.Popen[bytes]:
     env = {"PATH": os.environ["PATH"]}
     if mark is not None:
@@ -403,6 +445,70 @@ def test_proc_fields_of_a_gone_process_read_empty() -> None:
 
 
 STATE = {"version": 4, "serial": 3, "lineage": "L1", "resources": []}
+
+
+def test_a_process_environment_that_is_not_utf8_is_read_not_refused(tmp_path: Path) -> None:
+    """Protects `/proc` reads: an environment (or command line) is any bytes; an undecodable
+    one is read with replacement characters, never an error that stops the next operation."""
+    child = subprocess.Popen(
+        ["sleep", "30"], env={b"PATH": os.environb[b"PATH"], b"ODD": b"caf\xe9"}
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while "ODD=" not in recovery._proc_field(str(child.pid), "environ"):
+            assert time.monotonic() < deadline, "the child's environment never showed"
+            time.sleep(0.01)
+        assert "ODD=caf\ufffd" in recovery._proc_field(str(child.pid), "environ").split("\0")
+    finally:
+        child.kill()
+        child.wait()
+
+
+# Python in the C locale without UTF-8 mode: the locale's encoding is ASCII.
+ASCII_LOCALE = {"LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+
+
+def _in_the_c_locale(code: str, *args: str) -> str:
+    """Run `code` with `recovery` imported in a Python whose locale encoding is ASCII; it
+    prints one line, returned here (ASCII-escaped, so the pipe's encoding does not matter)."""
+    env = {**os.environ, **ASCII_LOCALE}
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys\nfrom npa_sop_tui.lifecycle import recovery\n" + code,
+         *args],
+        capture_output=True, text=True, env=env, timeout=60, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_orphaned_runs_spool_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """Terraform writes UTF-8; the report quotes its last line as written, in any locale."""
+    spool = supervision.spool_path(tmp_path, "op-1")
+    spool.parent.mkdir()
+    spool.write_text("# npa supervisor: Terraform exited with 1 (café)\n", encoding="utf-8")
+    (report,) = recovery._orphan_report(tmp_path, "op-1")
+    assert "(Terraform exited with 1 (café));" in report
+    code = "print(ascii(recovery._orphan_report(__import__('pathlib').Path(sys.argv[1]), 'op-1')))"
+    assert _in_the_c_locale(code, str(tmp_path)) == ascii([report])
+
+
+def test_a_readable_state_with_non_ascii_text_is_left_alone_whatever_the_locale(
+    tmp_path: Path,
+) -> None:
+    """A state holding UTF-8 text (a description, a tag) is readable: not replaced by an
+    older dump because the locale's encoding is not UTF-8."""
+    state = tmp_path / "terraform.tfstate"
+    state.write_text(json.dumps({**STATE, "note": "café"}, ensure_ascii=False), encoding="utf-8")
+    _dump(tmp_path, "errored.tfstate", {**STATE, "serial": 9}, age=1)
+    notes: list[str] = []
+    recovery.restore_state_file(tmp_path, notes.append)
+    assert notes == []
+    code = (
+        "notes = []\n"
+        "recovery.restore_state_file(__import__('pathlib').Path(sys.argv[1]), notes.append)\n"
+        "print(ascii(notes))"
+    )
+    assert _in_the_c_locale(code, str(tmp_path)) == "[]"
+    assert json.loads(state.read_text(encoding="utf-8"))["serial"] == 3
 
 
 def _dump(install: Path, name: str, state: dict[str, Any], age: float) -> Path:
