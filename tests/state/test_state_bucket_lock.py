@@ -1,6 +1,11 @@
 """state/bucket_lock.py: the team lock's record, lease arithmetic, take-over and unlock,
-against a real S3 API (moto's server on 127.0.0.1). The slow lease/kill scenarios are in
-test_state_bucket.py; these pin each rule on its own, fast."""
+against a real S3 API (moto's S3 served on 127.0.0.1 from a thread of this process). The slow
+lease/kill scenarios are in test_state_bucket.py; these pin each rule on its own, fast.
+
+The mutation run judges bucket_lock.py by this file alone, forking a fresh pytest per mutant:
+a `moto_server` child would cost seconds of start-up per mutant, the in-process one nothing
+(moto is imported here, before the fork). Waits end early when the lock shows it went wrong
+(lost, renewal stopped), so a broken rule fails in a second, not at the deadline."""
 
 from __future__ import annotations
 
@@ -8,10 +13,12 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from moto import server as _moto_server  # noqa: F401  # imported before the mutation run's fork
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.locks import ClusterBusy, ClusterLock
@@ -22,9 +29,19 @@ from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.s3 import S3Store
 from npa_sop_tui.state.stores import store_at
 
-from testkit.moto import MotoServer
+from testkit.moto import InProcessMoto, MotoServer
 from testkit.s3_proxy import ReplyDroppingProxy
 from testkit.wait import wait_until
+
+
+@pytest.fixture(scope="module", name="moto")
+def in_process_moto() -> Iterator[MotoServer]:
+    """The S3 API for this file's `bucket_env` (conftest's `moto`, served in-process)."""
+    server = InProcessMoto().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _store(env: dict[str, str], lease: float = 120.0, endpoint: str | None = None) -> S3Store:
@@ -343,46 +360,90 @@ def test_a_broken_lock_is_noticed_by_the_renewal_and_never_deleted_on_release(
     lock = _lock(store, "brk").acquire()
     try:
         store.bucket.put(lock.key, json.dumps({"user": "eve", "lease_seconds": 600}).encode())
-        wait_until(lambda: lock.lost is not None, timeout=60, what="the renewal to notice")
+        assert lock._thread is not None
+        thread = lock._thread
+        wait_until(lambda: lock.lost is not None or not thread.is_alive(), timeout=60,
+                   what="the renewal to notice")  # fmt: skip
         assert lock.lost == (
             "the lock on 'brk' was broken or taken over while this operation ran "
             "(`npa soperator unlock`?)"
         )
-        assert lock._thread is not None
-        wait_until(lambda: not lock._thread.is_alive(), timeout=60, what="renewal to stop")
+        wait_until(lambda: not thread.is_alive(), timeout=60, what="renewal to stop")
     finally:
         lock.release()
     current = read_lock(store.bucket, lock.key)
     assert current is not None and current.holder["user"] == "eve"
 
 
+class _Renewals(Bucket):
+    """The real bucket, but the renewals (If-Match writes) and the reads after the first one
+    can be made to fail; what the lock shows (`lost`, `renew_error`) is noted as each renewal
+    starts, i.e. what the previous one left."""
+
+    def __init__(self, real: Bucket, puts: list[Exception], gets: list[Exception]) -> None:
+        self.__dict__.update(real.__dict__)
+        self.puts, self.gets = puts, gets
+        self.lock: BucketLock | None = None
+        self.seen: list[tuple[str | None, str | None]] = []
+
+    def put(self, key: str, body: bytes, **kwargs: Any) -> str:
+        if kwargs.get("if_match") is not None:
+            assert self.lock is not None
+            self.seen.append((self.lock.renew_error, self.lock.lost))
+            if self.puts:
+                raise self.puts.pop(0)
+        return super().put(key, body, **kwargs)
+
+    def get(self, key: str) -> Any:
+        if self.gets and self.seen:
+            raise self.gets.pop(0)
+        return super().get(key)
+
+
+def _renewing(
+    env: dict[str, str], name: str, puts: list[Exception], gets: list[Exception]
+) -> tuple[BucketLock, _Renewals]:
+    """A lock on `name` renewing every 0.5 s through `_Renewals`, after three renewals have
+    started (or the renewal thread stopped)."""
+    store = _store(env, lease=1.5)
+    bucket = _Renewals(store.bucket, puts, gets)
+    lock = BucketLock(bucket, store.location.key(name, "npa.lock"), name, "deploy",
+                      store.location)  # fmt: skip
+    bucket.lock = lock
+    lock.acquire()
+    assert lock._thread is not None
+    thread = lock._thread
+    wait_until(lambda: len(bucket.seen) >= 3 or not thread.is_alive(), timeout=60,
+               what="three renewals")  # fmt: skip
+    return lock, bucket
+
+
 def test_renewal_errors_are_kept_and_cleared_by_the_next_good_renewal(
     bucket_env: dict[str, str],
 ) -> None:
-    store = _store(bucket_env, lease=1.5)
-    lock = _lock(store, "flaky")
-    real_put = lock.bucket.put
-    failures = iter([RuntimeError("bucket unreachable")])
-
-    def flaky_put(key: str, body: bytes, **kwargs: Any) -> str:
-        if kwargs.get("if_match") is not None:
-            failure = next(failures, None)
-            if failure is not None:
-                raise failure
-        return real_put(key, body, **kwargs)
-
-    lock.bucket = Bucket.__new__(Bucket)
-    lock.bucket.__dict__.update(store.bucket.__dict__)
-    lock.bucket.put = flaky_put  # type: ignore[method-assign]
-    lock.acquire()
+    lock, bucket = _renewing(bucket_env, "flaky", [RuntimeError("bucket unreachable")], [])
     try:
-        wait_until(lambda: lock.renew_error == "bucket unreachable", timeout=60,
-                   what="the failed renewal")  # fmt: skip
-        wait_until(lambda: lock.renew_error is None, timeout=60, what="a good renewal")
+        assert bucket.seen[:3] == [(None, None), ("bucket unreachable", None), (None, None)]
         assert lock.lost is None and lock._thread is not None and lock._thread.is_alive()
     finally:
         lock.release()
-    assert read_lock(store.bucket, lock.key) is None
+    assert read_lock(bucket, lock.key) is None
+
+
+def test_a_refused_renewal_whose_read_back_fails_is_judged_on_the_next_renewal(
+    bucket_env: dict[str, str],
+) -> None:
+    """A 412 whose record cannot be read (the bucket unreachable) is not taken for a lost
+    lock: the error is kept and the next renewal decides."""
+    lock, bucket = _renewing(
+        bucket_env, "unread", [ConditionFailed("412")], [RuntimeError("read failed")]
+    )
+    try:
+        assert bucket.seen[:2] == [(None, None), ("read failed", None)]
+        assert lock.lost is None and lock._thread is not None and lock._thread.is_alive()
+    finally:
+        lock.release()
+    assert read_lock(bucket, lock.key) is None
 
 
 def test_renewals_come_every_third_of_the_lease(
@@ -403,7 +464,10 @@ def test_renewals_come_every_third_of_the_lease(
 
         monkeypatch.setattr(stop, "wait", record)
         lock.acquire()
-        wait_until(lambda: len(waits) >= 1, timeout=30, what="the first renewal wait")
+        assert lock._thread is not None
+        thread = lock._thread
+        wait_until(lambda thread=thread: len(waits) >= 1 or not thread.is_alive(), timeout=30,
+                   what="the first renewal wait")  # fmt: skip
         lock.release()
         assert waits and all(w == pytest.approx(expected) for w in waits)
         waits.clear()
@@ -446,9 +510,13 @@ def test_a_renewal_whose_reply_was_lost_keeps_the_lock(
         store = _store(bucket_env, lease=1.5, endpoint=proxy.endpoint)  # renewals every 0.5 s
         lock = _lock(store, "lost-renewal").acquire()
         try:
-            wait_until(lambda: proxy.dropped, timeout=60, what="a renewal's reply to be lost")
+            assert lock._thread is not None
+            thread = lock._thread
+            wait_until(lambda: proxy.dropped or not thread.is_alive(), timeout=60,
+                       what="a renewal's reply to be lost")  # fmt: skip
             etag = lock.etag
-            wait_until(lambda: lock.etag != etag, timeout=60, what="the next renewal")
+            wait_until(lambda: lock.etag != etag or lock.lost or lock.renew_error
+                       or not thread.is_alive(), timeout=60, what="the next renewal")  # fmt: skip
             assert lock.lost is None and lock.renew_error is None
         finally:
             lock.release()
