@@ -362,8 +362,8 @@ def test_a_broken_lock_is_noticed_by_the_renewal_and_never_deleted_on_release(
         store.bucket.put(lock.key, json.dumps({"user": "eve", "lease_seconds": 600}).encode())
         assert lock._thread is not None
         thread = lock._thread
-        wait_until(lambda: lock.lost is not None or not thread.is_alive(), timeout=60,
-                   what="the renewal to notice")  # fmt: skip
+        wait_until(lambda: lock.lost is not None or lock.renew_error or not thread.is_alive(),
+                   timeout=60, what="the renewal to notice")  # fmt: skip
         assert lock.lost == (
             "the lock on 'brk' was broken or taken over while this operation ran "
             "(`npa soperator unlock`?)"

@@ -175,6 +175,7 @@ class InProcessMoto(MotoServer):
     def __init__(self) -> None:
         super().__init__(port=0)
         self.threaded: Any = None
+        self._client: Any = None
 
     def start(self) -> InProcessMoto:
         import logging
@@ -186,6 +187,12 @@ class InProcessMoto(MotoServer):
         self.threaded.start()
         self.port = self.threaded.get_host_and_port()[1]
         return self
+
+    def client(self) -> Any:
+        # One client for the file's buckets: each new one parses botocore's S3 model again.
+        if self._client is None:
+            self._client = super().client()
+        return self._client
 
     def stop(self) -> None:
         threaded, self.threaded = self.threaded, None
