@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -263,9 +264,10 @@ class _Scripted(Bucket):
     """The real bucket with a hook run before chosen calls: another operator acting at
     exactly that moment (release, take-over), which a real race cannot time."""
 
-    def __init__(self, real: Bucket, before: dict[str, Any]) -> None:
+    def __init__(self, real: Bucket, before: dict[str, Any], lost_replies: Any = ()) -> None:
         self.__dict__.update(real.__dict__)
         self.before = before
+        self.lost_replies = set(lost_replies)  # "put#N": the write lands, its reply is lost
         self.calls: list[str] = []
 
     def _hook(self, what: str) -> None:
@@ -280,7 +282,10 @@ class _Scripted(Bucket):
 
     def put(self, key: str, body: bytes, **kwargs: Any) -> str:
         self._hook("put")
-        return super().put(key, body, **kwargs)
+        etag = super().put(key, body, **kwargs)
+        if f"put#{self.calls.count('put')}" in self.lost_replies:
+            raise ConditionFailed("the client's retry met the write that landed")
+        return etag
 
 
 def test_a_lock_released_between_the_refusal_and_the_read_is_taken_from_scratch(
@@ -336,6 +341,7 @@ def test_a_take_over_lost_to_another_operator_names_the_winner(
     busy = _refusal(store, "race2", {"user": "dead", "lease_seconds": -5},
                     lambda key: {"put#2": _writes(store, key, dave)})  # fmt: skip
     assert busy.holder["user"] == "dave"
+    assert busy.message.startswith("cluster 'race2' is busy: an operation by dave@hd")
 
 
 def test_a_lost_take_over_whose_winner_already_left_names_the_expired_holder(
@@ -346,6 +352,54 @@ def test_a_lost_take_over_whose_winner_already_left_names_the_expired_holder(
                     lambda key: {"put#2": _writes(store, key, {}),
                                  "get#2": lambda: store.bucket.delete(key)})  # fmt: skip
     assert busy.holder["user"] == "dead"
+
+
+def _acquired_despite_a_lost_reply(
+    store: S3Store, name: str, planted: dict[str, Any], before: Any, lost: str
+) -> BucketLock:
+    key = store.location.key(name, "npa.lock")
+    _plant(store, name, planted)
+    scripted = _Scripted(store.bucket, before(key), lost_replies={lost})
+    lock = BucketLock(scripted, key, name, "deploy", store.location).acquire()
+    current = read_lock(store.bucket, key)
+    assert current is not None and current.holder["token"] == lock.holder["token"]
+    assert lock.etag == current.etag  # the ETag to renew and release with
+    return lock
+
+
+def test_a_retried_create_whose_reply_was_lost_after_a_release_is_the_holders_own(
+    bucket_env: dict[str, str],
+) -> None:
+    store = _store(bucket_env)
+    lock = _acquired_despite_a_lost_reply(
+        store, "gap3", {"user": "bob", "lease_seconds": 600},
+        lambda key: {"get#1": lambda: store.bucket.delete(key)}, lost="put#2",
+    )  # fmt: skip
+    assert "took_over" not in lock.holder
+    lock.release()
+
+
+def test_a_take_over_whose_reply_was_lost_is_the_holders_own(
+    bucket_env: dict[str, str],
+) -> None:
+    store = _store(bucket_env)
+    lock = _acquired_despite_a_lost_reply(
+        store, "race4", {"user": "dead", "lease_seconds": -5}, lambda key: {}, lost="put#2"
+    )
+    assert lock.holder["took_over"]["user"] == "dead"
+    lock.release()
+
+
+def test_a_lock_taken_and_released_again_in_the_gap_is_refused_without_a_name(
+    bucket_env: dict[str, str],
+) -> None:
+    store = _store(bucket_env)
+    busy = _refusal(store, "gap4", {"user": "bob", "lease_seconds": 600},
+                    lambda key: {"get#1": lambda: store.bucket.delete(key),
+                                 "put#2": _writes(store, key, {"user": "carol"}),
+                                 "get#2": lambda: store.bucket.delete(key)})  # fmt: skip
+    assert busy.holder == {}
+    assert busy.message == "cluster 'gap4' is busy: another npa process holds its lock"
 
 
 # -- renewal and release ------------------------------------------------------------------
@@ -444,6 +498,37 @@ def test_a_refused_renewal_whose_read_back_fails_is_judged_on_the_next_renewal(
     finally:
         lock.release()
     assert read_lock(bucket, lock.key) is None
+
+
+def test_a_renewal_waking_after_the_release_cleared_its_etag_writes_nothing(
+    bucket_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the renewal's check under the mutex: a renewal whose wait ended just before
+    the release, and that gets the mutex only after the release cleared the ETag (a starved
+    thread), stops; it never writes the lock back unconditionally."""
+    store = _store(bucket_env, lease=1.5)  # renewals every 0.5 s
+    lock = _lock(store, "late")
+    woke = threading.Event()
+    real_wait = lock._stop.wait
+
+    def wait(timeout: float | None = None) -> bool:
+        stopped = real_wait(timeout)
+        woke.set()
+        return stopped
+
+    monkeypatch.setattr(lock._stop, "wait", wait)
+    with lock._mutex:  # what `release` holds while it clears the ETag
+        lock.acquire()
+        assert lock._thread is not None
+        thread = lock._thread
+        wait_until(woke.is_set, timeout=60, what="the renewal to wake")
+        etag, lock.etag = lock.etag, None
+    wait_until(lambda: not thread.is_alive() or lock.etag is not None, timeout=60,
+               what="the renewal to see the release")  # fmt: skip
+    assert lock.etag is None and not thread.is_alive()
+    current = read_lock(store.bucket, lock.key)
+    assert current is not None and current.etag == etag
+    store.bucket.delete(lock.key, if_match=etag)
 
 
 def test_renewals_come_every_third_of_the_lease(
@@ -576,6 +661,8 @@ def test_team_lock_takes_the_flock_first_and_gives_it_back_when_the_bucket_refus
     team = TeamLock(store.bucket, key, "tl", "deploy", store.location).acquire()
     try:
         assert team.held and team.lost is None
+        recorded = read_lock(store.bucket, key)
+        assert recorded is not None and recorded.holder["operation"] == "deploy"
         assert team.fileno() == team.local.fileno()
         # the Terraform supervisor is recorded in (and cleared from) this machine's lock
         team.note_child(os.getpid(), ["plan", "-var=x=1"])
