@@ -430,23 +430,26 @@ def test_a_broken_lock_is_noticed_by_the_renewal_and_never_deleted_on_release(
 
 
 class _Renewals(Bucket):
-    """The real bucket, but the renewals (If-Match writes) and the reads after the first one
-    can be made to fail; what the lock shows (`lost`, `renew_error`) is noted as each renewal
-    starts, i.e. what the previous one left."""
+    """The real bucket, but the renewals (every write after the create) and the reads after
+    the first renewal can be made to fail; what the lock shows (`lost`, `renew_error`) is
+    noted as each renewal starts, i.e. what the previous one left, and whether the renewal
+    is conditioned on the lock's ETag."""
 
     def __init__(self, real: Bucket, puts: list[Exception], gets: list[Exception]) -> None:
         self.__dict__.update(real.__dict__)
         self.puts, self.gets = puts, gets
         self.lock: BucketLock | None = None
         self.seen: list[tuple[str | None, str | None]] = []
+        self.conditioned: list[bool] = []
 
-    def put(self, key: str, body: bytes, **kwargs: Any) -> str:
-        if kwargs.get("if_match") is not None:
+    def put(self, *args: Any, **kwargs: Any) -> str:
+        if not kwargs.get("if_none_match"):
             assert self.lock is not None
             self.seen.append((self.lock.renew_error, self.lock.lost))
+            self.conditioned.append(kwargs.get("if_match") == self.lock.etag is not None)
             if self.puts:
                 raise self.puts.pop(0)
-        return super().put(key, body, **kwargs)
+        return super().put(*args, **kwargs)
 
     def get(self, key: str) -> Any:
         if self.gets and self.seen:
@@ -478,6 +481,7 @@ def test_renewal_errors_are_kept_and_cleared_by_the_next_good_renewal(
     lock, bucket = _renewing(bucket_env, "flaky", [RuntimeError("bucket unreachable")], [])
     try:
         assert bucket.seen[:3] == [(None, None), ("bucket unreachable", None), (None, None)]
+        assert all(bucket.conditioned)  # If-Match on the ETag the lock holds
         assert lock.lost is None and lock._thread is not None and lock._thread.is_alive()
     finally:
         lock.release()
@@ -597,8 +601,8 @@ def test_a_renewal_whose_reply_was_lost_keeps_the_lock(
         try:
             assert lock._thread is not None
             thread = lock._thread
-            wait_until(lambda: proxy.dropped or not thread.is_alive(), timeout=60,
-                       what="a renewal's reply to be lost")  # fmt: skip
+            wait_until(lambda: proxy.dropped or lock.renew_error or not thread.is_alive(),
+                       timeout=60, what="a renewal's reply to be lost")  # fmt: skip
             etag = lock.etag
             wait_until(lambda: lock.etag != etag or lock.lost or lock.renew_error
                        or not thread.is_alive(), timeout=60, what="the next renewal")  # fmt: skip
