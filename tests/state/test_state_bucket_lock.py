@@ -139,6 +139,21 @@ def test_read_lock_names_holder_etag_and_expiry(bucket_env: dict[str, str]) -> N
     assert gone is not None and gone.expired is True
 
 
+class _Answers(Bucket):
+    """A store's answer to a read, as given (no network): the fields S3 may leave out."""
+
+    def __init__(self, body: bytes, response: dict[str, Any]) -> None:
+        self.answer = body, response
+
+    def get(self, key: str) -> tuple[bytes, dict[str, Any]]:
+        return self.answer
+
+
+def test_a_lock_read_without_an_etag_holds_an_empty_one() -> None:
+    current = read_lock(_Answers(b'{"user": "ann"}', {}), "npa/c1/npa.lock")
+    assert current == bl.CurrentLock({"user": "ann"}, "", False)
+
+
 @pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'"text"', b""])
 def test_a_damaged_lock_record_reads_as_an_unnamed_holder(
     bucket_env: dict[str, str], body: bytes
@@ -199,6 +214,9 @@ def test_the_record_names_the_holder_and_its_lease(
         assert before + 90 <= record["expires"] <= time.time() + 90
         assert "took_over" not in record
         assert current.etag == lock.etag
+        # indented, for whoever reads the lock object by hand
+        found = store.bucket.get(lock.key)
+        assert found is not None and found[0].decode() == json.dumps(record, indent=2)
         assert lock.name == "rec" and lock.operation == "destroy" and lock.lease == 90
         assert lock.lost is None and lock.renew_error is None
     finally:
@@ -279,6 +297,10 @@ class _Scripted(Bucket):
     def get(self, key: str) -> Any:
         self._hook("get")
         return super().get(key)
+
+    def delete(self, key: str, *, if_match: str | None = None) -> None:
+        self._hook("delete")
+        super().delete(key, if_match=if_match)
 
     def put(self, key: str, body: bytes, **kwargs: Any) -> str:
         self._hook("put")
@@ -416,8 +438,14 @@ def test_a_broken_lock_is_noticed_by_the_renewal_and_never_deleted_on_release(
         store.bucket.put(lock.key, json.dumps({"user": "eve", "lease_seconds": 600}).encode())
         assert lock._thread is not None
         thread = lock._thread
-        wait_until(lambda: lock.lost is not None or lock.renew_error or not thread.is_alive(),
-                   timeout=60, what="the renewal to notice")  # fmt: skip
+
+        def settled() -> bool:  # noticed, or gone wrong: stopped, failing, eve's lock replaced
+            if lock.lost is not None or lock.renew_error or not thread.is_alive():
+                return True
+            current = read_lock(store.bucket, lock.key)
+            return current is None or current.holder.get("user") != "eve"
+
+        wait_until(settled, timeout=60, what="the renewal to notice")
         assert lock.lost == (
             "the lock on 'brk' was broken or taken over while this operation ran "
             "(`npa soperator unlock`?)"
@@ -628,6 +656,13 @@ def test_a_write_refused_for_someone_elses_lock_is_still_busy(
 def test_release_without_acquire_and_twice_is_harmless(bucket_env: dict[str, str]) -> None:
     store = _store(bucket_env)
     _lock(store, "never").release()
+    _plant(store, "never", {"user": "other"})
+    key = store.location.key("never", "npa.lock")
+    scripted = _Scripted(store.bucket, {})
+    BucketLock(scripted, key, "never", "deploy", store.location).release()
+    assert scripted.calls == []  # never acquired: nothing asked of the bucket
+    held = read_lock(store.bucket, store.location.key("never", "npa.lock"))
+    assert held is not None and held.holder == {"user": "other"}
     lock = _lock(store, "twice").acquire()
     lock.release()
     _plant(store, "twice", {"user": "next"})
