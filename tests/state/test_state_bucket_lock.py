@@ -1,17 +1,25 @@
 """state/bucket_lock.py: the team lock's record, lease arithmetic, take-over and unlock,
-against a real S3 API (moto's server on 127.0.0.1). The slow lease/kill scenarios are in
-test_state_bucket.py; these pin each rule on its own, fast."""
+against a real S3 API (moto's S3 served on 127.0.0.1 from a thread of this process). The slow
+lease/kill scenarios are in test_state_bucket.py; these pin each rule on its own, fast.
+
+The mutation run judges bucket_lock.py by this file alone, forking a fresh pytest per mutant:
+a `moto_server` child would cost seconds of start-up per mutant, the in-process one nothing
+(moto is imported here, before the fork). Waits end early when the lock shows it went wrong
+(lost, renewal stopped), so a broken rule fails in a second, not at the deadline."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from moto import server as _moto_server  # noqa: F401  # imported before the mutation run's fork
 
 from npa_sop_tui.errors import UsageError
 from npa_sop_tui.home.locks import ClusterBusy, ClusterLock
@@ -22,9 +30,19 @@ from npa_sop_tui.state.location import StateLocation
 from npa_sop_tui.state.s3 import S3Store
 from npa_sop_tui.state.stores import store_at
 
-from testkit.moto import MotoServer
+from testkit.moto import InProcessMoto, MotoServer
 from testkit.s3_proxy import ReplyDroppingProxy
 from testkit.wait import wait_until
+
+
+@pytest.fixture(scope="module", name="moto")
+def in_process_moto() -> Iterator[MotoServer]:
+    """The S3 API for this file's `bucket_env` (conftest's `moto`, served in-process)."""
+    server = InProcessMoto().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def _store(env: dict[str, str], lease: float = 120.0, endpoint: str | None = None) -> S3Store:
@@ -121,6 +139,21 @@ def test_read_lock_names_holder_etag_and_expiry(bucket_env: dict[str, str]) -> N
     assert gone is not None and gone.expired is True
 
 
+class _Answers(Bucket):
+    """A store's answer to a read, as given (no network): the fields S3 may leave out."""
+
+    def __init__(self, body: bytes, response: dict[str, Any]) -> None:
+        self.answer = body, response
+
+    def get(self, key: str) -> tuple[bytes, dict[str, Any]]:
+        return self.answer
+
+
+def test_a_lock_read_without_an_etag_holds_an_empty_one() -> None:
+    current = read_lock(_Answers(b'{"user": "ann"}', {}), "npa/c1/npa.lock")
+    assert current == bl.CurrentLock({"user": "ann"}, "", False)
+
+
 @pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b'"text"', b""])
 def test_a_damaged_lock_record_reads_as_an_unnamed_holder(
     bucket_env: dict[str, str], body: bytes
@@ -181,6 +214,9 @@ def test_the_record_names_the_holder_and_its_lease(
         assert before + 90 <= record["expires"] <= time.time() + 90
         assert "took_over" not in record
         assert current.etag == lock.etag
+        # indented, for whoever reads the lock object by hand
+        found = store.bucket.get(lock.key)
+        assert found is not None and found[0].decode() == json.dumps(record, indent=2)
         assert lock.name == "rec" and lock.operation == "destroy" and lock.lease == 90
         assert lock.lost is None and lock.renew_error is None
     finally:
@@ -246,9 +282,10 @@ class _Scripted(Bucket):
     """The real bucket with a hook run before chosen calls: another operator acting at
     exactly that moment (release, take-over), which a real race cannot time."""
 
-    def __init__(self, real: Bucket, before: dict[str, Any]) -> None:
+    def __init__(self, real: Bucket, before: dict[str, Any], lost_replies: Any = ()) -> None:
         self.__dict__.update(real.__dict__)
         self.before = before
+        self.lost_replies = set(lost_replies)  # "put#N": the write lands, its reply is lost
         self.calls: list[str] = []
 
     def _hook(self, what: str) -> None:
@@ -261,9 +298,16 @@ class _Scripted(Bucket):
         self._hook("get")
         return super().get(key)
 
+    def delete(self, key: str, *, if_match: str | None = None) -> None:
+        self._hook("delete")
+        super().delete(key, if_match=if_match)
+
     def put(self, key: str, body: bytes, **kwargs: Any) -> str:
         self._hook("put")
-        return super().put(key, body, **kwargs)
+        etag = super().put(key, body, **kwargs)
+        if f"put#{self.calls.count('put')}" in self.lost_replies:
+            raise ConditionFailed("the client's retry met the write that landed")
+        return etag
 
 
 def test_a_lock_released_between_the_refusal_and_the_read_is_taken_from_scratch(
@@ -319,6 +363,7 @@ def test_a_take_over_lost_to_another_operator_names_the_winner(
     busy = _refusal(store, "race2", {"user": "dead", "lease_seconds": -5},
                     lambda key: {"put#2": _writes(store, key, dave)})  # fmt: skip
     assert busy.holder["user"] == "dave"
+    assert busy.message.startswith("cluster 'race2' is busy: an operation by dave@hd")
 
 
 def test_a_lost_take_over_whose_winner_already_left_names_the_expired_holder(
@@ -329,6 +374,54 @@ def test_a_lost_take_over_whose_winner_already_left_names_the_expired_holder(
                     lambda key: {"put#2": _writes(store, key, {}),
                                  "get#2": lambda: store.bucket.delete(key)})  # fmt: skip
     assert busy.holder["user"] == "dead"
+
+
+def _acquired_despite_a_lost_reply(
+    store: S3Store, name: str, planted: dict[str, Any], before: Any, lost: str
+) -> BucketLock:
+    key = store.location.key(name, "npa.lock")
+    _plant(store, name, planted)
+    scripted = _Scripted(store.bucket, before(key), lost_replies={lost})
+    lock = BucketLock(scripted, key, name, "deploy", store.location).acquire()
+    current = read_lock(store.bucket, key)
+    assert current is not None and current.holder["token"] == lock.holder["token"]
+    assert lock.etag == current.etag  # the ETag to renew and release with
+    return lock
+
+
+def test_a_retried_create_whose_reply_was_lost_after_a_release_is_the_holders_own(
+    bucket_env: dict[str, str],
+) -> None:
+    store = _store(bucket_env)
+    lock = _acquired_despite_a_lost_reply(
+        store, "gap3", {"user": "bob", "lease_seconds": 600},
+        lambda key: {"get#1": lambda: store.bucket.delete(key)}, lost="put#2",
+    )  # fmt: skip
+    assert "took_over" not in lock.holder
+    lock.release()
+
+
+def test_a_take_over_whose_reply_was_lost_is_the_holders_own(
+    bucket_env: dict[str, str],
+) -> None:
+    store = _store(bucket_env)
+    lock = _acquired_despite_a_lost_reply(
+        store, "race4", {"user": "dead", "lease_seconds": -5}, lambda key: {}, lost="put#2"
+    )
+    assert lock.holder["took_over"]["user"] == "dead"
+    lock.release()
+
+
+def test_a_lock_taken_and_released_again_in_the_gap_is_refused_without_a_name(
+    bucket_env: dict[str, str],
+) -> None:
+    store = _store(bucket_env)
+    busy = _refusal(store, "gap4", {"user": "bob", "lease_seconds": 600},
+                    lambda key: {"get#1": lambda: store.bucket.delete(key),
+                                 "put#2": _writes(store, key, {"user": "carol"}),
+                                 "get#2": lambda: store.bucket.delete(key)})  # fmt: skip
+    assert busy.holder == {}
+    assert busy.message == "cluster 'gap4' is busy: another npa process holds its lock"
 
 
 # -- renewal and release ------------------------------------------------------------------
@@ -343,46 +436,131 @@ def test_a_broken_lock_is_noticed_by_the_renewal_and_never_deleted_on_release(
     lock = _lock(store, "brk").acquire()
     try:
         store.bucket.put(lock.key, json.dumps({"user": "eve", "lease_seconds": 600}).encode())
-        wait_until(lambda: lock.lost is not None, timeout=60, what="the renewal to notice")
+        assert lock._thread is not None
+        thread = lock._thread
+
+        def settled() -> bool:  # noticed, or gone wrong: stopped, failing, eve's lock replaced
+            if lock.lost is not None or lock.renew_error or not thread.is_alive():
+                return True
+            current = read_lock(store.bucket, lock.key)
+            return current is None or current.holder.get("user") != "eve"
+
+        wait_until(settled, timeout=60, what="the renewal to notice")
         assert lock.lost == (
             "the lock on 'brk' was broken or taken over while this operation ran "
             "(`npa soperator unlock`?)"
         )
-        assert lock._thread is not None
-        wait_until(lambda: not lock._thread.is_alive(), timeout=60, what="renewal to stop")
+        wait_until(lambda: not thread.is_alive(), timeout=60, what="renewal to stop")
     finally:
         lock.release()
     current = read_lock(store.bucket, lock.key)
     assert current is not None and current.holder["user"] == "eve"
 
 
+class _Renewals(Bucket):
+    """The real bucket, but the renewals (every write after the create) and the reads after
+    the first renewal can be made to fail; what the lock shows (`lost`, `renew_error`) is
+    noted as each renewal starts, i.e. what the previous one left, and whether the renewal
+    is conditioned on the lock's ETag."""
+
+    def __init__(self, real: Bucket, puts: list[Exception], gets: list[Exception]) -> None:
+        self.__dict__.update(real.__dict__)
+        self.puts, self.gets = puts, gets
+        self.lock: BucketLock | None = None
+        self.seen: list[tuple[str | None, str | None]] = []
+        self.conditioned: list[bool] = []
+
+    def put(self, *args: Any, **kwargs: Any) -> str:
+        if not kwargs.get("if_none_match"):
+            assert self.lock is not None
+            self.seen.append((self.lock.renew_error, self.lock.lost))
+            self.conditioned.append(kwargs.get("if_match") == self.lock.etag is not None)
+            if self.puts:
+                raise self.puts.pop(0)
+        return super().put(*args, **kwargs)
+
+    def get(self, key: str) -> Any:
+        if self.gets and self.seen:
+            raise self.gets.pop(0)
+        return super().get(key)
+
+
+def _renewing(
+    env: dict[str, str], name: str, puts: list[Exception], gets: list[Exception]
+) -> tuple[BucketLock, _Renewals]:
+    """A lock on `name` renewing every 0.5 s through `_Renewals`, after three renewals have
+    started (or the renewal thread stopped)."""
+    store = _store(env, lease=1.5)
+    bucket = _Renewals(store.bucket, puts, gets)
+    lock = BucketLock(bucket, store.location.key(name, "npa.lock"), name, "deploy",
+                      store.location)  # fmt: skip
+    bucket.lock = lock
+    lock.acquire()
+    assert lock._thread is not None
+    thread = lock._thread
+    wait_until(lambda: len(bucket.seen) >= 3 or not thread.is_alive(), timeout=60,
+               what="three renewals")  # fmt: skip
+    return lock, bucket
+
+
 def test_renewal_errors_are_kept_and_cleared_by_the_next_good_renewal(
     bucket_env: dict[str, str],
 ) -> None:
-    store = _store(bucket_env, lease=1.5)
-    lock = _lock(store, "flaky")
-    real_put = lock.bucket.put
-    failures = iter([RuntimeError("bucket unreachable")])
-
-    def flaky_put(key: str, body: bytes, **kwargs: Any) -> str:
-        if kwargs.get("if_match") is not None:
-            failure = next(failures, None)
-            if failure is not None:
-                raise failure
-        return real_put(key, body, **kwargs)
-
-    lock.bucket = Bucket.__new__(Bucket)
-    lock.bucket.__dict__.update(store.bucket.__dict__)
-    lock.bucket.put = flaky_put  # type: ignore[method-assign]
-    lock.acquire()
+    lock, bucket = _renewing(bucket_env, "flaky", [RuntimeError("bucket unreachable")], [])
     try:
-        wait_until(lambda: lock.renew_error == "bucket unreachable", timeout=60,
-                   what="the failed renewal")  # fmt: skip
-        wait_until(lambda: lock.renew_error is None, timeout=60, what="a good renewal")
+        assert bucket.seen[:3] == [(None, None), ("bucket unreachable", None), (None, None)]
+        assert all(bucket.conditioned)  # If-Match on the ETag the lock holds
         assert lock.lost is None and lock._thread is not None and lock._thread.is_alive()
     finally:
         lock.release()
-    assert read_lock(store.bucket, lock.key) is None
+    assert read_lock(bucket, lock.key) is None
+
+
+def test_a_refused_renewal_whose_read_back_fails_is_judged_on_the_next_renewal(
+    bucket_env: dict[str, str],
+) -> None:
+    """A 412 whose record cannot be read (the bucket unreachable) is not taken for a lost
+    lock: the error is kept and the next renewal decides."""
+    lock, bucket = _renewing(
+        bucket_env, "unread", [ConditionFailed("412")], [RuntimeError("read failed")]
+    )
+    try:
+        assert bucket.seen[:2] == [(None, None), ("read failed", None)]
+        assert lock.lost is None and lock._thread is not None and lock._thread.is_alive()
+    finally:
+        lock.release()
+    assert read_lock(bucket, lock.key) is None
+
+
+def test_a_renewal_waking_after_the_release_cleared_its_etag_writes_nothing(
+    bucket_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Protects the renewal's check under the mutex: a renewal whose wait ended just before
+    the release, and that gets the mutex only after the release cleared the ETag (a starved
+    thread), stops; it never writes the lock back unconditionally."""
+    store = _store(bucket_env, lease=1.5)  # renewals every 0.5 s
+    lock = _lock(store, "late")
+    woke = threading.Event()
+    real_wait = lock._stop.wait
+
+    def wait(timeout: float | None = None) -> bool:
+        stopped = real_wait(timeout)
+        woke.set()
+        return stopped
+
+    monkeypatch.setattr(lock._stop, "wait", wait)
+    with lock._mutex:  # what `release` holds while it clears the ETag
+        lock.acquire()
+        assert lock._thread is not None
+        thread = lock._thread
+        wait_until(woke.is_set, timeout=60, what="the renewal to wake")
+        etag, lock.etag = lock.etag, None
+    wait_until(lambda: not thread.is_alive() or lock.etag is not None, timeout=60,
+               what="the renewal to see the release")  # fmt: skip
+    assert lock.etag is None and not thread.is_alive()
+    current = read_lock(store.bucket, lock.key)
+    assert current is not None and current.etag == etag
+    store.bucket.delete(lock.key, if_match=etag)
 
 
 def test_renewals_come_every_third_of_the_lease(
@@ -403,7 +581,10 @@ def test_renewals_come_every_third_of_the_lease(
 
         monkeypatch.setattr(stop, "wait", record)
         lock.acquire()
-        wait_until(lambda: len(waits) >= 1, timeout=30, what="the first renewal wait")
+        assert lock._thread is not None
+        thread = lock._thread
+        wait_until(lambda thread=thread: len(waits) >= 1 or not thread.is_alive(), timeout=30,
+                   what="the first renewal wait")  # fmt: skip
         lock.release()
         assert waits and all(w == pytest.approx(expected) for w in waits)
         waits.clear()
@@ -446,9 +627,13 @@ def test_a_renewal_whose_reply_was_lost_keeps_the_lock(
         store = _store(bucket_env, lease=1.5, endpoint=proxy.endpoint)  # renewals every 0.5 s
         lock = _lock(store, "lost-renewal").acquire()
         try:
-            wait_until(lambda: proxy.dropped, timeout=60, what="a renewal's reply to be lost")
+            assert lock._thread is not None
+            thread = lock._thread
+            wait_until(lambda: proxy.dropped or lock.renew_error or not thread.is_alive(),
+                       timeout=60, what="a renewal's reply to be lost")  # fmt: skip
             etag = lock.etag
-            wait_until(lambda: lock.etag != etag, timeout=60, what="the next renewal")
+            wait_until(lambda: lock.etag != etag or lock.lost or lock.renew_error
+                       or not thread.is_alive(), timeout=60, what="the next renewal")  # fmt: skip
             assert lock.lost is None and lock.renew_error is None
         finally:
             lock.release()
@@ -471,6 +656,13 @@ def test_a_write_refused_for_someone_elses_lock_is_still_busy(
 def test_release_without_acquire_and_twice_is_harmless(bucket_env: dict[str, str]) -> None:
     store = _store(bucket_env)
     _lock(store, "never").release()
+    _plant(store, "never", {"user": "other"})
+    key = store.location.key("never", "npa.lock")
+    scripted = _Scripted(store.bucket, {})
+    BucketLock(scripted, key, "never", "deploy", store.location).release()
+    assert scripted.calls == []  # never acquired: nothing asked of the bucket
+    held = read_lock(store.bucket, store.location.key("never", "npa.lock"))
+    assert held is not None and held.holder == {"user": "other"}
     lock = _lock(store, "twice").acquire()
     lock.release()
     _plant(store, "twice", {"user": "next"})
@@ -508,6 +700,8 @@ def test_team_lock_takes_the_flock_first_and_gives_it_back_when_the_bucket_refus
     team = TeamLock(store.bucket, key, "tl", "deploy", store.location).acquire()
     try:
         assert team.held and team.lost is None
+        recorded = read_lock(store.bucket, key)
+        assert recorded is not None and recorded.holder["operation"] == "deploy"
         assert team.fileno() == team.local.fileno()
         # the Terraform supervisor is recorded in (and cleared from) this machine's lock
         team.note_child(os.getpid(), ["plan", "-var=x=1"])

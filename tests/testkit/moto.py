@@ -190,3 +190,37 @@ class SigningMoto:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+class InProcessMoto(MotoServer):
+    """The same moto S3 API served from a thread of the test process, not a `moto_server`
+    child: it answers at once where the child takes seconds to import moto. For test files
+    run once per mutant (the mutation run forks a fresh pytest for each): import
+    `moto.server` at module level so the fork inherits it, and only the thread starts."""
+
+    def __init__(self) -> None:
+        super().__init__(port=0)
+        self.threaded: Any = None
+        self._client: Any = None
+
+    def start(self) -> InProcessMoto:
+        import logging
+
+        from moto.server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request
+        self.threaded = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self.threaded.start()
+        self.port = self.threaded.get_host_and_port()[1]
+        return self
+
+    def client(self) -> Any:
+        # One client for the file's buckets: each new one parses botocore's S3 model again.
+        if self._client is None:
+            self._client = super().client()
+        return self._client
+
+    def stop(self) -> None:
+        threaded, self.threaded = self.threaded, None
+        if threaded is not None:
+            threaded.stop()
