@@ -15,22 +15,16 @@ from npa_sop_tui.home.inventory import InventoryEntry
 from npa_sop_tui.home.inventory_records import Adoption, RecipeInfo
 from npa_sop_tui.home.recorded_paths import UntrustedRecordedPath
 from npa_sop_tui.lifecycle import destroy as rules
-from npa_sop_tui.lifecycle.results import DestroyIncomplete, LifecycleOptions
+from npa_sop_tui.lifecycle.results import DestroyIncomplete
 from npa_sop_tui.terraform.run_result import RunResult
 
-
-def _options(**extra: Any) -> LifecycleOptions:
-    from npa_sop_tui.environment_choice import open_environment
-
-    flags = {"terraform_dir": extra.pop("terraform_dir")} if "terraform_dir" in extra else {}
-    environment = open_environment(sandbox=True, flags=flags, sleep_seconds=0)
-    return LifecycleOptions(environment=environment, **extra)
+from testkit.lifecycle import options
 
 
-def _settings(**extra: Any) -> Any:
+def _settings(**flags: str) -> Any:
     from npa_sop_tui.lifecycle import steps
 
-    return steps.environment_of(_options(**extra)).settings
+    return steps.environment_of(options(flags=flags)).settings
 
 
 def _entry(name: str, install_dir: Path | None = None, **fields: Any) -> InventoryEntry:
@@ -106,7 +100,7 @@ def test_another_project_than_the_recorded_one_is_refused_never_followed(
     folder = _recorded_project(tmp_path / "install", "project-e00home")
     entry = _entry("moved", folder)
     with pytest.raises(UsageError) as refused:
-        rules.check_project(entry, folder, _options(project="project-e00elsewhere"))
+        rules.check_project(entry, folder, options(project="project-e00elsewhere"))
     assert refused.value.message == (
         "project 'project-e00elsewhere' does not match the persisted project_id for "
         "existing installation 'moved'; refusing to destroy"
@@ -119,11 +113,11 @@ def test_the_recorded_project_or_none_recorded_lets_destroy_go_on(
 ) -> None:
     folder = _recorded_project(tmp_path / "install", "project-e00home")
     entry = _entry("kept", folder)
-    rules.check_project(entry, folder, _options(project="project-e00home"))
+    rules.check_project(entry, folder, options(project="project-e00home"))
     bare = tmp_path / "bare"  # no environment file: nothing recorded to disagree with
     bare.mkdir()
-    rules.check_project(_entry("kept", bare), bare, _options(project="project-e00any"))
-    rules.check_project(_entry("kept"), None, _options(project="project-e00any"))
+    rules.check_project(_entry("kept", bare), bare, options(project="project-e00any"))
+    rules.check_project(_entry("kept"), None, options(project="project-e00any"))
 
 
 def test_an_adopted_clusters_project_is_its_pinned_identity(npa_home: Path, tmp_path: Path) -> None:
@@ -132,9 +126,9 @@ def test_an_adopted_clusters_project_is_its_pinned_identity(npa_home: Path, tmp_
     _recorded_project(folder, "project-e00other")
     pinned = Adoption(origin="recipe", identity={"project_id": "project-e00pinned"})
     entry = _entry("adopted", folder, adoption=pinned)
-    rules.check_project(entry, folder, _options(project="project-e00pinned"))
+    rules.check_project(entry, folder, options(project="project-e00pinned"))
     with pytest.raises(UsageError, match="does not match the persisted project_id"):
-        rules.check_project(entry, folder, _options(project="project-e00other"))
+        rules.check_project(entry, folder, options(project="project-e00other"))
 
 
 # -- the record, the plan shown, the verdicts, the summary -----------------------------------

@@ -27,7 +27,6 @@ async def test_s3_destroy_that_leaves_a_filesystem_names_it_end_to_end(
     provider under real Terraform), state in the bucket: Terraform destroys it, the cloud
     keeps it (`destroy-leftover`), and the destroy is incomplete naming that filesystem by
     the ID Terraform recorded; once the cloud lets go, a second destroy ends `destroyed`."""
-    from npa_sop_tui.environment_choice import open_environment
     from npa_sop_tui.home import inventory
     from npa_sop_tui.lifecycle import api as lifecycle
     from npa_sop_tui.lifecycle.api import LifecycleOptions
@@ -35,14 +34,12 @@ async def test_s3_destroy_that_leaves_a_filesystem_names_it_end_to_end(
 
     from testkit.filesystem_recipe import filesystem_recipe
     from testkit.lifecycle import IDENTITY, Recorder, make_spec
+    from testkit.lifecycle import options as sandbox_options
 
     recipe = filesystem_recipe(tmp_path / "recipe")
 
     def options() -> LifecycleOptions:
-        environment = open_environment(
-            sandbox=True, flags={"terraform_dir": str(recipe)}, sleep_seconds=0
-        )
-        return LifecycleOptions(environment=environment, identity=IDENTITY)
+        return sandbox_options(flags={"terraform_dir": str(recipe)})
 
     name = "s3fs"
     await lifecycle.deploy(make_spec(name, workers=[{"name": "cpu", "size": 1}]), options=options())

@@ -38,12 +38,15 @@ def make_spec(name: str = "lc", **overrides: Any) -> SoperatorSpec:
     return spec_from_mapping(data)
 
 
-def options(sleep: float = 0, **extra: Any) -> LifecycleOptions:
-    """Options for the sandbox environment, Terraform sleeping `sleep` s per resource."""
+def options(
+    sleep: float = 0, flags: dict[str, str] | None = None, **extra: Any
+) -> LifecycleOptions:
+    """Options for the sandbox environment, Terraform sleeping `sleep` s per resource, with
+    the command-line `flags` given (`terraform_dir`, …)."""
     from npa_sop_tui.environment_choice import open_environment
 
     extra.setdefault("identity", IDENTITY)
-    environment = open_environment(sandbox=True, sleep_seconds=sleep)
+    environment = open_environment(sandbox=True, flags=flags, sleep_seconds=sleep)
     return LifecycleOptions(environment=environment, **extra)
 
 
