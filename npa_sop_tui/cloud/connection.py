@@ -78,32 +78,64 @@ class CloudSettings:
 
 _warming: list[Any] = []  # the warm-up thread, once started
 
+# The standard-library modules the SDK's import needs (these few pull in all of them). The
+# warm-up imports them in the caller's thread before its own thread starts, so that the two
+# threads never import the same module at once: CPython 3.11 can fail such a pair (one
+# thread in a package, the other in one of its submodules) with `_DeadlockError`, and the
+# process then hangs at exit. tests/cloud/test_cloud_connection.py checks that the list
+# still covers what the SDK imports.
+SHARED_WITH_THE_SDK = (
+    "asyncio",
+    "concurrent.futures.thread",
+    "dataclasses",
+    "decimal",
+    "encodings.raw_unicode_escape",
+    "encodings.unicode_escape",
+    "hmac",
+    "importlib.metadata",
+    "json",
+    "pickle",
+    "pkgutil",
+    "typing_extensions",
+    "urllib.request",
+    "uuid",
+)
+
+
+def import_the_sdk() -> None:
+    """Import the SDK and build the request messages preflight sends first (a message class
+    is built on its first use)."""
+    from nebius.api.nebius.billing import v1 as billing
+    from nebius.api.nebius.capacity import v1 as capacity
+    from nebius.api.nebius.compute import v1 as compute
+    from nebius.api.nebius.quotas import v1 as quotas
+    from nebius.sdk import SDK  # noqa: F401
+
+    quotas.ListQuotaAllowancesRequest(parent_id="x")
+    capacity.ListCapacityBlockGroupsRequest(parent_id="x")
+    capacity.ListResourceAdviceRequest(parent_id="x")
+    compute.ListPlatformsRequest(parent_id="x")
+    billing.EstimateBatchRequest(currency="usd")
+    compute.CreateInstanceRequest()
+
 
 def warm_up() -> None:
-    """Import the SDK and the API modules preflight uses in a background thread, once per
-    process, so the import (about a second) overlaps with whatever the caller does next
-    (recipe resolution, Terraform discovery) instead of adding to it."""
+    """Import the SDK in a background thread, once per process, so the import (about a
+    second) overlaps with whatever the caller does next (recipe resolution, Terraform
+    discovery) instead of adding to it. What the SDK shares with the rest of npa is
+    imported first, here (tens of milliseconds)."""
     if _warming:
         return
+    import contextlib
+    import importlib
     import threading
 
+    for name in SHARED_WITH_THE_SDK:
+        importlib.import_module(name)
+
     def load() -> None:
-        import contextlib
-
         with contextlib.suppress(Exception):  # a broken install shows up on the real call
-            from nebius.api.nebius.billing import v1 as billing
-            from nebius.api.nebius.capacity import v1 as capacity
-            from nebius.api.nebius.compute import v1 as compute
-            from nebius.api.nebius.quotas import v1 as quotas
-            from nebius.sdk import SDK  # noqa: F401
-
-            # Message classes are built on first use: build the ones preflight sends.
-            quotas.ListQuotaAllowancesRequest(parent_id="x")
-            capacity.ListCapacityBlockGroupsRequest(parent_id="x")
-            capacity.ListResourceAdviceRequest(parent_id="x")
-            compute.ListPlatformsRequest(parent_id="x")
-            billing.EstimateBatchRequest(currency="usd")
-            compute.CreateInstanceRequest()
+            import_the_sdk()
 
     thread = threading.Thread(target=load, name="npa-nebius-sdk-import", daemon=True)
     _warming.append(thread)
@@ -111,7 +143,7 @@ def warm_up() -> None:
 
 
 def wait_for_warm_up() -> None:
-    """Let a running warm-up finish before importing the SDK or gRPC here: two threads
-    importing gRPC's extension modules at once is not something to rely on."""
+    """Let a running warm-up finish before importing the SDK or gRPC here: two threads must
+    not import the same module at once (see SHARED_WITH_THE_SDK)."""
     for thread in _warming:
         thread.join()
