@@ -110,30 +110,3 @@ async def test_what_nebius_keeps_after_destroy_is_named_from_the_state_and_the_p
         finally:
             await client.close()
     assert done.status == "destroyed"
-
-
-async def test_destroy_takes_the_live_sandbox_cluster_down_with_it(
-    make_spec: Any, sandbox_in_home: Path
-) -> None:
-    """Protects what a sandbox user watches during destroy: the simulated cluster follows
-    Terraform's deletions, so once destroy is done its SlurmCluster is gone from the live
-    Kubernetes API, as a real one would be."""
-    from npa_sop_tui.environment_choice import open_environment
-    from npa_sop_tui.lifecycle.api import LifecycleOptions
-    from npa_sop_tui.sandbox.cluster import SLURM_CLUSTER_CR
-
-    from testkit.lifecycle import IDENTITY
-
-    environment = open_environment(sandbox=True, sleep_seconds=0)
-    try:
-        await environment.start_live()
-        kube = environment.kube  # type: ignore[attr-defined]
-        options = LifecycleOptions(environment=environment, identity=IDENTITY, preflight=False)
-        await lifecycle.deploy(make_spec("live", workers=[{"name": "cpu", "size": 1}]),
-                               options=options)  # fmt: skip
-        assert kube.get("slurmclusters", SLURM_CLUSTER_CR) is not None
-        done = await lifecycle.destroy("live", options=options)
-        assert done.status == "destroyed"
-        assert kube.get("slurmclusters", SLURM_CLUSTER_CR) is None
-    finally:
-        await environment.aclose()
