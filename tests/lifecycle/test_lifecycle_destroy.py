@@ -37,9 +37,9 @@ async def test_a_deploy_whose_first_plan_failed_is_destroyed_with_the_recipe_it_
     """Protects destroy's whole sequence on the cheapest real Terraform run there is: a
     deploy whose first plan failed (Terraform refused its arguments), so nothing is in
     state. Destroy runs in the recorded folder with the recipe the record names (a copy in
-    the home, not the environment's own), takes `--project` when it is the recorded one,
-    marks the record before Terraform starts, shows an empty plan, checks Nebius, and
-    leaves the record destroyed with no outputs and no saved plan."""
+    the home, not the environment's own), refuses a `--project` other than the recorded one
+    and takes the recorded one, marks the record before Terraform starts, shows an empty
+    plan, checks Nebius, and leaves the record destroyed with no outputs and no saved plan."""
     spec = make_spec("early", workers=[{"name": "cpu", "size": 1}])
     default = await sandbox_options().environment.recipe(None)
     mine = npa_home / "recipes" / "mine" / "soperator"
@@ -55,6 +55,9 @@ async def test_a_deploy_whose_first_plan_failed_is_destroyed_with_the_recipe_it_
     (install / ".npa-plan").mkdir(exist_ok=True)
     (install / ".npa-plan" / "k8s.tfplan").write_text("a plan saved by an earlier run")
     project = recorded_env(install)["TF_VAR_iam_project_id"]
+    with pytest.raises(UsageError, match="does not match the persisted project_id"):
+        await lifecycle.destroy("early", options=sandbox_options(project="project-e00other"))
+    assert inventory.require("early").state == "failed"
 
     states: dict[str, str] = {}
     recorder = Recorder()
