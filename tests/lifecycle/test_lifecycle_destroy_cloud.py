@@ -1,5 +1,5 @@
 """lifecycle/destroy.py with real Terraform, seen from the cloud: what Nebius keeps after a
-destroy is named, and the live sandbox cluster goes with it."""
+destroy is named."""
 
 from __future__ import annotations
 
