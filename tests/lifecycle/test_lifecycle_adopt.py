@@ -22,6 +22,7 @@ from npa_sop_tui.spec.model import load_spec
 from testkit.lifecycle import ROOT_KEY
 from testkit.npa_home import (
     NPA_CONFIG,
+    NPA_IDENTITY,
     apply,
     checkout,
     hashes,
@@ -33,12 +34,7 @@ from testkit.npa_home import (
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow, pytest.mark.usefixtures("fast_standin")]
 
-IDENTITY = {
-    "region": "eu-north1",
-    "tenant_id": "tenant-e00npa",
-    "project_id": "project-e00npadev",
-    "subnet_id": "vpcsubnet-e00npa",
-}
+IDENTITY = NPA_IDENTITY
 CPU = {"name": "cpu", "platform": "cpu-d3", "preset": "8vcpu-32gb", "size": 2}
 GPU = {
     "name": "gpu",

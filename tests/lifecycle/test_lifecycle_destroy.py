@@ -18,6 +18,7 @@ from npa_sop_tui.recipe.installation import recorded_env
 
 from testkit.lifecycle import ROOT_KEY, Recorder
 from testkit.npa_home import (
+    NPA_IDENTITY,
     NPA_REF,
     SIDECAR,
     checkout,
@@ -193,14 +194,12 @@ async def test_a_cluster_the_existing_npa_deployed_is_adopted_then_destroyed_in_
     with the caller's options (their `--ref` picks between npa's two clones that each have
     an installation of that name, as npa's own `--ref` does) and destroyed where npa left
     it, through the adopted installation: of npa's files only the Terraform state changes."""
-    identity = {"region": "eu-north1", "tenant_id": "tenant-e00npa",
-                "project_id": "project-e00npadev", "subnet_id": "vpcsubnet-e00npa"}  # fmt: skip
     cpu = {"name": "cpu", "platform": "cpu-d3", "preset": "8vcpu-32gb", "size": 1}
-    install = npa_deploy(sandbox_in_home, "legacy", identity, [cpu], root_key=ROOT_KEY)
+    install = npa_deploy(sandbox_in_home, "legacy", NPA_IDENTITY, [cpu], root_key=ROOT_KEY)
     other_clone = checkout(sandbox_in_home / "soperator" / "nebius-solutions-library-"
                            f"{'0' * 12}" / "soperator")  # fmt: skip
     other = installation(other_clone, "legacy", npa_tfvars("legacy", [cpu], root_key=ROOT_KEY))
-    (other / SIDECAR).write_text(json.dumps(sidecar(identity, "legacy")))
+    (other / SIDECAR).write_text(json.dumps(sidecar(NPA_IDENTITY, "legacy")))
     npa_files = [p for p in install.iterdir() if not p.name.startswith((".terraform", ".npa-"))]
     before = hashes(install, npa_files)
     recorder = Recorder()
@@ -219,29 +218,22 @@ async def test_a_cluster_the_existing_npa_deployed_is_adopted_then_destroyed_in_
 
 
 async def test_destroy_takes_the_live_sandbox_cluster_down_with_it(
-    make_spec: Any, sandbox_in_home: Path
+    make_spec: Any, sandbox_options: Any
 ) -> None:
     """Protects what a sandbox user watches during destroy, in a later session than the
     deploy: the simulated cluster is brought back from its state when destroy starts, then
     follows Terraform's deletions, so by the time Terraform is done (the Nebius check starts)
     its SlurmCluster is gone from the live Kubernetes API, as a real one would be."""
-    from npa_sop_tui.environment_choice import open_environment
-    from npa_sop_tui.lifecycle.api import LifecycleOptions
     from npa_sop_tui.sandbox.cluster import SLURM_CLUSTER_CR
 
-    from testkit.lifecycle import IDENTITY
-
-    def session() -> Any:
-        return open_environment(sandbox=True, sleep_seconds=0)
-
-    deploying = session()
+    deploying = sandbox_options(preflight=False)  # each call opens a session of its own
     try:
-        options = LifecycleOptions(environment=deploying, identity=IDENTITY, preflight=False)
         await lifecycle.deploy(make_spec("live", workers=[{"name": "cpu", "size": 1}]),
-                               options=options)  # fmt: skip
+                               options=deploying)  # fmt: skip
     finally:
-        await deploying.aclose()
-    environment = session()
+        await deploying.environment.aclose()
+    options = sandbox_options(preflight=False)
+    environment = options.environment
     try:
         await environment.start_live()
         kube = environment.kube  # type: ignore[attr-defined]
@@ -252,7 +244,6 @@ async def test_destroy_takes_the_live_sandbox_cluster_down_with_it(
                 found = kube.get("slurmclusters", SLURM_CLUSTER_CR)
                 seen[event.phase] = found is not None
 
-        options = LifecycleOptions(environment=environment, identity=IDENTITY, preflight=False)
         done = await lifecycle.destroy("live", options=options, on_event=watch)
         assert done.status == "destroyed"
         assert seen == {"destroy": True, "verify": False}

@@ -36,6 +36,13 @@ default_workbench: b200
 workflows:
   distill: {sim: genesis}
 """
+# where npa deployed its clusters: the config's default project, and its subnet
+NPA_IDENTITY = {
+    "region": "eu-north1",
+    "tenant_id": "tenant-e00npa",
+    "project_id": "project-e00npadev",
+    "subnet_id": "vpcsubnet-e00npa",
+}
 
 
 def _q(value: str) -> str:
