@@ -95,17 +95,16 @@ if ((each)); then
   rm -rf mutants-each/lane-*
   echo "==> every listed module (mutants-each/scores.txt)"
   status=0
-  grep '^mutation score' mutants-each/scores.txt | sort || status=1
+  grep '^mutation score' mutants-each/scores.txt | sort || true
+  # A module run exits 1 below 90 % (or on a stale equivalent, or a crash); one that never
+  # printed its score (a lane that died) leaves the count short.
   [[ $(grep -c '^mutation score' mutants-each/scores.txt) -eq $(wc -l <mutants-each/plan.txt) ]] \
     || status=1
-  grep -q 'no score for' mutants-each/scores.txt && status=1
   if [[ -s mutants-each/failed ]]; then
     status=1
     echo "==> these modules' runs failed (their logs in mutants-each/ say why):"
     sed 's/^/    /' mutants-each/failed
   fi
-  awk '/^mutation score/ { split($NF, p, "%"); if (p[1] + 0 < 90) bad = 1 } END { exit bad }' \
-    mutants-each/scores.txt || status=1
   # The wall time is the budget's figure (under 2 hours on 2 cores) and grows with whatever
   # else the machine runs; the CPU time (every module's, its tests and Terraform included) is
   # what the run itself used.
