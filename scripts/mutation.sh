@@ -83,7 +83,7 @@ if ((each)); then
       # shellcheck disable=SC2086 # the test files are one space-separated field of the plan
       (cd "$dir" && bash scripts/mutation.sh --jobs "${jobs:-1}" --module "$listed" --no-slurm \
         --tests $tests) >"mutants-each/${name}.log" 2>&1 \
-        || flock mutants-each/failed sh -c "echo '${listed}' >>mutants-each/failed"
+        || echo "$listed" | flock mutants-each/failed tee -a mutants-each/failed >/dev/null
       cp "$dir/mutants/survivors.txt" "mutants-each/${name}.survivors.txt" 2>/dev/null || true
       { grep -E '^(mutation score|    done in)' "mutants-each/${name}.log" \
           || echo "    no score for ${listed}: see mutants-each/${name}.log"; } \
